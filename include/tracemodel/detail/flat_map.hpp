@@ -1,0 +1,116 @@
+// tracemodel — internal. Not part of the public API; do not include directly.
+//
+// `flat_map<V>`: open-addressing hash map from 64-bit integer keys to trivially copyable
+// values, linear probing, power-of-two capacity, load factor <= 1/2. No erase (the algorithms
+// that need removal use a tombstone value of their own). Used for pointer caches and
+// correlation maps, where std::unordered_map's node allocations dominate.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tracemodel/config.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+namespace detail {
+
+constexpr std::uint64_t mix64(std::uint64_t x) noexcept {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+/// A fast, good-enough 64-bit string hash (8 bytes per step).
+inline std::uint64_t hash_bytes(const char* p, std::size_t n) noexcept {
+  std::uint64_t h = 0x9e3779b97f4a7c15ULL ^ (n * 0xbf58476d1ce4e5b9ULL);
+  while (n >= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = mix64(h ^ w) + 0x632be59bd9b4e019ULL;
+    p += 8;
+    n -= 8;
+  }
+  std::uint64_t w = 0;
+  std::memcpy(&w, p, n);
+  return mix64(h ^ w ^ (n << 56));
+}
+
+template <class V>
+class flat_map {
+  static_assert(std::is_trivially_copyable_v<V>);
+
+ public:
+  flat_map() { rehash(16); }
+  explicit flat_map(std::size_t expected) { rehash(capacity_for(expected)); }
+
+  /// Inserts (key, value) if key is absent. Returns {pointer to the stored value, inserted}.
+  std::pair<V*, bool> try_emplace(std::uint64_t key, V value) {
+    if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.size() * 2);
+    std::size_t i = mix64(key) & mask_;
+    while (slots_[i].used) {
+      if (slots_[i].key == key) return {&slots_[i].value, false};
+      i = (i + 1) & mask_;
+    }
+    slots_[i] = {key, value, true};
+    ++size_;
+    return {&slots_[i].value, true};
+  }
+  /// Inserts or overwrites.
+  void insert_or_assign(std::uint64_t key, V value) {
+    auto [p, inserted] = try_emplace(key, value);
+    if (!inserted) *p = value;
+  }
+  [[nodiscard]] V* find(std::uint64_t key) noexcept {
+    std::size_t i = mix64(key) & mask_;
+    while (slots_[i].used) {
+      if (slots_[i].key == key) return &slots_[i].value;
+      i = (i + 1) & mask_;
+    }
+    return nullptr;
+  }
+  [[nodiscard]] const V* find(std::uint64_t key) const noexcept {
+    return const_cast<flat_map*>(this)->find(key);
+  }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  void clear() {
+    for (auto& s : slots_) s.used = false;
+    size_ = 0;
+  }
+  template <class F>
+  void for_each(F&& f) const {
+    for (const auto& s : slots_)
+      if (s.used) f(s.key, s.value);
+  }
+
+ private:
+  struct slot {
+    std::uint64_t key;
+    V value;
+    bool used;
+  };
+  static std::size_t capacity_for(std::size_t n) {
+    std::size_t c = 16;
+    while (c < n * 2 + 2) c *= 2;
+    return c;
+  }
+  void rehash(std::size_t cap) {
+    std::vector<slot> old = std::move(slots_);
+    slots_.assign(cap, slot{0, V{}, false});
+    mask_ = cap - 1;
+    size_ = 0;
+    for (const auto& s : old)
+      if (s.used) try_emplace(s.key, s.value);
+  }
+  std::vector<slot> slots_;
+  std::size_t mask_ = 0;
+  std::size_t size_ = 0;
+};
+
+}  // namespace detail
+TRACEMODEL_END_NAMESPACE

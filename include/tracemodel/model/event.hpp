@@ -1,0 +1,205 @@
+// tracemodel/model — the event record.
+//
+// One record per event: start time (ns since the Unix epoch), thread and process keys, the
+// variant of payloads, a range of extra attributes, and tree links as 32-bit indices (filled by
+// `algo::build_tree`). `end_ns()`, `correlation_id()`, `end_tid()` and `kind()` are computed by
+// visiting the payload; `name()` needs the table's strings and lives on the table.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "tracemodel/config.hpp"
+#include "tracemodel/model/fields.hpp"
+#include "tracemodel/model/schema.hpp"
+#include "tracemodel/model/types.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+
+/// What an input (or output) of an op is.
+enum class input_kind : std::uint8_t {
+  tensor,
+  undefined_tensor,
+  tensor_list,
+  scalar,
+  scalar_list,
+  other,
+};
+inline constexpr std::string_view input_kind_names[] = {
+    "tensor", "undefined_tensor", "tensor_list", "scalar", "scalar_list", "other"};
+
+/// A scalar argument value.
+struct scalar_value {
+  enum class type : std::uint8_t { none, integer, floating, boolean };
+  type kind = type::none;
+  union {
+    std::int64_t i;
+    double f;
+    bool b;
+  };
+  constexpr scalar_value() noexcept : i(0) {}
+  static constexpr scalar_value integer(std::int64_t v) noexcept {
+    scalar_value s;
+    s.kind = type::integer;
+    s.i = v;
+    return s;
+  }
+  static constexpr scalar_value floating(double v) noexcept {
+    scalar_value s;
+    s.kind = type::floating;
+    s.f = v;
+    return s;
+  }
+  static constexpr scalar_value boolean(bool v) noexcept {
+    scalar_value s;
+    s.kind = type::boolean;
+    s.i = 0;
+    s.b = v;
+    return s;
+  }
+  friend constexpr bool operator==(const scalar_value& a, const scalar_value& b) noexcept {
+    if (a.kind != b.kind) return false;
+    switch (a.kind) {
+      case type::none: return true;
+      case type::integer: return a.i == b.i;
+      case type::floating: return a.f == b.f;
+      case type::boolean: return a.b == b.b;
+    }
+    return false;
+  }
+};
+
+/// One decoded input of an op, stored in the event table's `inputs`. A list is followed by its
+/// elements (depth first); `subtree` counts the entries of a value including itself, so the
+/// next sibling of entry i is entry i + subtree.
+struct input_value {
+  input_kind kind = input_kind::other;
+  std::uint8_t layout = 0;  ///< the runtime's layout code; `strided_layout` has strides
+  std::int8_t device_type = 0;
+  std::int8_t device_index = -1;
+  std::uint32_t rank = 0;     ///< tensor: number of dims; list: number of direct elements
+  std::uint32_t subtree = 1;  ///< entries in this value's subtree, itself included
+  std::uint32_t dims = 0;     ///< tensor: offset in `ints` of sizes[rank], then strides[rank]
+  name_id dtype{};            ///< dtype name ("float", ...), "Scalar" for scalars
+  bool has_strides = false;
+  std::uint64_t impl = 0;       ///< address of the tensor's implementation object
+  std::uint64_t storage = 0;    ///< address of the tensor's storage data
+  std::uint64_t tensor_id = 0;  ///< filled by `tensor_identities`; 0: none
+  scalar_value scalar{};
+};
+inline constexpr std::uint8_t strided_layout = 0;
+
+/// An extra attribute of an event (call stack, module hierarchy, a key of a trace file's
+/// `args` that the model has no field for, ...).
+struct attribute {
+  name_id key{};
+  attr_type type = attr_type::integer;
+  union {
+    std::int64_t i;
+    std::uint64_t u;
+    double f;
+    bool b;
+    name_id s;
+    index_range list;
+  };
+  constexpr attribute() noexcept : i(0) {}
+};
+
+template <class Schema>
+struct basic_event {
+  using schema_type = Schema;
+  using fields_type = typename Schema::fields_variant;
+  using kind_type = typename Schema::kind_type;
+
+  std::int64_t start_ns = 0;
+  thread_key tid = 0;
+  process_key pid = 0;
+  index_range attrs{};           ///< entries of the table's `attrs`
+  event_index parent = no_event; ///< set by the tree builder
+  std::uint32_t first_child = 0; ///< children: table.children[first_child, +child_count)
+  std::uint32_t child_count = 0;
+  fields_type fields{};
+
+  [[nodiscard]] constexpr kind_type kind() const noexcept {
+    return Schema::kinds[fields.index()];
+  }
+  template <auto K>
+  [[nodiscard]] constexpr bool is() const noexcept {
+    if constexpr (Schema::template contains<K>)
+      return fields.index() == Schema::template index_of<K>;
+    else
+      return false;
+  }
+  template <auto K>
+  [[nodiscard]] constexpr extra_fields<K>* get_if() noexcept {
+    if constexpr (Schema::template contains<K>)
+      return std::get_if<Schema::template index_of<K>>(&fields);
+    else
+      return nullptr;
+  }
+  template <auto K>
+  [[nodiscard]] constexpr const extra_fields<K>* get_if() const noexcept {
+    if constexpr (Schema::template contains<K>)
+      return std::get_if<Schema::template index_of<K>>(&fields);
+    else
+      return nullptr;
+  }
+  template <auto K>
+  [[nodiscard]] constexpr extra_fields<K>& get() {
+    return std::get<Schema::template index_of<K>>(fields);
+  }
+  template <auto K>
+  [[nodiscard]] constexpr const extra_fields<K>& get() const {
+    return std::get<Schema::template index_of<K>>(fields);
+  }
+
+  template <class F>
+  constexpr decltype(auto) visit(F&& f) {
+    return std::visit(std::forward<F>(f), fields);
+  }
+  template <class F>
+  constexpr decltype(auto) visit(F&& f) const {
+    return std::visit(std::forward<F>(f), fields);
+  }
+
+  /// End time in ns: the payload's `end_ns` if it has one, else the start (instant event).
+  /// An op that never ended reports `no_end_ns` until the tree builder lends it one.
+  [[nodiscard]] constexpr std::int64_t end_ns() const noexcept {
+    return visit([this](const auto& f) -> std::int64_t {
+      if constexpr (requires { f.end_ns; })
+        return f.end_ns;
+      else
+        return start_ns;
+    });
+  }
+  [[nodiscard]] constexpr std::int64_t duration_ns() const noexcept {
+    const std::int64_t e = end_ns();
+    return e == no_end_ns ? 0 : e - start_ns;
+  }
+  [[nodiscard]] constexpr std::uint64_t correlation_id() const noexcept {
+    return visit([](const auto& f) -> std::uint64_t {
+      if constexpr (requires { f.correlation_id; })
+        return f.correlation_id;
+      else
+        return 0;
+    });
+  }
+  [[nodiscard]] constexpr std::uint64_t end_tid() const noexcept {
+    return visit([this](const auto& f) -> std::uint64_t {
+      if constexpr (requires { f.end_tid; })
+        return f.end_tid != 0 ? f.end_tid : tid;
+      else
+        return tid;
+    });
+  }
+  /// Instant events have an end that is not after their start; they are never parents.
+  [[nodiscard]] constexpr bool is_instant() const noexcept {
+    const std::int64_t e = end_ns();
+    return e != no_end_ns && e <= start_ns;
+  }
+};
+
+TRACEMODEL_END_NAMESPACE

@@ -1,0 +1,240 @@
+// tracemodel/model — the event table: every event of a trace in one contiguous vector.
+//
+// Whatever fills a table (a record queue's materialization, a trace file reader, another
+// profiler feeding its own events) produces the same thing, and every algorithm works on it.
+// Events refer to side data by index ranges: `inputs` (decoded op inputs), `ints` (tensor
+// sizes and strides, integer lists), `attrs` (extra attributes), `name_lists` (string lists),
+// `children` (the tree's child lists). Strings are interned in `strings`.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "tracemodel/config.hpp"
+#include "tracemodel/detail/assert.hpp"
+#include "tracemodel/model/event.hpp"
+#include "tracemodel/model/strings.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+
+/// Anomalies found in recorded or read data. Each is repaired as documented in the README
+/// ("Bad input") and counted here; none is silent and none aborts.
+enum class anomaly : std::uint8_t {
+  end_before_start,        ///< an event ends before it starts: its end is set to its start
+  unfinished_op,           ///< an op never ended: kept, marked, its end borrowed from its parent
+  duplicate_flow_start,    ///< a second flow start with an id already started: the first wins
+  flow_end_without_start,  ///< a flow end whose id never started: the end is dropped
+  dangling_correlation,    ///< a device activity whose correlation matches no runtime call
+  op_ended_twice,          ///< end_op on an op that already ended: the first end is kept
+  foreign_handle,          ///< end_op with a handle from another queue: ignored
+  stale_handle,            ///< end_op with a handle from before the last materialize: ignored
+  duplicate_event,         ///< the same event twice in a file (same everything): kept
+  bad_value,               ///< a field with an unusable value (NaN, out of range): defaulted
+  count_
+};
+inline constexpr std::array<std::string_view, static_cast<std::size_t>(anomaly::count_)>
+    anomaly_names{"end_before_start",     "unfinished_op",          "duplicate_flow_start",
+                  "flow_end_without_start", "dangling_correlation", "op_ended_twice",
+                  "foreign_handle",       "stale_handle",           "duplicate_event",
+                  "bad_value"};
+
+struct anomaly_counts {
+  std::array<std::uint64_t, static_cast<std::size_t>(anomaly::count_)> n{};
+  void add(anomaly a, std::uint64_t k = 1) noexcept { n[static_cast<std::size_t>(a)] += k; }
+  [[nodiscard]] std::uint64_t operator[](anomaly a) const noexcept {
+    return n[static_cast<std::size_t>(a)];
+  }
+  [[nodiscard]] std::uint64_t total() const noexcept {
+    std::uint64_t t = 0;
+    for (auto v : n) t += v;
+    return t;
+  }
+  anomaly_counts& operator+=(const anomaly_counts& o) noexcept {
+    for (std::size_t i = 0; i < n.size(); ++i) n[i] += o.n[i];
+    return *this;
+  }
+};
+
+/// Trace-level facts that formats keep (base time, top-level metadata of a Chrome trace).
+struct trace_info {
+  std::int64_t base_time_ns = 0;  ///< `baseTimeNanoseconds`; 0 when absent
+  /// Top-level keys of the trace file other than `traceEvents`, as (key, raw JSON) pairs.
+  std::vector<std::pair<name_id, name_id>> metadata;
+  /// Thread and process names (from metadata events or the recording runtime).
+  std::vector<std::pair<thread_key, name_id>> thread_names;
+  std::vector<std::pair<process_key, name_id>> process_names;
+};
+
+template <class Schema = default_schema>
+class basic_event_table {
+ public:
+  using schema_type = Schema;
+  using event_type = basic_event<Schema>;
+
+  std::vector<event_type> events;
+  string_table strings;
+  std::vector<input_value> inputs;
+  std::vector<std::int64_t> ints;
+  std::vector<attribute> attrs;
+  std::vector<name_id> name_lists;
+  std::vector<event_index> children;
+  anomaly_counts anomalies;
+  trace_info info;
+
+  [[nodiscard]] std::size_t size() const noexcept { return events.size(); }
+  [[nodiscard]] bool empty() const noexcept { return events.empty(); }
+  event_type& operator[](event_index i) { return events[i]; }
+  const event_type& operator[](event_index i) const { return events[i]; }
+
+  /// The event's name: its `name` field, else the kind's `default_name`, else `kind_name`.
+  [[nodiscard]] std::string_view name(const event_type& e) const noexcept {
+    return e.visit([this](const auto& f) -> std::string_view {
+      using F = std::remove_cvref_t<decltype(f)>;
+      if constexpr (requires { f.name; }) {
+        if constexpr (std::is_same_v<decltype(f.name), name_id>)
+          return strings.view(f.name);
+        else
+          return std::string_view(f.name);
+      } else if constexpr (requires { F::default_name; }) {
+        return F::default_name;
+      } else {
+        return F::kind_name;
+      }
+    });
+  }
+  [[nodiscard]] std::string_view name(event_index i) const noexcept { return name(events[i]); }
+
+  /// The Kineto category of the event (`cpu_op`, `kernel`, ...).
+  [[nodiscard]] activity_type activity(const event_type& e) const noexcept {
+    return e.visit([](const auto& f) -> activity_type {
+      using F = std::remove_cvref_t<decltype(f)>;
+      if constexpr (std::is_same_v<F, extra_fields<event_kind::op>> ||
+                    std::is_same_v<F, extra_fields<event_kind::backend>>)
+        return f.scope == op_scope::user_scope ? activity_type::user_annotation
+                                               : activity_type::cpu_op;
+      else if constexpr (std::is_same_v<F, extra_fields<event_kind::allocation>> ||
+                         std::is_same_v<F, extra_fields<event_kind::out_of_memory>>)
+        return activity_type::cpu_instant_event;
+      else if constexpr (std::is_same_v<F, extra_fields<event_kind::script_call>> ||
+                         std::is_same_v<F, extra_fields<event_kind::native_call>>)
+        return activity_type::python_function;
+      else if constexpr (requires { f.activity; })
+        return f.activity;
+      else
+        return activity_type::other;
+    });
+  }
+  /// The category text: the kept `cat` for device activities, else the activity's name, and
+  /// for kinds that are neither, the kind's name.
+  [[nodiscard]] std::string_view category(const event_type& e) const noexcept {
+    return e.visit([this, &e](const auto& f) -> std::string_view {
+      using F = std::remove_cvref_t<decltype(f)>;
+      if constexpr (requires { f.category; }) {
+        if (f.category != empty_name) return strings.view(f.category);
+      }
+      const activity_type a = activity(e);
+      if (a == activity_type::other) return F::kind_name;
+      return to_string(a);
+    });
+  }
+
+  [[nodiscard]] std::span<const attribute> attrs_of(const event_type& e) const noexcept {
+    return {attrs.data() + e.attrs.first, e.attrs.size};
+  }
+  /// The attribute with key `key`, or nullptr.
+  [[nodiscard]] const attribute* find_attr(const event_type& e,
+                                           std::string_view key) const noexcept {
+    name_id k{};
+    if (!strings.find(key, k)) return nullptr;
+    for (const attribute& a : attrs_of(e))
+      if (a.key == k) return &a;
+    return nullptr;
+  }
+  [[nodiscard]] std::span<const std::int64_t> int_list(const attribute& a) const noexcept {
+    return {ints.data() + a.list.first, a.list.size};
+  }
+  [[nodiscard]] std::span<const name_id> string_list(const attribute& a) const noexcept {
+    return {name_lists.data() + a.list.first, a.list.size};
+  }
+
+  /// All entries of an op's inputs (lists followed by their elements).
+  [[nodiscard]] std::span<const input_value> inputs_of(const event_type& e) const noexcept {
+    if (const auto* op = e.template get_if<event_kind::op>())
+      return {inputs.data() + op->inputs.first, op->inputs.size};
+    return {};
+  }
+  [[nodiscard]] std::span<const std::int64_t> sizes(const input_value& v) const noexcept {
+    return {ints.data() + v.dims, v.kind == input_kind::tensor ? v.rank : 0};
+  }
+  [[nodiscard]] std::span<const std::int64_t> strides(const input_value& v) const noexcept {
+    if (v.kind != input_kind::tensor || !v.has_strides) return {};
+    return {ints.data() + v.dims + v.rank, v.rank};
+  }
+
+  [[nodiscard]] std::span<const event_index> children_of(const event_type& e) const noexcept {
+    return {children.data() + e.first_child, e.child_count};
+  }
+
+  // ---- building ---------------------------------------------------------------------------
+
+  /// A thread or process key that stands for a string id of a trace file.
+  [[nodiscard]] std::uint64_t string_key(std::string_view label) {
+    return string_key_bit | static_cast<std::uint32_t>(strings.intern(label));
+  }
+  [[nodiscard]] static constexpr bool is_string_key(std::uint64_t k) noexcept {
+    return (k & string_key_bit) != 0 && (k >> 63) == 0;
+  }
+  [[nodiscard]] std::string_view key_label(std::uint64_t k) const noexcept {
+    return strings.view(static_cast<name_id>(static_cast<std::uint32_t>(k & ~string_key_bit)));
+  }
+
+  /// Appends an attribute to `e`, whose attributes must be the last ones appended.
+  attribute& add_attr(event_type& e, std::string_view key, attr_type type) {
+    if (e.attrs.size == 0) e.attrs.first = static_cast<std::uint32_t>(attrs.size());
+    TRACEMODEL_ASSERT(e.attrs.first + e.attrs.size == attrs.size(),
+                      "add_attr: the event's attributes must be the last ones");
+    attribute& a = attrs.emplace_back();
+    a.key = strings.intern(key);
+    a.type = type;
+    ++e.attrs.size;
+    return a;
+  }
+  void add_int_attr(event_type& e, std::string_view key, std::int64_t v) {
+    add_attr(e, key, attr_type::integer).i = v;
+  }
+  void add_string_attr(event_type& e, std::string_view key, std::string_view v) {
+    const name_id s = strings.intern(v);
+    add_attr(e, key, attr_type::string).s = s;
+  }
+  template <class Range>
+  void add_string_list_attr(event_type& e, std::string_view key, const Range& items) {
+    const auto first = static_cast<std::uint32_t>(name_lists.size());
+    for (const auto& it : items) name_lists.push_back(strings.intern(std::string_view(it)));
+    add_attr(e, key, attr_type::string_list).list = {
+        first, static_cast<std::uint32_t>(name_lists.size() - first)};
+  }
+  template <class Range>
+  void add_int_list_attr(event_type& e, std::string_view key, const Range& items) {
+    const auto first = static_cast<std::uint32_t>(ints.size());
+    for (auto v : items) ints.push_back(static_cast<std::int64_t>(v));
+    add_attr(e, key, attr_type::int_list).list = {first,
+                                                   static_cast<std::uint32_t>(ints.size() - first)};
+  }
+
+  /// Clears the tree links (before rebuilding a tree).
+  void reset_tree() noexcept {
+    for (auto& e : events) {
+      e.parent = no_event;
+      e.first_child = 0;
+      e.child_count = 0;
+    }
+    children.clear();
+  }
+};
+
+using event_table = basic_event_table<default_schema>;
+
+TRACEMODEL_END_NAMESPACE

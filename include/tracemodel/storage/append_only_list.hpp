@@ -1,0 +1,244 @@
+// tracemodel/storage — append-only chunked list with stable addresses.
+//
+// Elements live in blocks taken from the process-wide `block_pool`; an element never moves
+// once written, so a pointer to it stays valid until the list is cleared. Appending is a
+// pointer bump plus one compare; a new block is taken once per `capacity` elements. When the
+// ID source is not `no_id_source`, each block takes `capacity` IDs from it and an element's
+// correlation ID is `block start + index`.
+//
+// Elements must be trivially destructible: clearing a list hands its blocks back without
+// running destructors. A list is written by one thread; readers must not overlap writers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+#include "tracemodel/config.hpp"
+#include "tracemodel/storage/block_pool.hpp"
+#include "tracemodel/storage/id_source.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+
+template <class T, id_source Ids = no_id_source>
+class append_only_list {
+  static_assert(std::is_trivially_destructible_v<T>,
+                "tracemodel::append_only_list<T>: T must be trivially destructible");
+  static_assert(alignof(T) <= 64, "tracemodel::append_only_list<T>: T must align to <= 64");
+
+  struct header {
+    header* next;
+    std::uint64_t id_start;
+  };
+  static constexpr std::size_t data_offset = 64;
+  static_assert(sizeof(header) <= data_offset);
+
+ public:
+  using value_type = T;
+  using id_source_type = Ids;
+  static constexpr std::size_t capacity = (block_pool::block_size - data_offset) / sizeof(T);
+  static_assert(capacity >= 1, "tracemodel::append_only_list<T>: T is larger than a block");
+  static constexpr bool has_ids = !std::is_same_v<Ids, no_id_source>;
+
+  /// What `emplace_back_with_id` returns.
+  struct emplaced {
+    T* ptr;
+    std::uint64_t id;
+  };
+
+  append_only_list() noexcept = default;
+  append_only_list(const append_only_list&) = delete;
+  append_only_list& operator=(const append_only_list&) = delete;
+  append_only_list(append_only_list&& o) noexcept { steal(o); }
+  append_only_list& operator=(append_only_list&& o) noexcept {
+    if (this != &o) {
+      clear();
+      steal(o);
+    }
+    return *this;
+  }
+  ~append_only_list() { clear(); }
+
+  template <class... A>
+  TRACEMODEL_ALWAYS_INLINE T* emplace_back(A&&... a) {
+    if (next_ == end_) [[unlikely]]
+      grow();
+    return ::new (static_cast<void*>(next_++)) T{std::forward<A>(a)...};
+  }
+
+  /// Appends and returns the element with its correlation ID (`block start + index`).
+  template <class... A>
+  TRACEMODEL_ALWAYS_INLINE emplaced emplace_back_with_id(A&&... a) {
+    static_assert(has_ids, "append_only_list::emplace_back_with_id needs an ID source");
+    if (next_ == end_) [[unlikely]]
+      grow();
+    T* p = next_++;
+    ::new (static_cast<void*>(p)) T{std::forward<A>(a)...};
+    return {p, last_->id_start + static_cast<std::uint64_t>(p - data(last_))};
+  }
+
+  /// The correlation ID of an element of any list of this type, from its address alone.
+  static std::uint64_t id_of(const T* p) noexcept {
+    static_assert(has_ids, "append_only_list::id_of needs an ID source");
+    const auto* b = static_cast<const header*>(block_pool::block_of(p));
+    return b->id_start + static_cast<std::uint64_t>(p - data(b));
+  }
+
+  /// Appends `n` elements copied from `src` (one memcpy when they fit in the current block).
+  void append(const T* src, std::size_t n) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    while (n > 0) {
+      if (next_ == end_) grow();
+      const std::size_t room = static_cast<std::size_t>(end_ - next_);
+      const std::size_t k = n < room ? n : room;
+      std::memcpy(static_cast<void*>(next_), src, k * sizeof(T));
+      next_ += k;
+      src += k;
+      n -= k;
+    }
+  }
+
+  [[nodiscard]] std::size_t size() const noexcept {
+    if (last_ == nullptr) return 0;
+    return full_blocks_ * capacity + static_cast<std::size_t>(next_ - data(last_));
+  }
+  [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+  [[nodiscard]] std::size_t block_count() const noexcept {
+    return last_ == nullptr ? 0 : full_blocks_ + 1;
+  }
+
+  /// Calls `f(T* first, T* last, std::uint64_t first_id)` for every block, in order.
+  template <class F>
+  void for_each_block(F&& f) {
+    for (header* b = first_; b != nullptr; b = b->next) {
+      T* first = data(b);
+      T* last = b == last_ ? next_ : first + capacity;
+      f(first, last, b->id_start);
+    }
+  }
+  template <class F>
+  void for_each_block(F&& f) const {
+    for (const header* b = first_; b != nullptr; b = b->next) {
+      const T* first = data(b);
+      const T* last = b == last_ ? next_ : first + capacity;
+      f(first, last, b->id_start);
+    }
+  }
+
+  /// Gives every block back to the pool. Pointers into the list become invalid.
+  void clear() noexcept {
+    header* b = first_;
+    while (b != nullptr) {
+      header* n = b->next;
+      block_pool::instance().release(b);
+      b = n;
+    }
+    first_ = last_ = nullptr;
+    next_ = end_ = nullptr;
+    full_blocks_ = 0;
+  }
+
+  template <bool Const>
+  class basic_iterator {
+    using list_t = std::conditional_t<Const, const append_only_list, append_only_list>;
+    using ptr_t = std::conditional_t<Const, const T*, T*>;
+
+   public:
+    using value_type = T;
+    using difference_type = std::ptrdiff_t;
+    using reference = std::conditional_t<Const, const T&, T&>;
+    using pointer = ptr_t;
+    using iterator_category = std::forward_iterator_tag;
+
+    basic_iterator() = default;
+    basic_iterator(list_t* l, header* b) : list_(l), block_(b) { settle(); }
+
+    reference operator*() const { return *p_; }
+    pointer operator->() const { return p_; }
+    basic_iterator& operator++() {
+      if (++p_ == stop_) {
+        block_ = block_->next;
+        settle();
+      }
+      return *this;
+    }
+    basic_iterator operator++(int) {
+      auto t = *this;
+      ++*this;
+      return t;
+    }
+    /// Correlation ID of the element (lists with an ID source).
+    [[nodiscard]] std::uint64_t id() const noexcept {
+      return block_->id_start + static_cast<std::uint64_t>(p_ - data(block_));
+    }
+    friend bool operator==(const basic_iterator& a, const basic_iterator& b) {
+      return a.p_ == b.p_;
+    }
+
+   private:
+    void settle() {
+      // Skip empty blocks (only the last block can be empty).
+      while (block_ != nullptr) {
+        p_ = data(block_);
+        stop_ = block_ == list_->last_ ? list_->next_ : p_ + capacity;
+        if (p_ != stop_) return;
+        block_ = block_->next;
+      }
+      p_ = stop_ = nullptr;
+    }
+    list_t* list_ = nullptr;
+    header* block_ = nullptr;
+    ptr_t p_ = nullptr;
+    ptr_t stop_ = nullptr;
+  };
+  using iterator = basic_iterator<false>;
+  using const_iterator = basic_iterator<true>;
+
+  iterator begin() { return iterator(this, first_); }
+  iterator end() { return iterator(); }
+  const_iterator begin() const { return const_iterator(this, first_); }
+  const_iterator end() const { return const_iterator(); }
+
+ private:
+  static T* data(header* b) noexcept {
+    return std::launder(reinterpret_cast<T*>(reinterpret_cast<unsigned char*>(b) + data_offset));
+  }
+  static const T* data(const header* b) noexcept {
+    return std::launder(
+        reinterpret_cast<const T*>(reinterpret_cast<const unsigned char*>(b) + data_offset));
+  }
+
+  TRACEMODEL_NOINLINE void grow() {
+    auto* b = ::new (block_pool::instance().acquire()) header{nullptr, 0};
+    if constexpr (has_ids) b->id_start = Ids::take(capacity);
+    if (last_ == nullptr) {
+      first_ = b;
+    } else {
+      last_->next = b;
+      ++full_blocks_;
+    }
+    last_ = b;
+    next_ = data(b);
+    end_ = next_ + capacity;
+  }
+
+  void steal(append_only_list& o) noexcept {
+    first_ = std::exchange(o.first_, nullptr);
+    last_ = std::exchange(o.last_, nullptr);
+    next_ = std::exchange(o.next_, nullptr);
+    end_ = std::exchange(o.end_, nullptr);
+    full_blocks_ = std::exchange(o.full_blocks_, 0);
+  }
+
+  T* next_ = nullptr;
+  T* end_ = nullptr;
+  header* first_ = nullptr;
+  header* last_ = nullptr;
+  std::size_t full_blocks_ = 0;
+};
+
+TRACEMODEL_END_NAMESPACE

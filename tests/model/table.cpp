@@ -1,0 +1,125 @@
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include <tracemodel/model.hpp>
+
+using namespace tracemodel;
+
+TEST_SUITE("model") {
+  TEST_CASE("string_table: interning deduplicates and views survive growth and moves") {
+    string_table s;
+    CHECK(s.intern("") == empty_name);
+    const name_id a = s.intern("aten::add");
+    std::vector<name_id> ids;
+    std::vector<std::string> texts;
+    for (int i = 0; i < 20000; ++i) {  // forces index growth and several chunks
+      texts.push_back("name_" + std::to_string(i) + std::string(static_cast<std::size_t>(i % 50), 'x'));
+      ids.push_back(s.intern(texts.back()));
+    }
+    const std::string big(100000, 'b');  // a string larger than a chunk
+    const name_id b = s.intern(big);
+    const std::string_view av = s.view(a);
+    string_table moved = std::move(s);
+    CHECK(moved.intern("aten::add") == a);
+    CHECK(moved.view(a).data() == av.data());  // same characters, not a copy
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      CHECK(moved.view(ids[i]) == texts[i]);
+      CHECK(moved.intern(texts[i]) == ids[i]);
+    }
+    CHECK(moved.view(b) == big);
+    CHECK(moved.size() == ids.size() + 3);  // "", "aten::add", big
+    name_id found{};
+    CHECK(moved.find("name_7xxxxxxx", found));
+    CHECK(found == ids[7]);
+    CHECK_FALSE(moved.find("never interned", found));
+    string_table copy = moved;
+    CHECK(copy.view(ids[123]) == texts[123]);
+    CHECK(copy.view(ids[123]).data() != moved.view(ids[123]).data());
+  }
+
+  TEST_CASE("event accessors are computed by visiting the payload") {
+    event_table t;
+    t.events.reserve(4);  // the references below must stay valid
+    auto& op = t.events.emplace_back();
+    op.start_ns = 100;
+    op.tid = 1;
+    auto& f = op.fields.emplace<0>();
+    f.name = t.strings.intern("aten::mm");
+    f.end_ns = 250;
+    f.correlation_id = 12;
+    f.end_tid = 2;
+    auto& al = t.events.emplace_back();
+    al.start_ns = 120;
+    al.tid = 1;
+    al.fields.emplace<default_schema::index_of<event_kind::allocation>>().alloc_size = 64;
+    auto& dev = t.events.emplace_back();
+    dev.start_ns = 130;
+    auto& d = dev.fields.emplace<default_schema::index_of<event_kind::device_activity>>();
+    d.name = t.strings.intern("Memcpy HtoD");
+    d.activity = activity_type::gpu_memcpy;
+    d.end_ns = 160;
+    d.correlation_id = 9;
+    auto& unk = t.events.emplace_back();
+    auto& u = unk.fields.emplace<default_schema::index_of<event_kind::device_activity>>();
+    u.category = t.strings.intern("mystery_cat");
+
+    CHECK(op.kind() == event_kind::op);
+    CHECK(op.is<event_kind::op>());
+    CHECK_FALSE(op.is<event_kind::allocation>());
+    CHECK(op.end_ns() == 250);
+    CHECK(op.duration_ns() == 150);
+    CHECK(op.correlation_id() == 12);
+    CHECK(op.end_tid() == 2);
+    CHECK_FALSE(op.is_instant());
+    CHECK(t.name(op) == "aten::mm");
+    CHECK(t.category(op) == "cpu_op");
+
+    CHECK(al.end_ns() == 120);
+    CHECK(al.is_instant());
+    CHECK(al.end_tid() == 1);
+    CHECK(t.name(al) == "[memory]");
+    CHECK(t.category(al) == "cpu_instant_event");
+
+    CHECK(dev.correlation_id() == 9);
+    CHECK(t.category(dev) == "gpu_memcpy");
+    CHECK(t.name(dev) == "Memcpy HtoD");
+    CHECK(t.category(unk) == "mystery_cat");
+  }
+
+  TEST_CASE("attributes: typed values, lists, lookup by key") {
+    event_table t;
+    auto& e = t.events.emplace_back();
+    t.add_int_attr(e, "Ev Idx", 7);
+    t.add_string_attr(e, "kernel_backend", "triton");
+    t.add_int_list_attr(e, "grid", std::vector<int>{1, 2, 3});
+    t.add_string_list_attr(e, "Module Hierarchy", std::vector<std::string>{"TOP", "fc1"});
+    REQUIRE(t.attrs_of(e).size() == 4);
+    CHECK(t.find_attr(e, "Ev Idx")->i == 7);
+    CHECK(t.strings[t.find_attr(e, "kernel_backend")->s] == "triton");
+    auto grid = t.int_list(*t.find_attr(e, "grid"));
+    CHECK(std::vector<std::int64_t>(grid.begin(), grid.end()) == std::vector<std::int64_t>{1, 2, 3});
+    CHECK(t.strings[t.string_list(*t.find_attr(e, "Module Hierarchy"))[1]] == "fc1");
+    CHECK(t.find_attr(e, "absent") == nullptr);
+  }
+
+  TEST_CASE("string keys stand for string thread ids of a file") {
+    event_table t;
+    const std::uint64_t k = t.string_key("stream 7 (sync)");
+    CHECK(event_table::is_string_key(k));
+    CHECK_FALSE(event_table::is_string_key(12345));
+    CHECK(t.key_label(k) == "stream 7 (sync)");
+    CHECK(t.string_key("stream 7 (sync)") == k);
+  }
+
+  TEST_CASE("activity categories round-trip through their names") {
+    for (std::size_t i = 0; i < activity_type_names.size(); ++i) {
+      const auto a = static_cast<activity_type>(i);
+      if (a == activity_type::other) continue;
+      CHECK(activity_type_from(to_string(a)) == a);
+    }
+    CHECK(activity_type_from("Kernel") == activity_type::kernel);
+    CHECK(activity_type_from("no such category") == activity_type::other);
+  }
+}
