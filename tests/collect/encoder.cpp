@@ -94,8 +94,11 @@ TEST_SUITE("collect") {
                     {value::scalar_of(scalar_value::integer(1)),
                      value::scalar_of(scalar_value::integer(2))})};
     enc.push<T>(std::span<const value>(op2));
-    // op 3: a non-strided tensor records no strides; an empty list
-    std::vector<value> op3{value::sparse({5, 6}, 0), value::list(input_kind::tensor_list, {})};
+    // op 3: a non-strided tensor records no strides; an empty list; contiguous strides with
+    // size-0 and size-1 dims (stored implicitly) and non-contiguous ones (stored)
+    std::vector<value> op3{value::sparse({5, 6}, 0), value::list(input_kind::tensor_list, {}),
+                           value::tensor({3, 0, 1, 4}, {4, 4, 4, 1}, 0),
+                           value::tensor({3, 4}, {1, 3}, 0)};
     enc.push<T>(std::span<const value>(op3));
     // op 4: no inputs again (framing survives)
     enc.push_empty();
@@ -111,7 +114,10 @@ TEST_SUITE("collect") {
           "tensor_list(n=2 subtree=3) tensor(long int [1,1,2] strides [2,2,1] layout 0 impl 32) "
           "undefined_tensor() tensor(c10::Half [] strides [] layout 0 impl 48) "
           "scalar_list(n=2 subtree=3) scalar(int 1 Scalar) scalar(int 2 Scalar) ");
-    CHECK(lines[3] == "tensor(float [5,6] layout 1 impl 0) tensor_list(n=0 subtree=1) ");
+    CHECK(lines[3] ==
+          "tensor(float [5,6] layout 1 impl 0) tensor_list(n=0 subtree=1) "
+          "tensor(float [3,0,1,4] strides [4,4,4,1] layout 0 impl 0) "
+          "tensor(float [3,4] strides [1,3] layout 0 impl 0) ");
     CHECK(lines[4] == "");
   }
 

@@ -40,7 +40,8 @@ static_assert(sizeof(detail::op_store<record_features{.call_stack = true}, defau
 static_assert(sizeof(detail::op_store<record_features::all(), input_policies>) >
               sizeof(detail::op_store<record_features{.inputs = true, .call_stack = true}, input_policies>));
 
-TEST_SUITE("collect") {
+// These cases record; with recording compiled out they are skipped (see disabled.cpp).
+TEST_SUITE("collect" * doctest::skip(!collection_enabled)) {
   TEST_CASE("record_queue: nested ops on one thread materialize in start order with all fields") {
     record_queue<> q;
     auto outer = q.begin_op({.name = "outer", .sequence_number = 7, .scope = op_scope::user_scope});

@@ -12,7 +12,7 @@
 
 using namespace tracemodel;
 
-TEST_SUITE("concurrency") {
+TEST_SUITE("concurrency" * doctest::skip(!collection_enabled)) {
   TEST_CASE("8 threads x 100,000 ops: every op materialized once, every correlation id unique") {
     constexpr int threads = 8;
     constexpr int ops = 100'000;

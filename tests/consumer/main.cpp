@@ -10,6 +10,10 @@ int main() {
     TRACEMODEL_SCOPED_OP(q, .name = "consumer::inner");
   }
   tracemodel::event_table t = tracemodel::materialize(q);
+  if (!tracemodel::collection_enabled) {  // the package was built with recording compiled out
+    std::printf("consumer ok: recording compiled out, %zu events\n", t.size());
+    return t.size() == 0 ? 0 : 1;
+  }
   if (t.size() != 2 || t.name(t[0]) != "consumer::outer") {
     std::puts("unexpected events");
     return 1;

@@ -33,6 +33,7 @@ class append_only_list {
   struct header {
     header* next;
     std::uint64_t id_start;
+    std::size_t used;  ///< elements in the block (set when the list moves to the next block)
   };
   static constexpr std::size_t data_offset = 64;
   static_assert(sizeof(header) <= data_offset);
@@ -63,10 +64,16 @@ class append_only_list {
   }
   ~append_only_list() { clear(); }
 
+  /// Bytes ahead of the write position that are prefetched for writing: the lines are owned
+  /// by the time they are written, so stores do not wait for memory (and loads that happen to
+  /// share a page offset with a waiting store are not held up behind it).
+  static constexpr std::size_t prefetch_bytes = 512;
+
   template <class... A>
   TRACEMODEL_ALWAYS_INLINE T* emplace_back(A&&... a) {
     if (next_ == end_) [[unlikely]]
       grow();
+    prefetch_ahead();
     return ::new (static_cast<void*>(next_++)) T{std::forward<A>(a)...};
   }
 
@@ -88,7 +95,7 @@ class append_only_list {
     return b->id_start + static_cast<std::uint64_t>(p - data(b));
   }
 
-  /// Appends `n` elements copied from `src` (one memcpy when they fit in the current block).
+  /// Appends `n` elements copied from `src`, splitting them across blocks if needed.
   void append(const T* src, std::size_t n) {
     static_assert(std::is_trivially_copyable_v<T>);
     while (n > 0) {
@@ -102,9 +109,24 @@ class append_only_list {
     }
   }
 
+  /// Appends `n` uninitialized elements that are contiguous in memory and returns the first
+  /// (the caller writes them). When the current block has less room, its tail is left unused.
+  /// For small runs of trivially copyable elements (tensor sizes and strides).
+  TRACEMODEL_ALWAYS_INLINE T* append_contiguous(std::size_t n) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    if (static_cast<std::size_t>(end_ - next_) < n) [[unlikely]] {
+      if (n > capacity) return nullptr;
+      grow();
+    }
+    T* p = next_;
+    next_ += n;
+    prefetch_ahead();
+    return p;
+  }
+
   [[nodiscard]] std::size_t size() const noexcept {
     if (last_ == nullptr) return 0;
-    return full_blocks_ * capacity + static_cast<std::size_t>(next_ - data(last_));
+    return size_before_last_ + static_cast<std::size_t>(next_ - data(last_));
   }
   [[nodiscard]] bool empty() const noexcept { return size() == 0; }
   [[nodiscard]] std::size_t block_count() const noexcept {
@@ -116,7 +138,7 @@ class append_only_list {
   void for_each_block(F&& f) {
     for (header* b = first_; b != nullptr; b = b->next) {
       T* first = data(b);
-      T* last = b == last_ ? next_ : first + capacity;
+      T* last = b == last_ ? next_ : first + b->used;
       f(first, last, b->id_start);
     }
   }
@@ -124,7 +146,7 @@ class append_only_list {
   void for_each_block(F&& f) const {
     for (const header* b = first_; b != nullptr; b = b->next) {
       const T* first = data(b);
-      const T* last = b == last_ ? next_ : first + capacity;
+      const T* last = b == last_ ? next_ : first + b->used;
       f(first, last, b->id_start);
     }
   }
@@ -140,6 +162,7 @@ class append_only_list {
     first_ = last_ = nullptr;
     next_ = end_ = nullptr;
     full_blocks_ = 0;
+    size_before_last_ = 0;
   }
 
   template <bool Const>
@@ -184,7 +207,7 @@ class append_only_list {
       // Skip empty blocks (only the last block can be empty).
       while (block_ != nullptr) {
         p_ = data(block_);
-        stop_ = block_ == list_->last_ ? list_->next_ : p_ + capacity;
+        stop_ = block_ == list_->last_ ? list_->next_ : p_ + block_->used;
         if (p_ != stop_) return;
         block_ = block_->next;
       }
@@ -204,6 +227,21 @@ class append_only_list {
   const_iterator end() const { return const_iterator(); }
 
  private:
+  TRACEMODEL_ALWAYS_INLINE void prefetch_ahead() const noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+    // Within the block only (the next block's pages may not be mapped yet: no TLB walks).
+    const char* p = reinterpret_cast<const char*>(next_) + prefetch_bytes;
+    if (p < reinterpret_cast<const char*>(end_)) {
+#if defined(__x86_64__)
+      // PREFETCHW (0F 0D /1) takes the line in a writable state; CPUs without it run it as a NOP.
+      asm volatile("prefetchw %0" : : "m"(*p));
+#else
+      __builtin_prefetch(p, 1, 3);
+#endif
+    }
+#endif
+  }
+
   static T* data(header* b) noexcept {
     return std::launder(reinterpret_cast<T*>(reinterpret_cast<unsigned char*>(b) + data_offset));
   }
@@ -213,11 +251,13 @@ class append_only_list {
   }
 
   TRACEMODEL_NOINLINE void grow() {
-    auto* b = ::new (block_pool::instance().acquire()) header{nullptr, 0};
+    auto* b = ::new (block_pool::instance().acquire()) header{nullptr, 0, 0};
     if constexpr (has_ids) b->id_start = Ids::take(capacity);
     if (last_ == nullptr) {
       first_ = b;
     } else {
+      last_->used = static_cast<std::size_t>(next_ - data(last_));
+      size_before_last_ += last_->used;
       last_->next = b;
       ++full_blocks_;
     }
@@ -232,6 +272,7 @@ class append_only_list {
     next_ = std::exchange(o.next_, nullptr);
     end_ = std::exchange(o.end_, nullptr);
     full_blocks_ = std::exchange(o.full_blocks_, 0);
+    size_before_last_ = std::exchange(o.size_before_last_, 0);
   }
 
   T* next_ = nullptr;
@@ -239,6 +280,7 @@ class append_only_list {
   header* first_ = nullptr;
   header* last_ = nullptr;
   std::size_t full_blocks_ = 0;
+  std::size_t size_before_last_ = 0;
 };
 
 TRACEMODEL_END_NAMESPACE

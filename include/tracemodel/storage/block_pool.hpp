@@ -6,10 +6,13 @@
 // the recording itself; a session can therefore `prefault` blocks before it starts.
 //
 // Blocks come straight from the operating system (mmap on POSIX), so a block that has not
-// been recycled really is untouched memory, and `trim` really returns memory.
+// been recycled really is untouched memory, and `trim` really returns memory. With
+// TRACEMODEL_HUGE_SLABS (the default on Linux) blocks are carved out of 2 MiB slabs marked for
+// transparent huge pages: first touch then costs one fault per 2 MiB instead of one per 4 KiB,
+// and the recording streams need 512 times fewer TLB entries. `trim` returns slabs whose blocks
+// are all free.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -18,11 +21,21 @@
 
 #include "tracemodel/config.hpp"
 
+#include <vector>
+
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>
 #define TRACEMODEL_HAS_MMAP 1
 #else
 #define TRACEMODEL_HAS_MMAP 0
+#endif
+
+#ifndef TRACEMODEL_HUGE_SLABS
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+#define TRACEMODEL_HUGE_SLABS 1
+#else
+#define TRACEMODEL_HUGE_SLABS 0
+#endif
 #endif
 
 TRACEMODEL_BEGIN_NAMESPACE
@@ -39,6 +52,11 @@ class block_pool {
   static constexpr std::size_t block_size = block_bytes;
   static_assert(block_size >= 4096 && (block_size & (block_size - 1)) == 0,
                 "TRACEMODEL_BLOCK_BYTES must be a power of two of at least 4096");
+  /// Bytes the pool takes from the OS at a time (a huge page when slabs are on).
+  static constexpr std::size_t slab_size =
+      TRACEMODEL_HUGE_SLABS && block_size < (std::size_t{2} << 20) ? std::size_t{2} << 20
+                                                                   : block_size;
+  static constexpr std::size_t blocks_per_slab = slab_size / block_size;
 
   /// The one pool of the process.
   static block_pool& instance() noexcept {
@@ -52,16 +70,12 @@ class block_pool {
 
   /// A block of `block_size` bytes, aligned to `block_size`: a recycled one if there is one.
   [[nodiscard]] void* acquire() {
-    {
-      std::lock_guard lock(mutex_);
-      if (free_ != nullptr) {
-        free_node* n = free_;
-        free_ = n->next;
-        --free_count_;
-        return n;
-      }
-    }
-    return allocate_from_os(false);
+    std::lock_guard lock(mutex_);
+    if (free_ == nullptr) add_slab(false);
+    free_node* n = free_;
+    free_ = n->next;
+    --free_count_;
+    return n;
   }
 
   /// Gives a block back for reuse. The block must come from `acquire`.
@@ -77,31 +91,45 @@ class block_pool {
   /// touched. Returns the number of blocks newly obtained and touched.
   std::size_t prefault(std::size_t bytes) {
     const std::size_t want = (bytes + block_size - 1) / block_size;
-    std::size_t have = 0;
-    {
-      std::lock_guard lock(mutex_);
-      have = free_count_;
-    }
+    std::lock_guard lock(mutex_);
     std::size_t made = 0;
-    for (; have + made < want; ++made) release(allocate_from_os(true));
-    prefaulted_.fetch_add(made, std::memory_order_relaxed);
+    while (free_count_ < want) made += add_slab(true);
+    prefaulted_ += made;
     return made;
   }
 
-  /// Returns every free block to the OS.
+  /// Returns to the OS every slab whose blocks are all free.
   void trim() noexcept {
-    free_node* list = nullptr;
-    {
-      std::lock_guard lock(mutex_);
-      list = free_;
-      free_ = nullptr;
-      free_count_ = 0;
+    std::lock_guard lock(mutex_);
+    // Count free blocks per slab.
+    std::vector<std::pair<std::uintptr_t, std::size_t>> counts;
+    for (free_node* n = free_; n != nullptr; n = n->next) {
+      const std::uintptr_t slab = slab_of(n);
+      bool found = false;
+      for (auto& c : counts)
+        if (c.first == slab) {
+          ++c.second;
+          found = true;
+          break;
+        }
+      if (!found) counts.emplace_back(slab, 1);
     }
-    while (list != nullptr) {
-      free_node* next = list->next;
-      free_to_os(list);
-      list = next;
+    auto releasable = [&counts](std::uintptr_t slab) {
+      for (const auto& c : counts)
+        if (c.first == slab) return c.second == blocks_per_slab;
+      return false;
+    };
+    free_node** link = &free_;
+    while (*link != nullptr) {
+      if (releasable(slab_of(*link))) {
+        *link = (*link)->next;
+        --free_count_;
+      } else {
+        link = &(*link)->next;
+      }
     }
+    for (const auto& c : counts)
+      if (c.second == blocks_per_slab) free_slab(reinterpret_cast<void*>(c.first));
   }
 
   /// The start of the block that holds `p` (blocks are aligned to their size).
@@ -112,8 +140,7 @@ class block_pool {
 
   [[nodiscard]] block_pool_stats stats() const {
     std::lock_guard lock(mutex_);
-    return {from_os_.load(std::memory_order_relaxed), free_count_,
-            prefaulted_.load(std::memory_order_relaxed)};
+    return {from_os_, free_count_, prefaulted_};
   }
 
  private:
@@ -123,46 +150,61 @@ class block_pool {
 
   block_pool() = default;
 
-  void* allocate_from_os(bool touch) {
+  static std::uintptr_t slab_of(const void* p) noexcept {
+    return reinterpret_cast<std::uintptr_t>(p) & ~(std::uintptr_t{slab_size} - 1);
+  }
+
+  /// Takes a slab from the OS and puts its blocks on the free list. Caller holds the mutex.
+  std::size_t add_slab(bool touch) {
     void* p = nullptr;
 #if TRACEMODEL_HAS_MMAP
-    // Map twice the size and keep the block-aligned middle, so that a block's header is found
-    // from any address inside it by masking (see `block_of`).
-    void* raw = ::mmap(nullptr, 2 * block_size, PROT_READ | PROT_WRITE,
+    // Map twice the size and keep the aligned middle, so that a block's header is found from
+    // any address inside it by masking (see `block_of`), and a slab can be a huge page.
+    void* raw = ::mmap(nullptr, 2 * slab_size, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED) throw std::bad_alloc();
     const auto r = reinterpret_cast<std::uintptr_t>(raw);
-    const std::uintptr_t a = (r + block_size - 1) & ~(std::uintptr_t{block_size} - 1);
+    const std::uintptr_t a = (r + slab_size - 1) & ~(std::uintptr_t{slab_size} - 1);
     if (a > r) ::munmap(raw, a - r);
-    if (const std::uintptr_t tail = r + 2 * block_size - (a + block_size); tail > 0)
-      ::munmap(reinterpret_cast<void*>(a + block_size), tail);
+    if (const std::uintptr_t tail = r + 2 * slab_size - (a + slab_size); tail > 0)
+      ::munmap(reinterpret_cast<void*>(a + slab_size), tail);
     p = reinterpret_cast<void*>(a);
+#if TRACEMODEL_HUGE_SLABS
+    if constexpr (blocks_per_slab > 1) ::madvise(p, slab_size, MADV_HUGEPAGE);
+#endif
 #else
-    p = ::operator new(block_size, std::align_val_t{block_size});
+    p = ::operator new(slab_size, std::align_val_t{slab_size});
 #endif
     if (touch) {
       // Write one byte per page: the page faults happen here, not on the recording path.
       auto* bytes = static_cast<volatile unsigned char*>(p);
-      for (std::size_t i = 0; i < block_size; i += 4096) bytes[i] = 0;
+      for (std::size_t i = 0; i < slab_size; i += 4096) bytes[i] = 0;
     }
-    from_os_.fetch_add(1, std::memory_order_relaxed);
-    return p;
+    // Push the blocks so that the lowest address comes out first.
+    for (std::size_t i = blocks_per_slab; i-- > 0;) {
+      auto* n = reinterpret_cast<free_node*>(static_cast<unsigned char*>(p) + i * block_size);
+      n->next = free_;
+      free_ = n;
+    }
+    free_count_ += blocks_per_slab;
+    from_os_ += blocks_per_slab;
+    return blocks_per_slab;
   }
 
-  void free_to_os(void* p) noexcept {
+  void free_slab(void* p) noexcept {
 #if TRACEMODEL_HAS_MMAP
-    ::munmap(p, block_size);
+    ::munmap(p, slab_size);
 #else
-    ::operator delete(p, std::align_val_t{block_size});
+    ::operator delete(p, std::align_val_t{slab_size});
 #endif
-    from_os_.fetch_sub(1, std::memory_order_relaxed);
+    from_os_ -= blocks_per_slab;
   }
 
   mutable std::mutex mutex_;
   free_node* free_ = nullptr;
   std::size_t free_count_ = 0;
-  std::atomic<std::size_t> from_os_{0};
-  std::atomic<std::size_t> prefaulted_{0};
+  std::size_t from_os_ = 0;
+  std::size_t prefaulted_ = 0;
 };
 
 TRACEMODEL_END_NAMESPACE
