@@ -112,5 +112,55 @@ class flat_map {
   std::size_t size_ = 0;
 };
 
+/// Dense ids for pairs of 64-bit values (for example (pid, tid) thread keys): `id(a, b)` returns
+/// 0, 1, 2, ... in order of first appearance. Keeps the last lookup cached, since events come in
+/// runs of one thread.
+class pair_ids {
+ public:
+  std::uint32_t id(std::uint64_t a, std::uint64_t b) {
+    if (a == last_a_ && b == last_b_ && last_id_ != no_id) return last_id_;
+    const std::uint64_t h = mix64(a ^ mix64(b + 0x9e3779b97f4a7c15ULL));
+    std::uint32_t* bucket = index_.find(h);
+    std::uint32_t found = no_id;
+    if (bucket != nullptr) {
+      for (std::uint32_t i = *bucket; i != no_id; i = next_[i])
+        if (pairs_[i].first == a && pairs_[i].second == b) {
+          found = i;
+          break;
+        }
+    }
+    if (found == no_id) {
+      found = static_cast<std::uint32_t>(pairs_.size());
+      pairs_.emplace_back(a, b);
+      next_.push_back(bucket != nullptr ? *bucket : no_id);
+      index_.insert_or_assign(h, found);
+    }
+    last_a_ = a;
+    last_b_ = b;
+    last_id_ = found;
+    return found;
+  }
+  /// The id of a pair seen before, or `no_id`.
+  [[nodiscard]] std::uint32_t find(std::uint64_t a, std::uint64_t b) const {
+    const std::uint64_t h = mix64(a ^ mix64(b + 0x9e3779b97f4a7c15ULL));
+    if (const std::uint32_t* bucket = index_.find(h))
+      for (std::uint32_t i = *bucket; i != no_id; i = next_[i])
+        if (pairs_[i].first == a && pairs_[i].second == b) return i;
+    return no_id;
+  }
+  [[nodiscard]] std::size_t size() const noexcept { return pairs_.size(); }
+  [[nodiscard]] const std::pair<std::uint64_t, std::uint64_t>& pair(std::uint32_t id) const {
+    return pairs_[id];
+  }
+  static constexpr std::uint32_t no_id = 0xffffffffu;
+
+ private:
+  flat_map<std::uint32_t> index_;  // hash -> newest id with that hash (chained through next_)
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> pairs_;
+  std::vector<std::uint32_t> next_;
+  std::uint64_t last_a_ = 0, last_b_ = 0;
+  std::uint32_t last_id_ = no_id;
+};
+
 }  // namespace detail
 TRACEMODEL_END_NAMESPACE

@@ -118,9 +118,10 @@ struct basic_event {
   thread_key tid = 0;
   process_key pid = 0;
   index_range attrs{};           ///< entries of the table's `attrs`
-  event_index parent = no_event; ///< set by the tree builder
+  event_index parent = no_event; ///< set by the tree builder or a linker
   std::uint32_t first_child = 0; ///< children: table.children[first_child, +child_count)
   std::uint32_t child_count = 0;
+  parent_link link = parent_link::none;  ///< what set `parent`
   fields_type fields{};
 
   [[nodiscard]] constexpr kind_type kind() const noexcept {

@@ -224,10 +224,13 @@ class basic_event_table {
                                                    static_cast<std::uint32_t>(ints.size() - first)};
   }
 
-  /// Clears the tree links (before rebuilding a tree).
-  void reset_tree() noexcept {
+  /// Clears the tree links (all of them, or only those the tree builder set).
+  void reset_tree(bool keep_linked = false) noexcept {
     for (auto& e : events) {
-      e.parent = no_event;
+      if (!keep_linked || e.link == parent_link::tree || e.link == parent_link::none) {
+        e.parent = no_event;
+        e.link = parent_link::none;
+      }
       e.first_child = 0;
       e.child_count = 0;
     }

@@ -136,6 +136,15 @@ enum class attr_type : std::uint8_t {
   string_list,  ///< `list` is a range of the table's `name_lists`
 };
 
+/// What set an event's parent. The tree builder leaves parents set by linkers alone.
+enum class parent_link : std::uint8_t {
+  none,
+  tree,         ///< stack replay (nesting on a thread, or the forward-thread fallback)
+  flow,         ///< a host-to-device flow (ac2g): the flow's start
+  correlation,  ///< a correlation id: the runtime call of a device activity
+  external_id,  ///< an external id: the op that launched a runtime call or device activity
+};
+
 /// Flow kinds, numbered as Kineto's `flow.type`.
 enum class flow_kind : std::uint8_t { none = 0, fwd_bwd = 1, async_cpu_gpu = 2 };
 

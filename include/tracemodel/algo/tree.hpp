@@ -1,0 +1,301 @@
+// tracemodel/algo — the tree builder.
+//
+//   tracemodel::build_tree(table);                       // PyTorch's rules
+//   tracemodel::build_tree(table, tracemodel::hta_tree{}); // Holistic Trace Analysis' ties
+//
+// Stack replay over the events sorted by start time, one stack per thread:
+//  * an event's parent is the top of its thread's stack once every open event that ended
+//    before it started has been closed;
+//  * an op whose thread has nothing open falls back to the stack of its forward thread
+//    (backward ops on an autograd thread hang under the forward thread's open op);
+//  * instant events (end not after start) are never parents;
+//  * an op that never ended stays open until something below it closes, and then borrows its
+//    parent's end (PyTorch: only when it was closed that way);
+//  * events whose parent a linker already set (flows, correlation) are left alone.
+//
+// PyTorch keeps a min-heap of end times and unwinds stacks as ends pass. Closing an event closes
+// everything above it on its thread, so the state of a thread's stack at time t is its longest
+// prefix with no end before t. Each stack therefore keeps a prefix minimum of its ends and is
+// truncated lazily, by binary search, only when the thread (or the forward thread of an event
+// that falls back to it) is used. This gives exactly PyTorch's parents, fallback included,
+// without the heap. Nothing is recursive: a chain 1,000,000 deep is fine.
+//
+// Policies (each a type; see the concepts below):
+//   ThreadKey   which events share a stack: `pid_tid_key` (default) or `tid_key` (PyTorch keys
+//               on the thread alone, which is the same when there is one process)
+//   Fallback    `forward_thread_fallback` (default) or `no_fallback`
+//   MissingEnd  `borrow_parent_end` (default, PyTorch) or `keep_missing_end`
+//   Ties        `ties_child` (default, PyTorch: an event that starts exactly when another ends
+//               becomes its child) or `ties_sibling` (HTA: ends at t close before starts at t;
+//               an instant event at t stays inside; equal starts open the longer event first)
+#pragma once
+
+#include <algorithm>
+#include <concepts>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "tracemodel/config.hpp"
+#include "tracemodel/detail/flat_map.hpp"
+#include "tracemodel/detail/radix_sort.hpp"
+#include "tracemodel/model/table.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+
+// ---- policies -------------------------------------------------------------------------------
+
+/// Events of one (pid, tid) share a stack.
+struct pid_tid_key {
+  static std::pair<std::uint64_t, std::uint64_t> key(process_key pid, thread_key tid) noexcept {
+    return {static_cast<std::uint64_t>(pid), tid};
+  }
+};
+/// Events of one tid share a stack, whatever their process (PyTorch's literal rule).
+struct tid_key {
+  static std::pair<std::uint64_t, std::uint64_t> key(process_key, thread_key tid) noexcept {
+    return {0, tid};
+  }
+};
+
+/// An op with nothing open on its thread hangs under its forward thread's open event.
+struct forward_thread_fallback {
+  template <class Event>
+  static std::optional<thread_key> thread(const Event& e) noexcept {
+    if (const auto* op = e.template get_if<event_kind::op>())
+      if (op->fwd_thread_id > 0) return op->fwd_thread_id;
+    return std::nullopt;
+  }
+};
+struct no_fallback {
+  template <class Event>
+  static std::optional<thread_key> thread(const Event&) noexcept {
+    return std::nullopt;
+  }
+};
+
+struct borrow_parent_end {
+  static constexpr bool borrow = true;
+};
+struct keep_missing_end {
+  static constexpr bool borrow = false;
+};
+
+struct ties_child {
+  static constexpr bool close_first = false;
+};
+struct ties_sibling {
+  static constexpr bool close_first = true;
+};
+
+template <class P>
+concept thread_key_policy = requires(process_key pid, thread_key tid) {
+  { P::key(pid, tid) } -> std::same_as<std::pair<std::uint64_t, std::uint64_t>>;
+};
+template <class P>
+concept fallback_policy = requires(const basic_event<default_schema>& e) {
+  { P::thread(e) } -> std::same_as<std::optional<thread_key>>;
+};
+template <class P>
+concept missing_end_policy = requires {
+  { P::borrow } -> std::convertible_to<bool>;
+};
+template <class P>
+concept tie_policy = requires {
+  { P::close_first } -> std::convertible_to<bool>;
+};
+
+template <class ThreadKey = pid_tid_key, class Fallback = forward_thread_fallback,
+          class MissingEnd = borrow_parent_end, class Ties = ties_child>
+struct tree_policy {
+  static_assert(thread_key_policy<ThreadKey>,
+                "tracemodel::tree_policy: ThreadKey must model thread_key_policy");
+  static_assert(fallback_policy<Fallback>,
+                "tracemodel::tree_policy: Fallback must model fallback_policy");
+  static_assert(missing_end_policy<MissingEnd>,
+                "tracemodel::tree_policy: MissingEnd must model missing_end_policy");
+  static_assert(tie_policy<Ties>, "tracemodel::tree_policy: Ties must model tie_policy");
+  using thread_key_type = ThreadKey;
+  using fallback_type = Fallback;
+  using missing_end_type = MissingEnd;
+  using ties_type = Ties;
+};
+
+using pytorch_tree = tree_policy<>;
+using hta_tree = tree_policy<pid_tid_key, forward_thread_fallback, borrow_parent_end, ties_sibling>;
+
+/// What the tree builder did.
+struct tree_stats {
+  std::size_t events = 0;
+  std::size_t roots = 0;
+  std::size_t linked_before = 0;   ///< parents set by linkers, left alone
+  std::size_t fallback_parents = 0;  ///< parents found on the forward thread
+  std::size_t borrowed_ends = 0;     ///< unfinished ops that borrowed their parent's end
+  std::size_t missing_ends = 0;      ///< unfinished ops left without an end
+};
+
+namespace detail {
+
+struct replay_stack {
+  std::vector<event_index> frames;
+  std::vector<std::int64_t> min_end;  ///< prefix minimum of the frames' ends
+  event_index anchor = no_event;      ///< the top once the frames are gone (forward thread)
+
+  [[nodiscard]] event_index top() const noexcept {
+    return frames.empty() ? anchor : frames.back();
+  }
+  /// Closes every frame from the lowest one whose end is before `t` (or at `t`).
+  void close_before(std::int64_t t, bool inclusive) {
+    if (frames.empty()) return;
+    auto ends_before = [t, inclusive](std::int64_t e) { return inclusive ? e <= t : e < t; };
+    if (!ends_before(min_end.back())) return;
+    // min_end is non-increasing: find the first position where it ends before t.
+    const auto it = std::partition_point(min_end.begin(), min_end.end(),
+                                         [&](std::int64_t e) { return !ends_before(e); });
+    const auto keep = static_cast<std::size_t>(it - min_end.begin());
+    frames.resize(keep);
+    min_end.resize(keep);
+  }
+  void push(event_index i, std::int64_t end) {
+    const std::int64_t below = min_end.empty() ? std::numeric_limits<std::int64_t>::max()
+                                               : min_end.back();
+    frames.push_back(i);
+    min_end.push_back(end < below ? end : below);
+  }
+};
+
+}  // namespace detail
+
+struct build_tree_fn {
+  template <class Schema, class Policy = pytorch_tree>
+  tree_stats operator()(basic_event_table<Schema>& t, Policy = {}) const {
+    using key_policy = typename Policy::thread_key_type;
+    using fallback = typename Policy::fallback_type;
+    constexpr bool close_first = Policy::ties_type::close_first;
+    constexpr std::int64_t open = std::numeric_limits<std::int64_t>::max();
+
+    tree_stats stats;
+    const std::size_t n = t.events.size();
+    stats.events = n;
+    t.reset_tree(/*keep_linked=*/true);
+
+    std::vector<std::int64_t> starts(n);
+    std::vector<std::int64_t> ends(n);  // `open` for events that never ended
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& e = t.events[i];
+      starts[i] = e.start_ns;
+      const std::int64_t end = e.end_ns();
+      ends[i] = end == no_end_ns ? open : end;
+    }
+    std::vector<event_index> order = detail::stable_order(starts);
+    starts = {};  // memory: only `order` and `ends` are needed from here on
+    if constexpr (close_first) {
+      // Equal starts: the longer (enclosing) event opens first, instants last.
+      for (std::size_t a = 0; a < n;) {
+        std::size_t b = a + 1;
+        while (b < n && t.events[order[b]].start_ns == t.events[order[a]].start_ns) ++b;
+        if (b - a > 1)
+          std::stable_sort(order.begin() + static_cast<std::ptrdiff_t>(a),
+                           order.begin() + static_cast<std::ptrdiff_t>(b),
+                           [&ends](event_index x, event_index y) { return ends[x] > ends[y]; });
+        a = b;
+      }
+    }
+
+    detail::pair_ids keys;
+    std::vector<detail::replay_stack> stacks;
+    auto stack_of = [&](process_key pid, thread_key tid) -> detail::replay_stack& {
+      const auto [a, b] = key_policy::key(pid, tid);
+      const std::uint32_t id = keys.id(a, b);
+      if (id == stacks.size()) stacks.emplace_back();
+      return stacks[id];
+    };
+    // Unfinished ops that PyTorch eventually closes (a frame with an end is below them).
+    std::vector<bool> closes_later;
+    if constexpr (Policy::missing_end_type::borrow) closes_later.assign(n, false);
+
+    for (const event_index i : order) {
+      auto& e = t.events[i];
+      if (e.parent != no_event) {  // a linker placed it
+        ++stats.linked_before;
+        continue;
+      }
+      const std::int64_t start = e.start_ns;
+      const std::int64_t end = ends[i];
+      const bool instant = end != open && end <= start;
+      detail::replay_stack& s = stack_of(e.pid, e.tid);
+      s.close_before(start, close_first && !instant);
+      event_index parent = s.top();
+      bool fell_back = false;
+      if (parent == no_event) {
+        if (const std::optional<thread_key> fwd = fallback::thread(e)) {
+          const auto [a, b] = key_policy::key(e.pid, *fwd);
+          const std::uint32_t id = keys.find(a, b);
+          if (id != detail::pair_ids::no_id) {
+            detail::replay_stack& f = stacks[id];
+            f.close_before(start, close_first && !instant);
+            parent = f.top();
+            fell_back = parent != no_event;
+          }
+        }
+      }
+      if (parent != no_event) {
+        e.parent = parent;
+        e.link = parent_link::tree;
+        stats.fallback_parents += fell_back ? 1 : 0;
+      }
+      if (!instant) {
+        if constexpr (Policy::missing_end_type::borrow)
+          if (end == open) closes_later[i] = !s.min_end.empty() && s.min_end.back() != open;
+        if (s.frames.empty() && fell_back) s.anchor = parent;
+        s.push(i, end);
+      }
+    }
+
+    // Children lists, in processing order (start time, then table order).
+    std::vector<std::uint32_t> count(n + 1, 0);
+    for (const auto& e : t.events)
+      if (e.parent != no_event) ++count[e.parent];
+    std::uint32_t offset = 0;
+    for (std::size_t p = 0; p < n; ++p) {
+      t.events[p].first_child = offset;
+      offset += count[p];
+      count[p] = t.events[p].first_child;
+    }
+    t.children.assign(offset, no_event);
+    for (const event_index i : order) {
+      const auto& e = t.events[i];
+      if (e.parent == no_event) {
+        ++stats.roots;
+        continue;
+      }
+      t.children[count[e.parent]++] = i;
+      ++t.events[e.parent].child_count;
+    }
+
+    // Ends of ops that never ended: parents come before their children in `order`.
+    for (const event_index i : order) {
+      auto* op = t.events[i].template get_if<event_kind::op>();
+      if (op == nullptr || op->end_ns != no_end_ns) continue;
+      const event_index p = t.events[i].parent;
+      bool borrow = false;
+      if constexpr (Policy::missing_end_type::borrow) borrow = closes_later[i] && p != no_event;
+      const std::int64_t parent_end = borrow ? t.events[p].end_ns() : no_end_ns;
+      if (parent_end != no_end_ns) {
+        op->end_ns = parent_end < t.events[i].start_ns ? t.events[i].start_ns : parent_end;
+        op->flags |= op_flag::end_borrowed;
+        ++stats.borrowed_ends;
+      } else {
+        ++stats.missing_ends;
+      }
+    }
+    return stats;
+  }
+};
+
+/// Builds the call tree of an event table (see the header comment).
+inline constexpr build_tree_fn build_tree{};
+
+TRACEMODEL_END_NAMESPACE

@@ -1,0 +1,357 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <tracemodel/algo/tree.hpp>
+#include <tracemodel/algo/walk.hpp>
+#include <tracemodel/testing/builder.hpp>
+#include <tracemodel/testing/dump.hpp>
+#include <tracemodel/testing/reference_tree.hpp>
+
+#include "../support/json.hpp"
+
+using namespace tracemodel;
+using tracemodel::testing::table_builder;
+using tracemodel::testing::tree_text;
+
+namespace {
+
+std::vector<event_index> parents(const event_table& t) {
+  std::vector<event_index> p;
+  for (const auto& e : t.events) p.push_back(e.parent);
+  return p;
+}
+
+/// Checks the structural invariants of a built tree: children lists are exactly the inverse of
+/// the parent links, in start order.
+void check_children_consistent(const event_table& t) {
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const auto kids = t.children_of(t.events[i]);
+    total += kids.size();
+    for (std::size_t k = 0; k < kids.size(); ++k) {
+      REQUIRE(t.events[kids[k]].parent == i);
+      if (k > 0) CHECK(t.events[kids[k - 1]].start_ns <= t.events[kids[k]].start_ns);
+    }
+  }
+  std::size_t with_parent = 0;
+  for (const auto& e : t.events) with_parent += e.parent != no_event ? 1 : 0;
+  CHECK(total == with_parent);
+}
+
+}  // namespace
+
+TEST_SUITE("algo") {
+  TEST_CASE("build_tree: nesting") {
+    table_builder b;
+    b.op("A", 0, 100).op("B", 10, 50).op("C", 20, 30).op("D", 60, 90).op("E", 200, 300);
+    event_table t = b.take();
+    const tree_stats s = build_tree(t);
+    CHECK(tree_text(t) == "A\n  B\n    C\n  D\nE\n");
+    CHECK(s.roots == 2);
+    check_children_consistent(t);
+  }
+
+  TEST_CASE("build_tree: equal start times follow table order (PyTorch) or length (HTA)") {
+    table_builder b;
+    b.op("A", 0, 100).op("B", 0, 50).op("C", 0, 100);
+    event_table pt = b.table();
+    event_table hta = b.take();
+    build_tree(pt);
+    // PyTorch: a stable sort by start, then each event nests in whatever is open.
+    CHECK(tree_text(pt) == "A\n  B\n    C\n");
+    build_tree(hta, hta_tree{});
+    // HTA: equal starts open the longer event first; equal lengths keep table order.
+    CHECK(tree_text(hta) == "A\n  C\n    B\n");
+  }
+
+  TEST_CASE("build_tree: an event that starts exactly when another ends (the tie rule)") {
+    table_builder b;
+    b.op("first", 0, 100).allocation(1, 8, 100).op("second", 100, 150);
+    b.op("third", 200, 300).allocation(1, 8, 300).op("fourth", 310, 320);
+    event_table pt = b.table();
+    event_table hta = b.take();
+    build_tree(pt);
+    // PyTorch pops only ends strictly before a start: both become children of `first`.
+    CHECK(tree_text(pt) == "first\n  [memory]\n  second\nthird\n  [memory]\nfourth\n");
+    build_tree(hta, hta_tree{});
+    // HTA closes first, but an instant at an end stays inside, unless an event opens at the
+    // same time: then it goes inside that one (zero-length meets non-zero: inside).
+    CHECK(tree_text(hta) == "first\nsecond\n  [memory]\nthird\n  [memory]\nfourth\n");
+  }
+
+  TEST_CASE("build_tree: several threads build independent trees") {
+    table_builder b;
+    b.op("t1.a", 0, 100, 1).op("t2.a", 5, 200, 2).op("t1.b", 10, 20, 1).op("t2.b", 15, 25, 2);
+    b.op("t1.c", 150, 160, 1).op("t2.c", 170, 180, 2).op("other pid", 12, 13, 1, 99);
+    event_table t = b.take();
+    build_tree(t);
+    // Roots are listed in table order.
+    CHECK(tree_text(t) == "t1.a\n  t1.b\nt2.a\n  t2.b\n  t2.c\nt1.c\nother pid\n");
+    check_children_consistent(t);
+  }
+
+  TEST_CASE("build_tree: backward ops on another thread fall back to the forward thread") {
+    table_builder b;
+    b.annotation("backward()", 0, 1000, 1);
+    b.op("AddBackward0", 100, 200, 2).seq(5, 1);
+    b.op("aten::add", 110, 150, 2);  // own thread's stack first
+    b.op("MulBackward0", 300, 400, 2).seq(4, 1);
+    b.op("no fwd tid", 500, 600, 3);
+    event_table t = b.take();
+    const tree_stats s = build_tree(t);
+    CHECK(tree_text(t) ==
+          "backward()\n  AddBackward0\n    aten::add\n  MulBackward0\nno fwd tid\n");
+    CHECK(s.fallback_parents == 1);  // after that, thread 2 keeps backward() as its base
+    table_builder c;
+    c.annotation("backward()", 0, 1000, 1);
+    c.op("AddBackward0", 100, 200, 2).seq(5, 1);
+    event_table nf = c.take();
+    build_tree(nf, tree_policy<pid_tid_key, no_fallback>{});
+    CHECK(tree_text(nf) == "backward()\nAddBackward0\n");
+  }
+
+  TEST_CASE("build_tree: ops that never ended stay open and borrow their parent's end") {
+    table_builder b;
+    b.annotation("First Annotation", 0, 200);
+    b.annotation("Second Annotation", 50, no_end_ns);  // its exit never ran
+    b.op("x", 60, 70).op("y", 150, 160);
+    b.annotation("orphan", 300, no_end_ns);  // nothing below it ever closes it
+    b.op("z", 310, 320);
+    event_table t = b.take();
+    const tree_stats s = build_tree(t);
+    CHECK(tree_text(t) == "First Annotation\n  Second Annotation\n    x\n    y\norphan\n  z\n");
+    const auto& second = t[1].get<event_kind::op>();
+    CHECK(second.end_ns == 200);
+    CHECK((second.flags & op_flag::end_borrowed) != 0);
+    CHECK(second.unfinished());
+    CHECK(t[4].end_ns() == no_end_ns);
+    CHECK(s.borrowed_ends == 1);
+    CHECK(s.missing_ends == 1);
+    table_builder c;
+    c.annotation("First", 0, 200).annotation("Second", 50, no_end_ns);
+    event_table keep = c.take();
+    build_tree(keep, tree_policy<pid_tid_key, forward_thread_fallback, keep_missing_end>{});
+    CHECK(keep[1].end_ns() == no_end_ns);
+  }
+
+  TEST_CASE("build_tree: instant events are never parents") {
+    table_builder b;
+    b.op("A", 0, 100).allocation(1, 64, 5).op("instant op", 20, 20).op("J", 20, 30);
+    b.allocation(1, -64, 100);
+    event_table t = b.take();
+    build_tree(t);
+    CHECK(tree_text(t) == "A\n  [memory]\n  instant op\n  J\n  [memory]\n");
+  }
+
+  TEST_CASE("build_tree: parents set by a linker are left alone (device subtrees)") {
+    table_builder b;
+    b.op("aten::mm", 0, 100, 1);
+    b.device("cudaLaunchKernel", activity_type::cuda_runtime, 10, 20, 1, 1);
+    b.device("gemm", activity_type::kernel, 30, 200, 7, 0);
+    b.device("unlinked kernel", activity_type::kernel, 250, 260, 7, 0);
+    event_table t = b.take();
+    t[1].parent = 0;
+    t[1].link = parent_link::external_id;
+    t[2].parent = 1;
+    t[2].link = parent_link::flow;
+    const tree_stats s = build_tree(t);
+    CHECK(s.linked_before == 2);
+    CHECK(tree_text(t) == "aten::mm\n  cudaLaunchKernel\n    gemm\nunlinked kernel\n");
+    CHECK(t[2].link == parent_link::flow);
+    build_tree(t);  // idempotent: linker parents survive a rebuild
+    CHECK(tree_text(t) == "aten::mm\n  cudaLaunchKernel\n    gemm\nunlinked kernel\n");
+  }
+
+  TEST_CASE("build_tree: a chain 1,000,000 deep builds and is walked without recursion") {
+    constexpr std::int64_t n = 1'000'000;
+    event_table t;
+    t.events.resize(n);
+    const name_id name = t.strings.intern("level");
+    for (std::int64_t i = 0; i < n; ++i) {
+      auto& e = t.events[static_cast<std::size_t>(i)];
+      e.start_ns = i;
+      e.tid = 1;
+      auto& f = e.fields.emplace<0>();
+      f.name = name;
+      f.end_ns = 2 * n - i;
+    }
+    build_tree(t);
+    CHECK(t[n - 1].parent == n - 2);
+    CHECK(roots(t).size() == 1);
+    const auto d = depths(t);
+    CHECK(d[n - 1] == n - 1);
+    std::size_t visited = 0;
+    walk_preorder(t, [&](event_index, std::uint32_t) { ++visited; });
+    CHECK(visited == n);
+    CHECK(root_of(t, n - 1) == 0);
+  }
+
+  TEST_CASE("build_tree: random well-nested forests equal the brute-force enclosing parent") {
+    std::mt19937_64 rng(20261122);
+    for (int round = 0; round < 300; ++round) {
+      const bool hta = round % 2 == 1;
+      // Build a random forest per thread with known parents, then give it times.
+      table_builder b;
+      std::vector<event_index> truth;
+      for (thread_key tid = 1; tid <= 3; ++tid) {
+        struct open_node {
+          event_index index;
+          std::int64_t start;
+        };
+        std::vector<open_node> stack;
+        std::int64_t clock = static_cast<std::int64_t>(rng() % 5);
+        std::int64_t last_close = -1;
+        const int steps = 2 + static_cast<int>(rng() % 40);
+        for (int s = 0; s < steps || !stack.empty(); ++s) {
+          const bool open = s < steps && (stack.empty() || rng() % 3 != 0);
+          if (open) {
+            // PyTorch ties: a child may start with its parent (it comes later in the table);
+            // siblings never touch. HTA ties: siblings may touch, but an instant exactly at a
+            // sibling's end would sit inside that sibling, so it is kept apart.
+            const bool instant = rng() % 6 == 0;
+            if (instant && clock == last_close) ++clock;
+            const auto idx = static_cast<event_index>(b.table().size());
+            truth.push_back(stack.empty() ? no_event : stack.back().index);
+            b.op("n" + std::to_string(idx), clock, 0, tid);
+            if (instant) {
+              b.last_op().end_ns = clock;
+              // HTA puts an instant inside an event that starts at the same time: keep apart.
+              clock += hta ? 1 : static_cast<std::int64_t>(rng() % 2);
+            } else {
+              stack.push_back({idx, clock});
+              clock += static_cast<std::int64_t>(rng() % 3);  // may equal: same-start child
+            }
+          } else {
+            const open_node top = stack.back();
+            stack.pop_back();
+            if (clock <= top.start) clock = top.start + 1;
+            b.table().events[top.index].get<event_kind::op>().end_ns = clock;
+            last_close = clock;
+            // Next event strictly later (PyTorch) or possibly touching (HTA).
+            clock += hta ? static_cast<std::int64_t>(rng() % 2) : 1 + static_cast<std::int64_t>(rng() % 2);
+          }
+        }
+      }
+      event_table t = b.take();  // thread by thread: the builder sorts by start itself
+      if (hta)
+        build_tree(t, hta_tree{});
+      else
+        build_tree(t);
+      // Brute force: the innermost same-thread event that encloses e (latest start; for equal
+      // starts the later one in table order for PyTorch, the shorter one for HTA).
+      for (std::size_t i = 0; i < t.size(); ++i) {
+        const auto& e = t.events[i];
+        event_index best = no_event;
+        for (std::size_t j = 0; j < t.size(); ++j) {
+          const auto& p = t.events[j];
+          if (j == i || p.tid != e.tid || p.is_instant()) continue;
+          const bool before_in_order = hta ? (p.end_ns() > e.end_ns() || (p.end_ns() == e.end_ns() && j < i)) : j < i;
+          const bool encloses = p.start_ns <= e.start_ns && e.end_ns() <= p.end_ns() &&
+                                (p.start_ns < e.start_ns || before_in_order) &&
+                                !(hta && !e.is_instant() && p.end_ns() == e.start_ns);
+          if (!encloses) continue;
+          if (best == no_event) {
+            best = static_cast<event_index>(j);
+            continue;
+          }
+          const auto& q = t.events[best];
+          const bool inner = p.start_ns > q.start_ns ||
+                             (p.start_ns == q.start_ns &&
+                              (hta ? (p.end_ns() < q.end_ns() || (p.end_ns() == q.end_ns() && j > best)) : j > best));
+          if (inner) best = static_cast<event_index>(j);
+        }
+        INFO("round " << round << " event " << i);
+        REQUIRE(e.parent == best);
+        REQUIRE(e.parent == truth[i]);
+      }
+      check_children_consistent(t);
+    }
+  }
+
+  TEST_CASE("build_tree: random messy traces equal PyTorch's heap-based algorithm") {
+    // Overlapping spans, instants, ops that never end, backward ops with forward-thread
+    // fallback, several processes: the fast builder must give PyTorch's exact parents.
+    std::mt19937_64 rng(7);
+    for (int round = 0; round < 400; ++round) {
+      table_builder b;
+      const int n = 5 + static_cast<int>(rng() % 120);
+      for (int i = 0; i < n; ++i) {
+        const auto start = static_cast<std::int64_t>(rng() % 200);
+        const auto len = static_cast<std::int64_t>(rng() % 60);
+        const int kind = static_cast<int>(rng() % 10);
+        const thread_key tid = 1 + rng() % 3;
+        const process_key pid = rng() % 8 == 0 ? 2 : 1;
+        const std::int64_t end = kind == 0 ? no_end_ns : kind == 1 ? start : start + len;
+        b.op("e" + std::to_string(i), start, end, tid, pid);
+        if (kind >= 7) b.seq(i, 1 + rng() % 3);  // a backward op
+      }
+      event_table t = b.take();
+      const testing::reference_tree ref = testing::pytorch_build_tree(t);
+      build_tree(t);
+      INFO("round " << round);
+      REQUIRE(parents(t) == ref.parent);
+      // Borrowed ends: exactly the unfinished ops PyTorch closes, with the parent's end.
+      for (std::size_t i = 0; i < t.size(); ++i) {
+        const auto& op = t[static_cast<event_index>(i)].get<event_kind::op>();
+        if (!op.unfinished()) continue;
+        const bool borrowed = (op.flags & op_flag::end_borrowed) != 0;
+        const event_index p = t.events[i].parent;
+        const bool expected = ref.finished[i] && p != no_event && t.events[p].end_ns() != no_end_ns;
+        CHECK(borrowed == expected);
+      }
+      check_children_consistent(t);
+    }
+  }
+
+  TEST_CASE("build_tree: reproduces PyTorch's parent of every event of the 1.13 oracles") {
+    const char* workloads[] = {"adamw_zero_grad", "conv_bn_infer",   "dataloader_sync",
+                               "for_loop_indexing", "memory_profile", "mlp_train",
+                               "nested_scopes_64", "script_module",   "threads_fork"};
+    for (const char* w : workloads) {
+      tmtest::json_doc doc(tmtest::data_path(std::string("pytorch-1.13/") + w + ".oracle.json"));
+      simdjson::dom::array nodes = doc.root["event_tree"]["nodes"];
+      event_table t;
+      std::vector<event_index> expected;
+      for (simdjson::dom::element n : nodes) {
+        auto& e = t.events.emplace_back();
+        e.start_ns = int64_t(n["start_ns"]);
+        e.tid = uint64_t(n["tid"]);
+        e.pid = 1;
+        const std::string_view tag = n["tag"];
+        const std::string_view name = n["name"];
+        const std::int64_t end = int64_t(n["end_ns"]);
+        if (tag == "TorchOp") {
+          auto& f = e.fields.emplace<default_schema::index_of<event_kind::op>>();
+          f.name = t.strings.intern(name);
+          f.end_ns = end;
+          f.fwd_thread_id = uint64_t(n["torch_op"]["fwd_tid"]);
+          f.sequence_number = int64_t(n["torch_op"]["sequence_number"]);
+        } else if (tag == "PyCall") {
+          auto& f = e.fields.emplace<default_schema::index_of<event_kind::script_call>>();
+          f.name = t.strings.intern(name);
+          f.end_ns = end;
+        } else if (tag == "PyCCall") {
+          auto& f = e.fields.emplace<default_schema::index_of<event_kind::native_call>>();
+          f.name = t.strings.intern(name);
+          f.end_ns = end;
+        } else {
+          REQUIRE(tag == "Allocation");
+          e.fields.emplace<default_schema::index_of<event_kind::allocation>>();
+        }
+        simdjson::dom::element p = n["parent"];
+        expected.push_back(p.is_null() ? no_event : static_cast<event_index>(uint64_t(p)));
+      }
+      build_tree(t);
+      INFO(w);
+      std::size_t mismatches = 0;
+      for (std::size_t i = 0; i < t.size(); ++i) mismatches += t.events[i].parent != expected[i] ? 1 : 0;
+      CHECK(mismatches == 0);
+      CHECK(t.size() == nodes.size());
+      check_children_consistent(t);
+    }
+  }
+}
