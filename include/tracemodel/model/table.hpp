@@ -81,6 +81,7 @@ class basic_event_table {
   std::vector<attribute> attrs;
   std::vector<name_id> name_lists;
   std::vector<event_index> children;
+  std::vector<flow_link> links;  ///< forward/backward and host/device links (linkers, readers)
   anomaly_counts anomalies;
   trace_info info;
 

@@ -148,4 +148,14 @@ enum class parent_link : std::uint8_t {
 /// Flow kinds, numbered as Kineto's `flow.type`.
 enum class flow_kind : std::uint8_t { none = 0, fwd_bwd = 1, async_cpu_gpu = 2 };
 
+/// A link between two events: forward op -> backward op (fwd_bwd), runtime call or op -> device
+/// activity (async_cpu_gpu). `id` is the flow id a trace file carries.
+struct flow_link {
+  flow_kind kind = flow_kind::none;
+  std::uint64_t id = 0;
+  std::uint32_t from = 0xffffffffu;  ///< event index: the forward op, the launch
+  std::uint32_t to = 0xffffffffu;    ///< event index: the backward op, the device activity
+  friend constexpr bool operator==(const flow_link&, const flow_link&) = default;
+};
+
 TRACEMODEL_END_NAMESPACE

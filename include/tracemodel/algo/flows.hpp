@@ -1,0 +1,190 @@
+// tracemodel/algo — the host/device flow linker.
+//
+//   device_link_stats s = tracemodel::link_device_activities(table);
+//   build_tree(table);  // then place everything else by nesting
+//
+// Device activities (kernels, memcpy, memset, synchronization, CUDA events, GPU annotations)
+// and the runtime or driver calls that launched them share a correlation id; a device profiler
+// may also draw an `ac2g` flow from the call to the activity. Two passes, as PyTorch:
+//  1. collect the flow starts of the host-to-device kind (a duplicate start is counted as an
+//     anomaly and the first one kept), and the runtime calls by correlation id;
+//  2. a device activity's parent is its flow's start if it ends a flow, else the runtime call
+//     with its correlation id, else the op with its external id (PyTorch's linked activity);
+//     a runtime call's parent is the op with its external id.
+// Then, by default, device subtrees inherit the thread (pid and tid) of their parent, as
+// PyTorch does; the activity keeps its device and stream in its payload.
+//
+// Which calls start flows is the device profiler's business (the CUPTI adapter decides it by a
+// registry of callback ids, not by names); this linker follows the flags the events carry.
+//
+// Policies (members of a policy struct; see `pytorch_device_links`):
+//   use_flows          a flow end takes its flow start as parent
+//   use_correlation    else the runtime call with the same correlation id
+//   use_external_id    else the op whose correlation id is the activity's external id
+//   link_runtime_calls runtime calls hang under the op of their external id
+//   inherit_thread     linked device activities take their parent's pid and tid
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tracemodel/config.hpp"
+#include "tracemodel/detail/flat_map.hpp"
+#include "tracemodel/model/table.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+
+struct pytorch_device_links {
+  static constexpr bool use_flows = true;
+  static constexpr bool use_correlation = true;
+  static constexpr bool use_external_id = true;
+  static constexpr bool link_runtime_calls = true;
+  static constexpr bool inherit_thread = true;
+};
+/// Correlation ids only: what the links are without the flow records of a file.
+struct correlation_device_links : pytorch_device_links {
+  static constexpr bool use_flows = false;
+  static constexpr bool inherit_thread = false;
+};
+
+template <class P>
+concept device_link_policy = requires {
+  { P::use_flows } -> std::convertible_to<bool>;
+  { P::use_correlation } -> std::convertible_to<bool>;
+  { P::use_external_id } -> std::convertible_to<bool>;
+  { P::link_runtime_calls } -> std::convertible_to<bool>;
+  { P::inherit_thread } -> std::convertible_to<bool>;
+};
+
+struct device_link_stats {
+  std::size_t by_flow = 0;         ///< device activities placed under their flow's start
+  std::size_t by_correlation = 0;  ///< ... under the runtime call with their correlation id
+  std::size_t by_external_id = 0;  ///< ... under the op of their external id
+  std::size_t runtime_calls = 0;   ///< runtime calls placed under their op
+  std::size_t unlinked = 0;        ///< device activities with no parent found
+  std::size_t duplicate_flow_starts = 0;
+  std::size_t flow_ends_without_start = 0;
+  std::size_t dangling_correlations = 0;  ///< a correlation id no runtime call has
+  std::vector<flow_link> links;  ///< host -> device links (from the call, or the op)
+};
+
+struct link_device_activities_fn {
+  template <class Schema, class Policy = pytorch_device_links>
+  device_link_stats operator()(basic_event_table<Schema>& t, Policy = {}) const {
+    static_assert(device_link_policy<Policy>,
+                  "tracemodel::link_device_activities(table, P): P must model device_link_policy "
+                  "(algo/flows.hpp)");
+    device_link_stats s;
+    if constexpr (Schema::template contains<event_kind::device_activity>) {
+      constexpr event_kind device = event_kind::device_activity;
+      const std::size_t n = t.size();
+      detail::flat_map<event_index> flow_starts;  // flow id -> runtime call
+      detail::flat_map<event_index> calls;        // correlation id -> runtime call
+      detail::flat_map<event_index> ops;          // correlation id of an op -> op
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto& e = t.events[i];
+        const auto idx = static_cast<event_index>(i);
+        if (const auto* d = e.template get_if<device>()) {
+          if (d->flow_start && d->flow_type == flow_kind::async_cpu_gpu && d->flow_id != 0) {
+            if (!flow_starts.try_emplace(d->flow_id, idx).second) {
+              ++s.duplicate_flow_starts;
+              t.anomalies.add(anomaly::duplicate_flow_start);
+            }
+          }
+          if (is_runtime_call(d->activity) && d->correlation_id != 0)
+            calls.try_emplace(d->correlation_id, idx);
+        } else if constexpr (Schema::template contains<event_kind::op>) {
+          if (const auto* op = e.template get_if<event_kind::op>())
+            if (op->correlation_id != 0) ops.try_emplace(op->correlation_id, idx);
+        }
+      }
+      for (std::size_t i = 0; i < n; ++i) {
+        auto& e = t.events[i];
+        const auto* d = e.template get_if<device>();
+        if (d == nullptr || e.parent != no_event) continue;
+        const auto idx = static_cast<event_index>(i);
+        if (is_runtime_call(d->activity)) {
+          if constexpr (Policy::link_runtime_calls && Policy::use_external_id)
+            if (d->external_id != 0)
+              if (const event_index* op = ops.find(d->external_id)) {
+                set_parent(t, idx, *op, parent_link::external_id);
+                ++s.runtime_calls;
+              }
+          continue;
+        }
+        if (!is_device_side(d->activity)) continue;
+        bool done = false;
+        if constexpr (Policy::use_flows) {
+          if (d->flow_type == flow_kind::async_cpu_gpu && !d->flow_start && d->flow_id != 0) {
+            if (const event_index* start = flow_starts.find(d->flow_id)) {
+              set_parent(t, idx, *start, parent_link::flow);
+              s.links.push_back({flow_kind::async_cpu_gpu, d->flow_id, *start, idx});
+              ++s.by_flow;
+              done = true;
+            } else {
+              ++s.flow_ends_without_start;
+              t.anomalies.add(anomaly::flow_end_without_start);
+            }
+          }
+        }
+        if constexpr (Policy::use_correlation) {
+          if (!done && d->correlation_id != 0) {
+            if (const event_index* call = calls.find(d->correlation_id)) {
+              set_parent(t, idx, *call, parent_link::correlation);
+              s.links.push_back({flow_kind::async_cpu_gpu, d->correlation_id, *call, idx});
+              ++s.by_correlation;
+              done = true;
+            } else {
+              ++s.dangling_correlations;
+              t.anomalies.add(anomaly::dangling_correlation);
+            }
+          }
+        }
+        if constexpr (Policy::use_external_id) {
+          if (!done && d->external_id != 0) {
+            if (const event_index* op = ops.find(d->external_id)) {
+              set_parent(t, idx, *op, parent_link::external_id);
+              s.links.push_back({flow_kind::async_cpu_gpu, d->external_id, *op, idx});
+              ++s.by_external_id;
+              done = true;
+            }
+          }
+        }
+        s.unlinked += done ? 0 : 1;
+      }
+      if constexpr (Policy::inherit_thread) inherit_threads(t);
+    }
+    return s;
+  }
+
+ private:
+  template <class Table>
+  static void set_parent(Table& t, event_index child, event_index parent, parent_link how) {
+    t.events[child].parent = parent;
+    t.events[child].link = how;
+  }
+
+  /// Linked device activities take the pid and tid of their nearest ancestor that is not a
+  /// linked device activity (their parents come first along every chain, so follow the chain).
+  template <class Table>
+  static void inherit_threads(Table& t) {
+    for (auto& e : t.events) {
+      if (!e.template is<event_kind::device_activity>()) continue;
+      if (e.link != parent_link::flow && e.link != parent_link::correlation &&
+          e.link != parent_link::external_id)
+        continue;
+      event_index p = e.parent;
+      while (p != no_event && t.events[p].template is<event_kind::device_activity>() &&
+             is_device_side(t.events[p].template get<event_kind::device_activity>().activity) &&
+             t.events[p].parent != no_event)
+        p = t.events[p].parent;
+      e.tid = t.events[p].tid;
+      e.pid = t.events[p].pid;
+    }
+  }
+};
+
+/// Places device activities and runtime calls under what launched them (see the header).
+inline constexpr link_device_activities_fn link_device_activities{};
+
+TRACEMODEL_END_NAMESPACE

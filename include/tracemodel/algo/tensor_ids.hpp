@@ -1,0 +1,145 @@
+// tracemodel/algo — tensor identities.
+//
+//   tensor_id_stats s = tracemodel::assign_tensor_ids(table);
+//
+// Gives every tensor input of an op (list elements included) and every allocation of tensor
+// storage a `tensor_id` (1, 2, ...; 0 means none), such that two tensors share an id when they
+// share storage or an implementation object, transitively:
+//  1. storage addresses become storage versions: an address gets a fresh version when it is
+//     first seen, and a free (negative allocation size) retires it, so memory reused after a free
+//     is another storage (keyed by address and device);
+//  2. allocations whose storage no tensor ever used are not tensors and get no id;
+//  3. an implementation object that changes storage merges the groups of its storages, with a
+//     real disjoint-set (PyTorch merges sorted pairs in one greedy pass, which leaves chains such
+//     as {(1,3),(2,3)} split; union-find does not);
+//  4. groups are numbered in order of their first storage version (first appearance in time).
+// Events are visited in start order.
+#pragma once
+
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+#include "tracemodel/config.hpp"
+#include "tracemodel/detail/flat_map.hpp"
+#include "tracemodel/detail/radix_sort.hpp"
+#include "tracemodel/model/table.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+
+struct tensor_id_stats {
+  std::size_t tensors = 0;      ///< tensor inputs that got an id
+  std::size_t allocations = 0;  ///< allocations that got an id
+  std::size_t ids = 0;          ///< distinct ids
+  std::size_t storages = 0;     ///< storage versions seen
+};
+
+namespace detail {
+class disjoint_sets {
+ public:
+  std::uint32_t add() {
+    parent_.push_back(static_cast<std::uint32_t>(parent_.size()));
+    return parent_.back();
+  }
+  std::uint32_t find(std::uint32_t x) {
+    while (parent_[x] != x) {
+      parent_[x] = parent_[parent_[x]];  // path halving
+      x = parent_[x];
+    }
+    return x;
+  }
+  void unite(std::uint32_t a, std::uint32_t b) {
+    a = find(a);
+    b = find(b);
+    if (a == b) return;
+    // The smaller version stays the representative: groups keep their first appearance.
+    if (b < a) std::swap(a, b);
+    parent_[b] = a;
+  }
+
+ private:
+  std::vector<std::uint32_t> parent_;
+};
+}  // namespace detail
+
+struct assign_tensor_ids_fn {
+  template <class Schema>
+  tensor_id_stats operator()(basic_event_table<Schema>& t) const {
+    tensor_id_stats s;
+    const std::size_t n = t.size();
+    std::vector<std::int64_t> starts(n);
+    for (std::size_t i = 0; i < n; ++i) starts[i] = t.events[i].start_ns;
+    const std::vector<event_index> order = detail::stable_order(starts);
+
+    detail::pair_ids addresses;                 // (address, device) -> dense address id
+    std::vector<std::uint32_t> live;            // address id -> current storage version + 1
+    detail::disjoint_sets groups;               // over storage versions
+    std::vector<bool> used_by_tensor;           // storage version -> seen as a tensor's storage
+    detail::flat_map<std::uint32_t> impl_first; // impl address -> its first storage version
+    struct ref {
+      std::uint64_t* id;
+      std::uint32_t version;
+      bool allocation;
+    };
+    std::vector<ref> refs;
+
+    auto version_of = [&](std::uint64_t address, std::int8_t type, std::int8_t index) {
+      const std::uint64_t device = static_cast<std::uint8_t>(type) << 8 | static_cast<std::uint8_t>(index);
+      const std::uint32_t a = addresses.id(address, device);
+      if (a == live.size()) live.push_back(0);
+      if (live[a] == 0) {
+        live[a] = groups.add() + 1;
+        used_by_tensor.push_back(false);
+        ++s.storages;
+      }
+      return std::pair{a, live[a] - 1};
+    };
+
+    for (const event_index i : order) {
+      auto& e = t.events[i];
+      if constexpr (Schema::template contains<event_kind::op>) {
+        if (auto* op = e.template get_if<event_kind::op>()) {
+          for (std::uint32_t k = 0; k < op->inputs.size; ++k) {
+            input_value& v = t.inputs[op->inputs.first + k];
+            if (v.kind != input_kind::tensor || v.impl == 0 || v.storage == 0) continue;
+            const std::uint32_t version = version_of(v.storage, v.device_type, v.device_index).second;
+            used_by_tensor[version] = true;
+            auto [first, inserted] = impl_first.try_emplace(v.impl, version);
+            if (!inserted) groups.unite(*first, version);
+            refs.push_back({&v.tensor_id, version, false});
+          }
+          continue;
+        }
+      }
+      if constexpr (Schema::template contains<event_kind::allocation>) {
+        if (auto* a = e.template get_if<event_kind::allocation>()) {
+          if (a->ptr == 0) continue;
+          const auto [addr, version] = version_of(a->ptr, a->device_type, a->device_index);
+          refs.push_back({&a->tensor_id, version, true});
+          if (a->alloc_size < 0) live[addr] = 0;  // freed: the next use is another storage
+        }
+      }
+    }
+    // Number the groups that hold a tensor, in order of their first storage version.
+    std::vector<std::uint64_t> group_id(used_by_tensor.size(), 0);
+    std::vector<bool> group_used(used_by_tensor.size(), false);
+    for (std::uint32_t v = 0; v < used_by_tensor.size(); ++v)
+      if (used_by_tensor[v]) group_used[groups.find(v)] = true;
+    std::uint64_t next = 0;
+    for (std::uint32_t v = 0; v < group_used.size(); ++v)
+      if (group_used[v]) group_id[v] = ++next;
+    s.ids = next;
+    for (const ref& r : refs) {
+      const std::uint64_t id = group_id[groups.find(r.version)];
+      *r.id = id;
+      if (id == 0) continue;
+      ++(r.allocation ? s.allocations : s.tensors);
+    }
+    return s;
+  }
+};
+
+/// Assigns tensor identities (see the header comment).
+inline constexpr assign_tensor_ids_fn assign_tensor_ids{};
+
+TRACEMODEL_END_NAMESPACE

@@ -1,0 +1,250 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <tracemodel/algo/flows.hpp>
+#include <tracemodel/algo/fwd_bwd.hpp>
+#include <tracemodel/algo/tree.hpp>
+#include <tracemodel/collect.hpp>
+#include <tracemodel/testing/builder.hpp>
+#include <tracemodel/testing/dump.hpp>
+
+#include "../support/kineto_loader.hpp"
+#include "../support/oracle.hpp"
+
+using namespace tracemodel;
+using tracemodel::testing::table_builder;
+
+namespace {
+std::string link_text(const event_table& t, const std::vector<flow_link>& links) {
+  std::string out;
+  for (const flow_link& l : links)
+    out += std::to_string(l.id) + ": " + std::string(t.name(l.from)) + " -> " +
+           std::string(t.name(l.to)) + "\n";
+  return out;
+}
+}  // namespace
+
+TEST_SUITE("algo") {
+  TEST_CASE("link_forward_backward: PyTorch's scenario recorded through the library") {
+    // torch.add(t1, t2); torch.ones(1); binary_cross_entropy_with_logits(z, y); loss.backward()
+    record_queue<> q;
+    const std::uint64_t main_tid = current_thread_id();
+    q.end_op(q.begin_op({.name = "aten::add", .sequence_number = 0}));
+    q.end_op(q.begin_op({.name = "aten::ones"}));
+    {
+      TRACEMODEL_SCOPED_OP(q, .name = "aten::binary_cross_entropy_with_logits", .sequence_number = 1);
+      TRACEMODEL_SCOPED_OP(q, .name = "aten::sigmoid");
+    }
+    std::thread autograd([&] {  // backward runs on the engine's own thread
+      auto node = [&](const char* wrapper, const char* name, std::int64_t seq) {
+        TRACEMODEL_SCOPED_OP(q, .name = wrapper);
+        TRACEMODEL_SCOPED_OP(q, .name = name, .sequence_number = seq, .fwd_thread_id = main_tid,
+                             .scope = op_scope::backward_function);
+        TRACEMODEL_SCOPED_OP(q, .name = "aten::mul");
+      };
+      node("autograd::engine::evaluate_function: BinaryCrossEntropyWithLogitsBackward0",
+           "BinaryCrossEntropyWithLogitsBackward0", 1);
+      node("autograd::engine::evaluate_function: AddBackward0", "AddBackward0", 0);
+      node("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad",
+           "torch::autograd::AccumulateGrad", -1);
+    });
+    autograd.join();
+    event_table t = materialize(q);
+    const std::vector<flow_link> links = link_forward_backward(t);
+    CHECK(link_text(t, links) ==
+          "1: aten::binary_cross_entropy_with_logits -> BinaryCrossEntropyWithLogitsBackward0\n"
+          "2: aten::add -> AddBackward0\n");
+    // The wrappers inherited the sequence number and forward thread of their backward op.
+    for (const auto& e : t.events)
+      if (t.name(e) == "autograd::engine::evaluate_function: AddBackward0") {
+        CHECK(e.get<event_kind::op>().sequence_number == 0);
+        CHECK(e.get<event_kind::op>().fwd_thread_id == main_tid);
+      }
+  }
+
+  TEST_CASE("link_forward_backward: the forward op that started last wins; one link each") {
+    table_builder b;
+    b.op("aten::linear", 0, 100).seq(4).op("aten::t", 10, 20).seq(4).op("aten::addmm", 30, 90).seq(5);
+    b.op("autograd::engine::evaluate_function: AddmmBackward0", 200, 260).seq(-1, 1);
+    b.op("AddmmBackward0", 201, 250).seq(5, 1).scope(op_scope::backward_function);
+    b.op("autograd::engine::evaluate_function: TBackward0", 300, 360);
+    b.op("TBackward0", 301, 350).seq(4, 1).scope(op_scope::backward_function);
+    event_table t = b.take();
+    const auto links = link_forward_backward(t);
+    CHECK(link_text(t, links) == "1: aten::addmm -> AddmmBackward0\n2: aten::t -> TBackward0\n");
+    // PyTorch 1.13 (start order, keys kept): the wrappers link too.
+    const auto old = link_forward_backward(t, pytorch_1_13_links{});
+    CHECK(link_text(t, old) ==
+          "1: aten::addmm -> autograd::engine::evaluate_function: AddmmBackward0\n"
+          "2: aten::addmm -> AddmmBackward0\n"
+          "3: aten::t -> autograd::engine::evaluate_function: TBackward0\n"
+          "4: aten::t -> TBackward0\n");
+  }
+
+  struct literal_links : pytorch_links {
+    using thread_resolver = literal_thread_ids;
+  };
+
+  TEST_CASE("link_forward_backward: runtime thread ids resolve to a file's OS thread ids") {
+    auto make = [] {
+      table_builder b;
+      b.op("fwd on 5001", 0, 10, 5001).seq(1);
+      b.op("fwd on 5002", 20, 30, 5002).seq(1);
+      b.op("fwd on tid 2", 40, 50, 2).seq(7);
+      b.op("bwd of thread 1", 100, 110, 9000).seq(1, 1);  // names the 1st forward thread: 5001
+      b.op("bwd of thread 2", 120, 130, 9000).seq(7, 2);  // a thread with tid 2 exists: as is
+      return b.take();
+    };
+    event_table t = make();
+    CHECK(link_text(t, link_forward_backward(t)) ==
+          "1: fwd on 5001 -> bwd of thread 1\n2: fwd on tid 2 -> bwd of thread 2\n");
+    event_table u = make();  // ids taken literally: thread 1 recorded nothing
+    CHECK(link_text(u, link_forward_backward(u, literal_links{})) == "1: fwd on tid 2 -> bwd of thread 2\n");
+  }
+
+  TEST_CASE("link_forward_backward: keys are true pairs (no 16+48-bit packing collisions)") {
+    table_builder b;
+    const std::int64_t big = std::int64_t{1} << 48;
+    b.op("seq 5", 0, 10, 1).seq(5);
+    b.op("seq 5 + 2^48", 20, 30, 1).seq(5 + big);
+    b.op("tid 65537", 40, 50, 65537).seq(9);
+    b.op("tid 1 seq 9", 60, 70, 1).seq(9);
+    b.op("bwd seq 5", 100, 110, 2).seq(5, 1);
+    b.op("bwd tid 1 seq 9", 120, 130, 2).seq(9, 1);
+    event_table t = b.take();
+    const auto links = link_forward_backward(t);
+    // PyTorch's packed key would take "seq 5 + 2^48" for seq 5 and mix tid 65537 with tid 1.
+    CHECK(link_text(t, links) == "1: seq 5 -> bwd seq 5\n2: tid 1 seq 9 -> bwd tid 1 seq 9\n");
+  }
+
+  TEST_CASE("link_forward_backward: the four fwdbwd flows of a real ROCm trace") {
+    tmtest::loaded_trace lt =
+        tmtest::load_kineto(tmtest::data_path("kineto/amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz"));
+    std::map<std::uint64_t, std::pair<event_index, event_index>> file;
+    for (const auto& f : lt.flows) {
+      if (f.cat != "fwdbwd") continue;
+      REQUIRE(f.event != no_event);
+      (f.ph == 's' ? file[f.id].first : file[f.id].second) = f.event;
+    }
+    REQUIRE(file.size() == 4);
+    const auto links = link_forward_backward(lt.table);
+    REQUIRE(links.size() == 4);
+    for (const flow_link& l : links) {
+      INFO("flow " << l.id);
+      REQUIRE(file.count(l.id) == 1);
+      CHECK(file[l.id].first == l.from);
+      CHECK(file[l.id].second == l.to);
+    }
+  }
+
+  TEST_CASE("link_forward_backward: PyTorch 1.13's algorithm gives the oracles' derived links") {
+    for (const char* w : {"mlp_train", "adamw_zero_grad"}) {
+      tmtest::json_doc doc(tmtest::data_path(std::string("pytorch-1.13/") + w + ".oracle.json"));
+      tmtest::oracle_tree o = tmtest::load_oracle_tree(doc);
+      std::set<std::pair<event_index, event_index>> expected;
+      for (simdjson::dom::element l :
+           simdjson::dom::array(doc.root["forward_backward"]["derived_links_1_13_algorithm"]))
+        expected.emplace(static_cast<event_index>(uint64_t(l["forward"]["tree_node"])),
+                         static_cast<event_index>(uint64_t(l["backward"]["tree_node"])));
+      std::set<std::pair<event_index, event_index>> got;
+      for (const flow_link& l : link_forward_backward(o.table, pytorch_1_13_links{}))
+        got.emplace(l.from, l.to);
+      INFO(w);
+      CHECK(got.size() == expected.size());
+      CHECK(got == expected);
+    }
+  }
+
+  TEST_CASE("link_device_activities: flows first, then correlation, then external id") {
+    table_builder b;
+    b.op("aten::mm", 0, 100, 1).op_correlation(1);
+    b.device("cudaLaunchKernel", activity_type::cuda_runtime, 10, 20, 1, 1)
+        .correlation(7).external_id(1).flow(7, true);
+    b.device("gemm", activity_type::kernel, 30, 200, 7, 0).correlation(7).external_id(1).flow(7, false);
+    b.device("cudaMemcpyAsync", activity_type::cuda_runtime, 40, 50, 1, 1).correlation(8).external_id(1);
+    b.device("Memcpy HtoD", activity_type::gpu_memcpy, 210, 220, 7, 0).correlation(8).external_id(1);
+    b.device("Memset", activity_type::gpu_memset, 230, 240, 8, 0).external_id(1);
+    b.device("orphan kernel", activity_type::kernel, 250, 260, 7, 0).correlation(99);
+    b.device("cudaStreamWaitEvent", activity_type::cuda_runtime, 60, 70, 1, 1).correlation(9).external_id(1);
+    b.device("Stream Wait Event", activity_type::cuda_sync, 70, 75, 7, 0).correlation(9);
+    b.device("second start", activity_type::cuda_runtime, 80, 85, 1, 1).correlation(10).flow(7, true);
+    b.device("end without start", activity_type::kernel, 300, 310, 7, 0).correlation(10).flow(55, false);
+    event_table t = b.take();
+    const device_link_stats s = link_device_activities(t);
+    CHECK(s.by_flow == 1);
+    CHECK(s.by_correlation == 3);  // memcpy, sync, and the flow end whose start is missing
+    CHECK(s.by_external_id == 1);  // memset
+    CHECK(s.runtime_calls == 3);   // the launch, the memcpy and the wait call have op 1's id
+    CHECK(s.unlinked == 1);
+    CHECK(s.duplicate_flow_starts == 1);
+    CHECK(s.flow_ends_without_start == 1);
+    CHECK(s.dangling_correlations == 1);
+    CHECK(t.anomalies[anomaly::duplicate_flow_start] == 1);
+    CHECK(t.anomalies[anomaly::flow_end_without_start] == 1);
+    CHECK(t.anomalies[anomaly::dangling_correlation] == 1);
+    build_tree(t);
+    CHECK(tracemodel::testing::tree_text(t) ==
+          "aten::mm\n"
+          "  cudaLaunchKernel\n"
+          "    gemm\n"
+          "  cudaMemcpyAsync\n"
+          "    Memcpy HtoD\n"
+          "  cudaStreamWaitEvent\n"
+          "    Stream Wait Event\n"
+          "  second start\n"
+          "    end without start\n"
+          "  Memset\n"
+          "orphan kernel\n");
+    // Device subtrees took their parent's thread; the payload keeps device and stream.
+    CHECK(t[2].tid == 1);
+    CHECK(t[2].pid == 1);
+    CHECK(t[2].get<event_kind::device_activity>().stream == 7);
+    CHECK(t[6].tid == 7);  // the orphan keeps its own track
+  }
+
+  TEST_CASE("link_device_activities: correlation ids of real traces give the files' ac2g flows") {
+    const char* files[] = {"critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz",
+                           "critical_path_cuda_event_sync_event_sync_trace.json.gz",
+                           "amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+                           "triton_example_triton_example.json.gz",
+                           "execution_trace_benchmark_simple_add_trace.json.gz",
+                           "call_stack_backward_thread.json",
+                           "cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"};
+    std::size_t total_pairs = 0;
+    for (const char* f : files) {
+      INFO(f);
+      tmtest::loaded_trace lt = tmtest::load_kineto(tmtest::data_path(std::string("kineto/") + f));
+      std::map<std::uint64_t, event_index> starts;
+      for (const auto& fl : lt.flows)
+        if (fl.cat != "fwdbwd" && fl.ph == 's' && fl.event != no_event) starts[fl.id] = fl.event;
+      std::map<event_index, event_index> file_pairs;  // device activity -> launching call
+      for (const auto& fl : lt.flows)
+        if (fl.cat != "fwdbwd" && fl.ph == 'f' && fl.event != no_event && starts.count(fl.id))
+          file_pairs[fl.event] = starts[fl.id];
+      const device_link_stats s = link_device_activities(lt.table, correlation_device_links{});
+      std::map<event_index, event_index> derived;
+      for (const flow_link& l : s.links) derived[l.to] = l.from;
+      for (const auto& [device, call] : file_pairs) {
+        INFO("device event " << device << " " << lt.table.name(device));
+        REQUIRE(derived.count(device) == 1);
+        CHECK(derived[device] == call);
+      }
+      // Every kernel, memcpy, memset and sync event finds its call by correlation.
+      for (std::size_t i = 0; i < lt.table.size(); ++i)
+        if (const auto* d = lt.table.events[i].get_if<event_kind::device_activity>())
+          if (d->activity == activity_type::kernel || d->activity == activity_type::gpu_memcpy ||
+              d->activity == activity_type::gpu_memset || d->activity == activity_type::cuda_sync)
+            CHECK(lt.table.events[i].link == parent_link::correlation);
+      total_pairs += file_pairs.size();
+    }
+    // The ac2g flows with a start on a call and an end on a device activity: alexnet 139, event
+    // sync 7, ROCm 16, Triton 1, simple add 4.
+    CHECK(total_pairs == 167);
+  }
+}

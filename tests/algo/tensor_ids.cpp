@@ -1,0 +1,207 @@
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include <tracemodel/algo/key_averages.hpp>
+#include <tracemodel/algo/tensor_ids.hpp>
+#include <tracemodel/algo/tree.hpp>
+#include <tracemodel/testing/builder.hpp>
+
+using namespace tracemodel;
+using tracemodel::testing::table_builder;
+
+namespace {
+/// Adds an op with tensor inputs given as (impl, storage) pairs.
+void op_with_tensors(table_builder& b, const char* name, std::int64_t time,
+                     std::vector<std::pair<std::uint64_t, std::uint64_t>> tensors,
+                     std::vector<std::int64_t> dims = {2}) {
+  b.op(name, time, time + 1);
+  event_table& t = b.table();
+  auto& op = b.last_op();
+  op.inputs.first = static_cast<std::uint32_t>(t.inputs.size());
+  for (auto [impl, storage] : tensors) {
+    input_value v;
+    v.kind = input_kind::tensor;
+    v.impl = impl;
+    v.storage = storage;
+    v.rank = static_cast<std::uint32_t>(dims.size());
+    v.dims = static_cast<std::uint32_t>(t.ints.size());
+    for (auto d : dims) t.ints.push_back(d);
+    t.inputs.push_back(v);
+  }
+  op.inputs.size = static_cast<std::uint32_t>(tensors.size());
+}
+std::vector<std::uint64_t> ids_of(const event_table& t, std::size_t event) {
+  std::vector<std::uint64_t> out;
+  for (const input_value& v : t.inputs_of(t.events[event])) out.push_back(v.tensor_id);
+  return out;
+}
+}  // namespace
+
+TEST_SUITE("algo") {
+  TEST_CASE("assign_tensor_ids: storage reuse after a free, impls that change storage") {
+    table_builder b;
+    b.allocation(0x100, 64, 0);                           // 0: storage S1 at 0x100
+    op_with_tensors(b, "op1", 10, {{0xA, 0x100}, {0xB, 0x200}});  // 1: A on S1, B on S2
+    b.allocation(0x300, 64, 20);                          // 2: S3, used by C below
+    op_with_tensors(b, "op2", 30, {{0xC, 0x300}});        // 3
+    b.allocation(0x100, -64, 40);                         // 4: S1 freed
+    b.allocation(0x100, 64, 50);                          // 5: 0x100 again: a new storage S4
+    op_with_tensors(b, "op3", 60, {{0xD, 0x100}});        // 6: D on S4 (not A's storage)
+    op_with_tensors(b, "op4", 70, {{0xA, 0x200}});        // 7: A moves to S2: A and B merge
+    b.allocation(0x900, 128, 80);                         // 8: no tensor ever uses it
+    event_table t = b.take();
+    const tensor_id_stats s = assign_tensor_ids(t);
+    // Groups in order of first storage: {S1, S2} (A, B) = 1, {S3} (C) = 2, {S4} (D) = 3.
+    CHECK(ids_of(t, 1) == std::vector<std::uint64_t>{1, 1});
+    CHECK(ids_of(t, 3) == std::vector<std::uint64_t>{2});
+    CHECK(ids_of(t, 6) == std::vector<std::uint64_t>{3});
+    CHECK(ids_of(t, 7) == std::vector<std::uint64_t>{1});
+    CHECK(t[0].get<event_kind::allocation>().tensor_id == 1);
+    CHECK(t[2].get<event_kind::allocation>().tensor_id == 2);
+    CHECK(t[4].get<event_kind::allocation>().tensor_id == 1);  // the free of S1
+    CHECK(t[5].get<event_kind::allocation>().tensor_id == 3);
+    CHECK(t[8].get<event_kind::allocation>().tensor_id == 0);  // never a tensor
+    CHECK(s.ids == 3);
+    CHECK(s.tensors == 5);
+    CHECK(s.allocations == 4);
+    CHECK(s.storages == 5);
+  }
+
+  TEST_CASE("assign_tensor_ids: chains of shared storage are one group (a real disjoint-set)") {
+    // Storages X, Z, Y appear in that order. E goes X -> Y, F goes Z -> Y. PyTorch's greedy pass
+    // over the sorted pairs {(X,Y), (Z,Y)} leaves Z apart; all three belong together.
+    table_builder b;
+    op_with_tensors(b, "e on X", 0, {{0xE, 0x1}});
+    op_with_tensors(b, "f on Z", 10, {{0xF, 0x3}});
+    op_with_tensors(b, "e on Y", 20, {{0xE, 0x2}});
+    op_with_tensors(b, "f on Y", 30, {{0xF, 0x2}});
+    op_with_tensors(b, "g on W", 40, {{0x6, 0x4}});
+    event_table t = b.take();
+    assign_tensor_ids(t);
+    CHECK(ids_of(t, 0) == std::vector<std::uint64_t>{1});
+    CHECK(ids_of(t, 1) == std::vector<std::uint64_t>{1});
+    CHECK(ids_of(t, 2) == std::vector<std::uint64_t>{1});
+    CHECK(ids_of(t, 3) == std::vector<std::uint64_t>{1});
+    CHECK(ids_of(t, 4) == std::vector<std::uint64_t>{2});
+  }
+
+  TEST_CASE("assign_tensor_ids: the same address on another device is another storage") {
+    table_builder b;
+    op_with_tensors(b, "cpu", 0, {{0xA, 0x100}});
+    op_with_tensors(b, "gpu", 10, {{0xB, 0x100}});
+    event_table t = b.take();
+    t.inputs[1].device_type = 1;
+    t.inputs[1].device_index = 0;
+    assign_tensor_ids(t);
+    CHECK(ids_of(t, 0) == std::vector<std::uint64_t>{1});
+    CHECK(ids_of(t, 1) == std::vector<std::uint64_t>{2});
+  }
+
+  TEST_CASE("key_averages: counts, totals and self times on a hand-built tree") {
+    table_builder b;
+    b.op("A", 0, 100);
+    b.op("B", 10, 40);
+    b.table().events.emplace_back();  // a script frame between two ops: not counted
+    {
+      auto& p = b.table().events.back();
+      p.start_ns = 50;
+      p.tid = 1;
+      p.pid = 1;
+      auto& f = p.fields.emplace<default_schema::index_of<event_kind::script_call>>();
+      f.name = b.table().strings.intern("model.py(3): forward");
+      f.end_ns = 90;
+    }
+    b.op("C", 55, 85);
+    b.op("D", 200, 210);
+    b.op("A", 300, 350);
+    b.op("B", 310, 320);
+    event_table t = b.take();
+    build_tree(t);
+    const auto rows = key_averages(t);
+    REQUIRE(rows.size() == 4);
+    // Sorted by total, largest first.
+    CHECK(rows[0].name == "A");
+    CHECK(rows[0].count == 2);
+    CHECK(rows[0].total_ns == 150);
+    CHECK(rows[0].self_ns == 80);  // (100 - B 30 - C 30) + (50 - B 10): C counts through P
+    CHECK(rows[1].name == "B");
+    CHECK(rows[1].total_ns == 40);
+    CHECK(rows[1].self_ns == 40);
+    CHECK(rows[2].name == "C");
+    CHECK(rows[2].self_ns == 30);
+    CHECK(rows[3].name == "D");
+    CHECK(rows[3].self_ns == 10);
+    CHECK(rows[0].self_share == doctest::Approx(80.0 / 160.0));
+    CHECK(rows[0].total_share == doctest::Approx(150.0 / 160.0));
+    double shares = 0;
+    for (const auto& r : rows) shares += r.self_share;
+    CHECK(shares == doctest::Approx(1.0));
+
+    const auto by_self = key_averages(t, {.sort = sort_by::self});
+    CHECK(by_self[0].name == "A");
+    CHECK(by_self[1].name == "B");
+    const auto by_count = key_averages(t, {.sort = sort_by::count});
+    CHECK(by_count[0].count == 2);
+    CHECK(by_count[2].count == 1);
+
+    const std::string text = format_key_averages(rows, 2);
+    CHECK(text.find("Name") != std::string::npos);
+    CHECK(text.find("A       50.00%       0.080us    93.75%       0.150us         2\n") != std::string::npos);
+    CHECK(text.find("C ") == std::string::npos);  // only the top 2
+    CHECK(text.find("Self time total: 0.160us") != std::string::npos);
+  }
+
+  TEST_CASE("key_averages: grouping by input shapes and by stack") {
+    table_builder b;
+    op_with_tensors(b, "aten::mm", 0, {{1, 1}, {2, 2}}, {8, 16});
+    op_with_tensors(b, "aten::mm", 10, {{1, 1}, {2, 2}}, {8, 16});
+    op_with_tensors(b, "aten::mm", 20, {{1, 1}}, {4});
+    event_table t = b.take();
+    build_tree(t);
+    const auto rows = key_averages(t, {.group = group_by::shapes, .sort = sort_by::count});
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].key() == "aten::mm [[8, 16], [8, 16]]");
+    CHECK(rows[0].count == 2);
+    CHECK(rows[1].key() == "aten::mm [[4]]");
+    CHECK(input_shapes_text(t, t[0]) == "[[8, 16], [8, 16]]");
+
+    table_builder c;
+    c.op("aten::add", 0, 5).op("aten::add", 10, 15).op("aten::add", 20, 25);
+    event_table s = c.take();
+    s.add_string_list_attr(s.events[0], "Call stack", std::vector<std::string>{"train.py(10)", "main"});
+    s.add_string_list_attr(s.events[1], "Call stack", std::vector<std::string>{"train.py(10)", "main"});
+    s.add_string_list_attr(s.events[2], "Call stack", std::vector<std::string>{"eval.py(3)", "main"});
+    build_tree(s);
+    const auto by_stack = key_averages(s, {.group = group_by::stack, .sort = sort_by::count});
+    REQUIRE(by_stack.size() == 2);
+    CHECK(by_stack[0].key() == "aten::add train.py(10); main");
+    CHECK(by_stack[0].count == 2);
+    const auto one_frame = key_averages(s, {.group = group_by::stack, .stack_frames = 1});
+    CHECK(one_frame[0].detail == "train.py(10)");
+  }
+
+  TEST_CASE("input_shapes_text: nested lists and non-tensors") {
+    event_table t;
+    auto& e = t.events.emplace_back();
+    auto& op = e.fields.emplace<0>();
+    auto tensor = [&t](std::vector<std::int64_t> d) {
+      input_value v;
+      v.kind = input_kind::tensor;
+      v.rank = static_cast<std::uint32_t>(d.size());
+      v.dims = static_cast<std::uint32_t>(t.ints.size());
+      for (auto x : d) t.ints.push_back(x);
+      return v;
+    };
+    input_value list;
+    list.kind = input_kind::tensor_list;
+    list.rank = 2;
+    list.subtree = 3;
+    input_value scalar;
+    scalar.kind = input_kind::scalar;
+    t.inputs = {list, tensor({2, 3}), tensor({4}), scalar, tensor({})};
+    op.inputs = {0, 5};
+    CHECK(input_shapes_text(t, e) == "[[[2, 3], [4]], [], []]");
+  }
+}
