@@ -21,7 +21,8 @@ using namespace tracemodel;
 using tracemodel::testing::table_builder;
 
 namespace {
-std::string link_text(const event_table& t, const std::vector<flow_link>& links) {
+template <class Links>
+std::string link_text(const event_table& t, const Links& links) {
   std::string out;
   for (const flow_link& l : links)
     out += std::to_string(l.id) + ": " + std::string(t.name(l.from)) + " -> " +
@@ -56,7 +57,7 @@ TEST_SUITE("algo") {
     });
     autograd.join();
     event_table t = materialize(q);
-    const std::vector<flow_link> links = link_forward_backward(t);
+    const auto links = link_forward_backward(t);
     CHECK(link_text(t, links) ==
           "1: aten::binary_cross_entropy_with_logits -> BinaryCrossEntropyWithLogitsBackward0\n"
           "2: aten::add -> AddBackward0\n");
@@ -230,10 +231,11 @@ TEST_SUITE("algo") {
       const device_link_stats s = link_device_activities(lt.table, correlation_device_links{});
       std::map<event_index, event_index> derived;
       for (const flow_link& l : s.links) derived[l.to] = l.from;
-      for (const auto& [device, call] : file_pairs) {
+      for (const auto& pair : file_pairs) {
+        const event_index device = pair.first;
         INFO("device event " << device << " " << lt.table.name(device));
         REQUIRE(derived.count(device) == 1);
-        CHECK(derived[device] == call);
+        CHECK(derived[device] == pair.second);
       }
       // Every kernel, memcpy, memset and sync event finds its call by correlation.
       for (std::size_t i = 0; i < lt.table.size(); ++i)

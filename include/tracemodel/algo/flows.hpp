@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "tracemodel/config.hpp"
-#include "tracemodel/detail/flat_map.hpp"
+#include "tracemodel/detail/id_map.hpp"
 #include "tracemodel/model/table.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
@@ -65,7 +65,7 @@ struct device_link_stats {
   std::size_t duplicate_flow_starts = 0;
   std::size_t flow_ends_without_start = 0;
   std::size_t dangling_correlations = 0;  ///< a correlation id no runtime call has
-  std::vector<flow_link> links;  ///< host -> device links (from the call, or the op)
+  detail::scratch_vector<flow_link> links;  ///< host -> device links (from the call, or the op)
 };
 
 struct link_device_activities_fn {
@@ -78,47 +78,56 @@ struct link_device_activities_fn {
     if constexpr (Schema::template contains<event_kind::device_activity>) {
       constexpr event_kind device = event_kind::device_activity;
       const std::size_t n = t.size();
-      detail::flat_map<event_index> flow_starts;  // flow id -> runtime call
-      detail::flat_map<event_index> calls;        // correlation id -> runtime call
-      detail::flat_map<event_index> ops;          // correlation id of an op -> op
+      // One pass: the ids of flow starts, runtime calls and ops, and what needs a parent.
+      // Upper bounds: untouched reserved pages cost no memory, regrowth would.
+      detail::id_map::pairs flow_pairs, call_pairs, op_pairs;
+      detail::scratch_vector<event_index> todo;
+      flow_pairs.reserve(n);
+      call_pairs.reserve(n);
+      op_pairs.reserve(n);
+      todo.reserve(n);
       for (std::size_t i = 0; i < n; ++i) {
         const auto& e = t.events[i];
         const auto idx = static_cast<event_index>(i);
         if (const auto* d = e.template get_if<device>()) {
-          if (d->flow_start && d->flow_type == flow_kind::async_cpu_gpu && d->flow_id != 0) {
-            if (!flow_starts.try_emplace(d->flow_id, idx).second) {
-              ++s.duplicate_flow_starts;
-              t.anomalies.add(anomaly::duplicate_flow_start);
-            }
-          }
-          if (is_runtime_call(d->activity) && d->correlation_id != 0)
-            calls.try_emplace(d->correlation_id, idx);
+          if (d->flow_start && d->flow_type == flow_kind::async_cpu_gpu && d->flow_id != 0)
+            flow_pairs.emplace_back(d->flow_id, idx);
+          const bool call = is_runtime_call(d->activity);
+          if (call && d->correlation_id != 0) call_pairs.emplace_back(d->correlation_id, idx);
+          if (e.parent == no_event && (call || is_device_side(d->activity))) todo.push_back(idx);
         } else if constexpr (Schema::template contains<event_kind::op>) {
           if (const auto* op = e.template get_if<event_kind::op>())
-            if (op->correlation_id != 0) ops.try_emplace(op->correlation_id, idx);
+            if (op->correlation_id != 0) op_pairs.emplace_back(op->correlation_id, idx);
         }
       }
-      for (std::size_t i = 0; i < n; ++i) {
-        auto& e = t.events[i];
+      detail::id_map flow_starts, calls, ops;
+      s.duplicate_flow_starts = flow_starts.build(flow_pairs);
+      t.anomalies.add(anomaly::duplicate_flow_start, s.duplicate_flow_starts);
+      calls.build(call_pairs);
+      ops.build(op_pairs);
+      flow_pairs = {};
+      call_pairs = {};
+      op_pairs = {};
+
+      s.links.reserve(todo.size());
+      for (const event_index idx : todo) {
+        auto& e = t.events[idx];
         const auto* d = e.template get_if<device>();
-        if (d == nullptr || e.parent != no_event) continue;
-        const auto idx = static_cast<event_index>(i);
         if (is_runtime_call(d->activity)) {
           if constexpr (Policy::link_runtime_calls && Policy::use_external_id)
             if (d->external_id != 0)
-              if (const event_index* op = ops.find(d->external_id)) {
-                set_parent(t, idx, *op, parent_link::external_id);
+              if (const event_index op = ops.find(d->external_id); op != no_event) {
+                set_parent(t, idx, op, parent_link::external_id);
                 ++s.runtime_calls;
               }
           continue;
         }
-        if (!is_device_side(d->activity)) continue;
         bool done = false;
         if constexpr (Policy::use_flows) {
           if (d->flow_type == flow_kind::async_cpu_gpu && !d->flow_start && d->flow_id != 0) {
-            if (const event_index* start = flow_starts.find(d->flow_id)) {
-              set_parent(t, idx, *start, parent_link::flow);
-              s.links.push_back({flow_kind::async_cpu_gpu, d->flow_id, *start, idx});
+            if (const event_index start = flow_starts.find(d->flow_id); start != no_event) {
+              set_parent(t, idx, start, parent_link::flow);
+              s.links.push_back({flow_kind::async_cpu_gpu, d->flow_id, start, idx});
               ++s.by_flow;
               done = true;
             } else {
@@ -129,9 +138,9 @@ struct link_device_activities_fn {
         }
         if constexpr (Policy::use_correlation) {
           if (!done && d->correlation_id != 0) {
-            if (const event_index* call = calls.find(d->correlation_id)) {
-              set_parent(t, idx, *call, parent_link::correlation);
-              s.links.push_back({flow_kind::async_cpu_gpu, d->correlation_id, *call, idx});
+            if (const event_index call = calls.find(d->correlation_id); call != no_event) {
+              set_parent(t, idx, call, parent_link::correlation);
+              s.links.push_back({flow_kind::async_cpu_gpu, d->correlation_id, call, idx});
               ++s.by_correlation;
               done = true;
             } else {
@@ -142,9 +151,9 @@ struct link_device_activities_fn {
         }
         if constexpr (Policy::use_external_id) {
           if (!done && d->external_id != 0) {
-            if (const event_index* op = ops.find(d->external_id)) {
-              set_parent(t, idx, *op, parent_link::external_id);
-              s.links.push_back({flow_kind::async_cpu_gpu, d->external_id, *op, idx});
+            if (const event_index op = ops.find(d->external_id); op != no_event) {
+              set_parent(t, idx, op, parent_link::external_id);
+              s.links.push_back({flow_kind::async_cpu_gpu, d->external_id, op, idx});
               ++s.by_external_id;
               done = true;
             }
@@ -152,7 +161,7 @@ struct link_device_activities_fn {
         }
         s.unlinked += done ? 0 : 1;
       }
-      if constexpr (Policy::inherit_thread) inherit_threads(t);
+      if constexpr (Policy::inherit_thread) inherit_threads(t, todo);
     }
     return s;
   }
@@ -166,10 +175,11 @@ struct link_device_activities_fn {
 
   /// Linked device activities take the pid and tid of their nearest ancestor that is not a
   /// linked device activity (their parents come first along every chain, so follow the chain).
-  template <class Table>
-  static void inherit_threads(Table& t) {
-    for (auto& e : t.events) {
-      if (!e.template is<event_kind::device_activity>()) continue;
+  template <class Table, class Indices>
+  static void inherit_threads(Table& t, const Indices& linked) {
+    for (const event_index i : linked) {
+      auto& e = t.events[i];
+      if (is_runtime_call(e.template get<event_kind::device_activity>().activity)) continue;
       if (e.link != parent_link::flow && e.link != parent_link::correlation &&
           e.link != parent_link::external_id)
         continue;

@@ -1,6 +1,6 @@
 // tracemodel/algo — the forward/backward linker.
 //
-//   std::vector<flow_link> links = tracemodel::link_forward_backward(table);
+//   auto links = tracemodel::link_forward_backward(table);  // a vector of flow_link
 //
 // A backward op (one with a forward thread id) links to the forward op with the same
 // (forward thread, sequence number). Among forward ops sharing a key, the one that started last
@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "tracemodel/config.hpp"
+#include "tracemodel/detail/big_allocator.hpp"
 #include "tracemodel/detail/flat_map.hpp"
 #include "tracemodel/detail/radix_sort.hpp"
 #include "tracemodel/model/table.hpp"
@@ -80,95 +81,160 @@ concept fwd_bwd_policy = requires(std::uint64_t id, const std::vector<thread_key
   { P::thread_resolver::resolve(id, threads) } -> std::same_as<thread_key>;
 };
 
+namespace detail {
+struct forward_slot {
+  std::int64_t start = 0;
+  event_index index = no_event;
+};
+/// Forward-op slots of one thread, indexed by sequence number (an array when the numbers are
+/// dense, a hash map when they are not).
+class sequence_slots {
+ public:
+  void reserve_dense(std::int64_t max_seq) {
+    dense_.assign(static_cast<std::size_t>(max_seq) + 1, forward_slot{});
+  }
+  void use_sparse() { sparse_mode_ = true; }
+  forward_slot& operator[](std::int64_t seq) {
+    if (!sparse_mode_) return dense_[static_cast<std::size_t>(seq)];
+    return *sparse_.try_emplace(static_cast<std::uint64_t>(seq), forward_slot{}).first;
+  }
+
+ private:
+  bool sparse_mode_ = false;
+  scratch_vector<forward_slot> dense_;
+  flat_map<forward_slot> sparse_;
+};
+}  // namespace detail
+
 struct link_forward_backward_fn {
   template <class Schema, class Policy = pytorch_links>
-  std::vector<flow_link> operator()(basic_event_table<Schema>& t, Policy = {}) const {
+  table_vector<flow_link> operator()(basic_event_table<Schema>& t, Policy = {}) const {
     static_assert(fwd_bwd_policy<Policy>,
                   "tracemodel::link_forward_backward(table, P): P must model fwd_bwd_policy "
                   "(algo/fwd_bwd.hpp)");
-    std::vector<flow_link> links;
+    table_vector<flow_link> links;
+    links.reserve(t.size() / 2);
     if constexpr (!Schema::template contains<event_kind::op>) {
       return links;
     } else {
-      const std::size_t n = t.size();
-      std::vector<std::int64_t> starts(n);
-      for (std::size_t i = 0; i < n; ++i) starts[i] = t.events[i].start_ns;
-      const std::vector<event_index> by_start = detail::stable_order(starts);
+      // One read pass: the ops, compactly, in start order.
+      struct op_rec {
+        std::int64_t start;
+        std::int64_t end;
+        std::int64_t seq;
+        std::uint64_t fwd;
+        event_index index;
+        std::uint32_t thread;  // dense (pid, tid)
+        op_scope scope;
+      };
+      detail::scratch_vector<op_rec> ops;
+      ops.reserve(t.size());
+      detail::pair_ids threads;
+      bool sorted = true;
+      for (std::size_t i = 0; i < t.size(); ++i) {
+        const auto& e = t.events[i];
+        const auto* op = e.template get_if<event_kind::op>();
+        if (op == nullptr) continue;
+        const std::int64_t end = e.end_ns();
+        sorted = sorted && (ops.empty() || ops.back().start <= e.start_ns);
+        ops.push_back({e.start_ns, end == no_end_ns ? std::numeric_limits<std::int64_t>::max() : end,
+                       op->sequence_number, op->fwd_thread_id, static_cast<event_index>(i),
+                       threads.id(static_cast<std::uint64_t>(e.pid), e.tid), op->scope});
+      }
+      if (!sorted)
+        std::stable_sort(ops.begin(), ops.end(),
+                         [](const op_rec& a, const op_rec& b) { return a.start < b.start; });
 
       // 1. Wrappers inherit from the backward op that follows them on their thread.
       if constexpr (!Policy::wrapper_prefix.empty()) {
-        detail::pair_ids threads;
-        std::vector<event_index> last;  // previous op per thread
-        for (event_index i : by_start) {
-          auto* op = t.events[i].template get_if<event_kind::op>();
-          if (op == nullptr) continue;
-          const std::uint32_t th = threads.id(static_cast<std::uint64_t>(t.events[i].pid),
-                                              t.events[i].tid);
-          if (th == last.size()) last.push_back(no_event);
-          const event_index prev = last[th];
-          last[th] = i;
-          if (prev == no_event) continue;
-          auto& w = t.events[prev].template get<event_kind::op>();
-          const bool backward = op->scope == op_scope::backward_function || op->fwd_thread_id > 0;
-          if (backward && w.scope == op_scope::function &&
-              t.strings.view(w.name).starts_with(Policy::wrapper_prefix)) {
-            w.sequence_number = op->sequence_number;
-            w.fwd_thread_id = op->fwd_thread_id;
-          }
+        std::vector<std::size_t> last(threads.size(), ops.size());
+        for (std::size_t k = 0; k < ops.size(); ++k) {
+          op_rec& cur = ops[k];
+          const std::size_t prev = last[cur.thread];
+          last[cur.thread] = k;
+          if (prev == ops.size()) continue;
+          op_rec& w = ops[prev];
+          const bool backward = cur.scope == op_scope::backward_function || cur.fwd > 0;
+          if (!backward || w.scope != op_scope::function) continue;
+          auto& wf = t.events[w.index].template get<event_kind::op>();
+          if (!t.strings.view(wf.name).starts_with(Policy::wrapper_prefix)) continue;
+          wf.sequence_number = w.seq = cur.seq;
+          wf.fwd_thread_id = w.fwd = cur.fwd;
         }
       }
 
       // 2. Threads that recorded forward ops, per process, in order of first appearance.
-      detail::pair_ids thread_ids;  // (pid, tid) -> dense id
       std::vector<std::pair<process_key, std::vector<thread_key>>> forward_threads;
       auto forward_threads_of = [&](process_key pid) -> std::vector<thread_key>& {
         for (auto& [p, v] : forward_threads)
           if (p == pid) return v;
         return forward_threads.emplace_back(pid, std::vector<thread_key>{}).second;
       };
-      auto is_forward = [](const extra_fields<event_kind::op>& op) {
-        return op.sequence_number >= 0 && op.fwd_thread_id == 0;
-      };
-      for (event_index i : by_start) {
-        const auto* op = t.events[i].template get_if<event_kind::op>();
-        if (op == nullptr || !is_forward(*op)) continue;
-        auto& v = forward_threads_of(t.events[i].pid);
-        if (std::find(v.begin(), v.end(), t.events[i].tid) == v.end()) v.push_back(t.events[i].tid);
+      std::vector<bool> seen_forward(threads.size(), false);
+      for (const op_rec& o : ops) {
+        if (o.seq < 0 || o.fwd != 0 || seen_forward[o.thread]) continue;
+        seen_forward[o.thread] = true;
+        const auto& [pid, tid] = threads.pair(o.thread);
+        forward_threads_of(static_cast<process_key>(pid)).push_back(tid);
       }
 
-      // 3. Visit ops with a sequence number in the policy's order.
-      std::vector<event_index> order;
-      if constexpr (Policy::visit_by_end) {
-        std::vector<std::int64_t> ends(n);
-        for (std::size_t r = 0; r < n; ++r) {
-          const std::int64_t e = t.events[by_start[r]].end_ns();
-          ends[r] = e == no_end_ns ? std::numeric_limits<std::int64_t>::max() : e;
+      // 3. The ops with a sequence number, each with the thread its key names, sorted by the
+      //    visit order (end or start time; ties in start order), so the visit is sequential.
+      struct keyed {
+        std::int64_t seq;
+        std::int64_t start;
+        event_index index;
+        std::uint32_t thread;  // forward op: its thread; backward op: the one its key names
+        bool forward;
+      };
+      detail::scratch_vector<keyed> with_seq;
+      detail::scratch_vector<std::int64_t> order_key;
+      with_seq.reserve(ops.size());
+      order_key.reserve(ops.size());
+      for (const op_rec& o : ops) {
+        if (o.seq < 0) continue;
+        std::uint32_t th = o.thread;
+        if (o.fwd > 0) {
+          const auto& [pid, tid] = threads.pair(o.thread);
+          const thread_key r = Policy::thread_resolver::resolve(
+              o.fwd, forward_threads_of(static_cast<process_key>(pid)));
+          th = threads.id(pid, r);
         }
-        const std::vector<event_index> r = detail::stable_order(ends);
-        order.resize(n);
-        for (std::size_t k = 0; k < n; ++k) order[k] = by_start[r[k]];
-      } else {
-        order = by_start;
+        with_seq.push_back({o.seq, o.start, o.index, th, o.fwd == 0});
+        order_key.push_back(Policy::visit_by_end ? o.end : o.start);
       }
-      detail::pair_ids keys;             // (thread id, sequence number) -> slot
-      std::vector<event_index> slot;     // the forward op holding each key
+      ops = {};
+      {
+        const auto order = detail::stable_order(order_key);
+        order_key = {};
+        detail::scratch_vector<keyed> sorted(with_seq.size());
+        for (std::size_t r = 0; r < order.size(); ++r) sorted[r] = with_seq[order[r]];
+        with_seq.swap(sorted);
+      }
+      // Slots per thread: arrays over the sequence numbers unless they are sparse. A slot keeps
+      // the forward op and its start, so the visit never goes back to the table.
+      std::vector<std::int64_t> max_seq(threads.size(), -1);
+      std::vector<std::size_t> count(threads.size(), 0);
+      for (const keyed& k : with_seq) {
+        max_seq[k.thread] = std::max(max_seq[k.thread], k.seq);
+        ++count[k.thread];
+      }
+      std::vector<detail::sequence_slots> slots(threads.size());
+      for (std::size_t th = 0; th < slots.size(); ++th) {
+        if (max_seq[th] < 0) continue;
+        if (static_cast<std::uint64_t>(max_seq[th]) <= 4 * count[th] + 4096)
+          slots[th].reserve_dense(max_seq[th]);
+        else
+          slots[th].use_sparse();
+      }
       std::uint64_t next_id = 1;
-      for (event_index i : order) {
-        const auto& e = t.events[i];
-        const auto* op = e.template get_if<event_kind::op>();
-        if (op == nullptr || op->sequence_number < 0) continue;
-        thread_key tid = e.tid;
-        if (op->fwd_thread_id > 0)
-          tid = Policy::thread_resolver::resolve(op->fwd_thread_id, forward_threads_of(e.pid));
-        const std::uint32_t th = thread_ids.id(static_cast<std::uint64_t>(e.pid), tid);
-        const std::uint32_t k =
-            keys.id(th, static_cast<std::uint64_t>(op->sequence_number));
-        if (k == slot.size()) slot.push_back(no_event);
-        if (op->fwd_thread_id == 0) {
-          if (slot[k] == no_event || e.start_ns >= t.events[slot[k]].start_ns) slot[k] = i;
-        } else if (slot[k] != no_event) {
-          links.push_back({flow_kind::fwd_bwd, next_id++, slot[k], i});
-          if constexpr (Policy::consume_on_match) slot[k] = no_event;
+      for (const keyed& k : with_seq) {
+        detail::forward_slot& slot = slots[k.thread][k.seq];
+        if (k.forward) {
+          if (slot.index == no_event || k.start >= slot.start) slot = {k.start, k.index};
+        } else if (slot.index != no_event) {
+          links.push_back({flow_kind::fwd_bwd, next_id++, slot.index, k.index});
+          if constexpr (Policy::consume_on_match) slot.index = no_event;
         }
       }
       return links;

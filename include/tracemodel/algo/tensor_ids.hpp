@@ -69,7 +69,7 @@ struct assign_tensor_ids_fn {
     const std::size_t n = t.size();
     std::vector<std::int64_t> starts(n);
     for (std::size_t i = 0; i < n; ++i) starts[i] = t.events[i].start_ns;
-    const std::vector<event_index> order = detail::stable_order(starts);
+    const auto order = detail::stable_order(starts);
 
     detail::pair_ids addresses;                 // (address, device) -> dense address id
     std::vector<std::uint32_t> live;            // address id -> current storage version + 1

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "tracemodel/config.hpp"
+#include "tracemodel/detail/big_allocator.hpp"
 #include "tracemodel/detail/flat_map.hpp"
 #include "tracemodel/detail/radix_sort.hpp"
 #include "tracemodel/model/table.hpp"
@@ -139,30 +140,34 @@ struct tree_stats {
 namespace detail {
 
 struct replay_stack {
-  std::vector<event_index> frames;
-  std::vector<std::int64_t> min_end;  ///< prefix minimum of the frames' ends
-  event_index anchor = no_event;      ///< the top once the frames are gone (forward thread)
+  struct frame {
+    event_index index;
+    std::int64_t min_end;  ///< prefix minimum of the ends of this frame and those below it
+  };
+  std::vector<frame> frames;
+  event_index anchor = no_event;  ///< the top once the frames are gone (forward thread)
 
   [[nodiscard]] event_index top() const noexcept {
-    return frames.empty() ? anchor : frames.back();
+    return frames.empty() ? anchor : frames.back().index;
+  }
+  /// The smallest end among the frames (open frames: the maximum).
+  [[nodiscard]] std::int64_t min_end() const noexcept {
+    return frames.empty() ? std::numeric_limits<std::int64_t>::max() : frames.back().min_end;
   }
   /// Closes every frame from the lowest one whose end is before `t` (or at `t`).
   void close_before(std::int64_t t, bool inclusive) {
     if (frames.empty()) return;
     auto ends_before = [t, inclusive](std::int64_t e) { return inclusive ? e <= t : e < t; };
-    if (!ends_before(min_end.back())) return;
-    // min_end is non-increasing: find the first position where it ends before t.
-    const auto it = std::partition_point(min_end.begin(), min_end.end(),
-                                         [&](std::int64_t e) { return !ends_before(e); });
-    const auto keep = static_cast<std::size_t>(it - min_end.begin());
-    frames.resize(keep);
-    min_end.resize(keep);
+    if (!ends_before(frames.back().min_end)) return;
+    // min_end is non-increasing from the bottom: find the first frame that ends before t.
+    const auto it = std::partition_point(frames.begin(), frames.end(), [&](const frame& f) {
+      return !ends_before(f.min_end);
+    });
+    frames.erase(it, frames.end());
   }
   void push(event_index i, std::int64_t end) {
-    const std::int64_t below = min_end.empty() ? std::numeric_limits<std::int64_t>::max()
-                                               : min_end.back();
-    frames.push_back(i);
-    min_end.push_back(end < below ? end : below);
+    const std::int64_t below = min_end();
+    frames.push_back({i, end < below ? end : below});
   }
 };
 
@@ -179,112 +184,140 @@ struct build_tree_fn {
     tree_stats stats;
     const std::size_t n = t.events.size();
     stats.events = n;
-    t.reset_tree(/*keep_linked=*/true);
 
-    std::vector<std::int64_t> starts(n);
-    std::vector<std::int64_t> ends(n);  // `open` for events that never ended
+    // One read pass: what the replay needs of each event, 32 bytes each.
+    struct item {
+      std::int64_t start;
+      std::int64_t end;  // `open` for events that never ended
+      std::uint32_t thread;
+      std::uint32_t linked;  // 1: a linker placed it
+      thread_key fwd;        // the fallback thread, 0 for none
+    };
+    detail::scratch_vector<item> items(n);
+    detail::scratch_vector<event_index> parent(n, no_event);
+    detail::pair_ids keys;
+    bool sorted = true;
     for (std::size_t i = 0; i < n; ++i) {
       const auto& e = t.events[i];
-      starts[i] = e.start_ns;
       const std::int64_t end = e.end_ns();
-      ends[i] = end == no_end_ns ? open : end;
+      const auto [a, b] = key_policy::key(e.pid, e.tid);
+      const bool linked = e.link != parent_link::none && e.link != parent_link::tree &&
+                          e.parent != no_event;
+      const std::optional<thread_key> fwd = fallback::thread(e);
+      items[i] = {e.start_ns, end == no_end_ns ? open : end, keys.id(a, b), linked ? 1u : 0u,
+                  fwd ? *fwd : 0};
+      if (linked) parent[i] = e.parent;
+      sorted = sorted && (i == 0 || items[i - 1].start <= e.start_ns);
     }
-    std::vector<event_index> order = detail::stable_order(starts);
-    starts = {};  // memory: only `order` and `ends` are needed from here on
-    if constexpr (close_first) {
-      // Equal starts: the longer (enclosing) event opens first, instants last.
-      for (std::size_t a = 0; a < n;) {
-        std::size_t b = a + 1;
-        while (b < n && t.events[order[b]].start_ns == t.events[order[a]].start_ns) ++b;
-        if (b - a > 1)
-          std::stable_sort(order.begin() + static_cast<std::ptrdiff_t>(a),
-                           order.begin() + static_cast<std::ptrdiff_t>(b),
-                           [&ends](event_index x, event_index y) { return ends[x] > ends[y]; });
-        a = b;
+
+    // Processing order: start time, stable; HTA ties open the longer event first.
+    detail::scratch_vector<event_index> order_storage;
+    if (!sorted || close_first) {
+      detail::scratch_vector<std::int64_t> starts(n);
+      for (std::size_t i = 0; i < n; ++i) starts[i] = items[i].start;
+      order_storage = detail::stable_order(starts);
+      if constexpr (close_first) {
+        for (std::size_t a = 0; a < n;) {
+          std::size_t b = a + 1;
+          while (b < n && items[order_storage[b]].start == items[order_storage[a]].start) ++b;
+          if (b - a > 1)
+            std::stable_sort(order_storage.begin() + static_cast<std::ptrdiff_t>(a),
+                             order_storage.begin() + static_cast<std::ptrdiff_t>(b),
+                             [&items](event_index x, event_index y) {
+                               return items[x].end > items[y].end;
+                             });
+          a = b;
+        }
       }
     }
-
-    detail::pair_ids keys;
-    std::vector<detail::replay_stack> stacks;
-    auto stack_of = [&](process_key pid, thread_key tid) -> detail::replay_stack& {
-      const auto [a, b] = key_policy::key(pid, tid);
-      const std::uint32_t id = keys.id(a, b);
-      if (id == stacks.size()) stacks.emplace_back();
-      return stacks[id];
+    const bool identity = order_storage.empty();
+    auto at = [&](std::size_t r) -> event_index {
+      return identity ? static_cast<event_index>(r) : order_storage[r];
     };
-    // Unfinished ops that PyTorch eventually closes (a frame with an end is below them).
-    std::vector<bool> closes_later;
-    if constexpr (Policy::missing_end_type::borrow) closes_later.assign(n, false);
 
-    for (const event_index i : order) {
-      auto& e = t.events[i];
-      if (e.parent != no_event) {  // a linker placed it
+    std::vector<detail::replay_stack> stacks(keys.size());
+    struct unfinished {
+      event_index index;
+      bool closes_later;  // PyTorch closes it: a frame with an end is below it
+    };
+    std::vector<unfinished> missing;
+    for (std::size_t r = 0; r < n; ++r) {
+      const event_index i = at(r);
+      const item& it = items[i];
+      if (it.linked) {
         ++stats.linked_before;
         continue;
       }
-      const std::int64_t start = e.start_ns;
-      const std::int64_t end = ends[i];
-      const bool instant = end != open && end <= start;
-      detail::replay_stack& s = stack_of(e.pid, e.tid);
-      s.close_before(start, close_first && !instant);
-      event_index parent = s.top();
+      const bool instant = it.end != open && it.end <= it.start;
+      detail::replay_stack& s = stacks[it.thread];
+      s.close_before(it.start, close_first && !instant);
+      event_index p = s.top();
       bool fell_back = false;
-      if (parent == no_event) {
-        if (const std::optional<thread_key> fwd = fallback::thread(e)) {
-          const auto [a, b] = key_policy::key(e.pid, *fwd);
-          const std::uint32_t id = keys.find(a, b);
-          if (id != detail::pair_ids::no_id) {
-            detail::replay_stack& f = stacks[id];
-            f.close_before(start, close_first && !instant);
-            parent = f.top();
-            fell_back = parent != no_event;
-          }
+      if (p == no_event && it.fwd != 0) {
+        const auto [a, b] = key_policy::key(t.events[i].pid, it.fwd);
+        const std::uint32_t id = keys.find(a, b);
+        if (id != detail::pair_ids::no_id) {
+          detail::replay_stack& f = stacks[id];
+          f.close_before(it.start, close_first && !instant);
+          p = f.top();
+          fell_back = p != no_event;
         }
       }
-      if (parent != no_event) {
-        e.parent = parent;
-        e.link = parent_link::tree;
-        stats.fallback_parents += fell_back ? 1 : 0;
-      }
-      if (!instant) {
-        if constexpr (Policy::missing_end_type::borrow)
-          if (end == open) closes_later[i] = !s.min_end.empty() && s.min_end.back() != open;
-        if (s.frames.empty() && fell_back) s.anchor = parent;
-        s.push(i, end);
-      }
+      parent[i] = p;
+      stats.fallback_parents += fell_back ? 1 : 0;
+      if (instant) continue;
+      if (it.end == open) missing.push_back({i, s.min_end() != open});
+      if (s.frames.empty() && fell_back) s.anchor = p;
+      s.push(i, it.end);
     }
+    stacks = {};
+    items = {};
 
     // Children lists, in processing order (start time, then table order).
-    std::vector<std::uint32_t> count(n + 1, 0);
-    for (const auto& e : t.events)
-      if (e.parent != no_event) ++count[e.parent];
+    detail::scratch_vector<std::uint32_t> cursor(n + 1, 0);
+    for (std::size_t i = 0; i < n; ++i)
+      if (parent[i] != no_event) ++cursor[parent[i]];
     std::uint32_t offset = 0;
     for (std::size_t p = 0; p < n; ++p) {
-      t.events[p].first_child = offset;
-      offset += count[p];
-      count[p] = t.events[p].first_child;
+      const std::uint32_t c = cursor[p];
+      cursor[p] = offset;
+      offset += c;
     }
+    cursor[n] = offset;
     t.children.assign(offset, no_event);
-    for (const event_index i : order) {
-      const auto& e = t.events[i];
-      if (e.parent == no_event) {
+    detail::scratch_vector<std::uint32_t> fill(cursor.begin(), cursor.end());
+    for (std::size_t r = 0; r < n; ++r) {
+      const event_index i = at(r);
+      if (parent[i] == no_event) {
         ++stats.roots;
         continue;
       }
-      t.children[count[e.parent]++] = i;
-      ++t.events[e.parent].child_count;
+      t.children[fill[parent[i]]++] = i;
+    }
+    fill = {};
+    // One write pass.
+    for (std::size_t i = 0; i < n; ++i) {
+      auto& e = t.events[i];
+      const bool linked = e.link != parent_link::none && e.link != parent_link::tree &&
+                          e.parent != no_event;
+      if (!linked) {
+        e.parent = parent[i];
+        e.link = parent[i] == no_event ? parent_link::none : parent_link::tree;
+      }
+      e.first_child = cursor[i];
+      e.child_count = cursor[i + 1] - cursor[i];
     }
 
-    // Ends of ops that never ended: parents come before their children in `order`.
-    for (const event_index i : order) {
-      auto* op = t.events[i].template get_if<event_kind::op>();
-      if (op == nullptr || op->end_ns != no_end_ns) continue;
-      const event_index p = t.events[i].parent;
+    // Ends of ops that never ended (parents come first in processing order).
+    for (const unfinished& u : missing) {
+      auto* op = t.events[u.index].template get_if<event_kind::op>();
+      if (op == nullptr) continue;
+      const event_index p = t.events[u.index].parent;
       bool borrow = false;
-      if constexpr (Policy::missing_end_type::borrow) borrow = closes_later[i] && p != no_event;
+      if constexpr (Policy::missing_end_type::borrow) borrow = u.closes_later && p != no_event;
       const std::int64_t parent_end = borrow ? t.events[p].end_ns() : no_end_ns;
       if (parent_end != no_end_ns) {
-        op->end_ns = parent_end < t.events[i].start_ns ? t.events[i].start_ns : parent_end;
+        op->end_ns = parent_end < t.events[u.index].start_ns ? t.events[u.index].start_ns : parent_end;
         op->flags |= op_flag::end_borrowed;
         ++stats.borrowed_ends;
       } else {

@@ -142,9 +142,8 @@ class io_encoder {
    public:
     explicit decoder(const io_encoder& e) : it_(e.words_.begin()) {}
 
-    template <class DtypeId>
-    std::uint32_t next(std::vector<input_value>& out, std::vector<std::int64_t>& ints,
-                       name_id scalar_dtype, DtypeId&& dtype_id) {
+    template <class Values, class Ints, class DtypeId>
+    std::uint32_t next(Values& out, Ints& ints, name_id scalar_dtype, DtypeId&& dtype_id) {
       const std::size_t first = out.size();
       open_.clear();
       std::uint64_t w = 0;
@@ -200,9 +199,8 @@ class io_encoder {
       ++it_;
       return true;
     }
-    template <class DtypeId>
-    void decode_tensor(std::uint64_t w, input_value& v, std::vector<std::int64_t>& ints,
-                       DtypeId& dtype_id) {
+    template <class Ints, class DtypeId>
+    void decode_tensor(std::uint64_t w, input_value& v, Ints& ints, DtypeId& dtype_id) {
       v.kind = input_kind::tensor;
       v.dtype = dtype_id(io_header::byte(w, 1));
       v.layout = io_header::byte(w, 2);
@@ -230,7 +228,8 @@ class io_encoder {
         }
       }
     }
-    std::uint32_t finish(std::vector<input_value>& out, std::size_t first) {
+    template <class Values>
+    std::uint32_t finish(Values& out, std::size_t first) {
       // Lists left open by a truncated stream still get a consistent subtree size.
       for (auto it = open_.rbegin(); it != open_.rend(); ++it)
         out[*it].subtree = static_cast<std::uint32_t>(out.size() - *it);

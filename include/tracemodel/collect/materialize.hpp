@@ -23,7 +23,7 @@
 #include "tracemodel/collect/record_queue.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/detail/flat_map.hpp"
-#include "tracemodel/detail/natural_sort.hpp"
+#include "tracemodel/detail/radix_sort.hpp"
 #include "tracemodel/model/table.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
@@ -44,13 +44,15 @@ class materializer {
     // Pass 1: start times in record order.
     for (const auto& sq : sqs)
       for_each_kind(*sq, [this](auto& store, auto kind) { this->collect_starts(store, kind); });
-    const std::size_t n = keys_.size();
+    const std::size_t n = starts_.size();
     if (n >= no_event) throw usage_error("tracemodel::materialize: more than 2^32-1 events");
-    natural_merge_sort(keys_, [](const key& k) { return k.start; });
-    rank_.resize(n);
-    for (std::size_t r = 0; r < n; ++r) rank_[keys_[r].seq] = static_cast<event_index>(r);
-    keys_ = {};
-    // Pass 2: build every event at its rank.
+    {
+      const auto order = stable_order(starts_);
+      starts_ = {};
+      rank_.resize(n);
+      for (std::size_t r = 0; r < n; ++r) rank_[order[r]] = static_cast<event_index>(r);
+    }
+    // Pass 2: build every event at its rank (the slots are default-constructed once here).
     t_.events.resize(n);
     seq_ = 0;
     for (const auto& sq : sqs) {
@@ -60,10 +62,6 @@ class materializer {
   }
 
  private:
-  struct key {
-    std::int64_t start;
-    std::uint32_t seq;
-  };
   struct cached_name {
     name_id id;
     std::uint32_t len;
@@ -83,9 +81,7 @@ class materializer {
     (fn(std::get<I>(sq.stores), kind_tag<Schema::kinds[I]>{}), ...);
   }
 
-  void push_key(std::int64_t start) {
-    keys_.push_back({start, static_cast<std::uint32_t>(keys_.size())});
-  }
+  void push_key(std::int64_t start) { starts_.push_back(start); }
 
   template <class Store, class Tag>
   void collect_starts(Store& store, Tag) {
@@ -189,7 +185,6 @@ class materializer {
       store.ops.for_each_block([&](const op_record* a, const op_record* b, std::uint64_t id) {
         for (; a != b; ++a, ++id) {
           event_t& e = slot();
-          e = event_t{};
           e.start_ns = conv_(a->start);
           e.tid = sq.tid;
           e.pid = pid;
@@ -224,7 +219,6 @@ class materializer {
     } else if constexpr (same_kind<K, event_kind::backend>) {
       for (const backend_record& r : store.list) {
         event_t& e = slot();
-        e = event_t{};
         e.start_ns = r.start_ns;
         e.tid = sq.tid;
         e.pid = pid;
@@ -238,7 +232,6 @@ class materializer {
     } else if constexpr (same_kind<K, event_kind::allocation>) {
       for (const allocation_record& r : store.list) {
         event_t& e = slot();
-        e = event_t{};
         e.start_ns = conv_(r.time);
         e.tid = sq.tid;
         e.pid = pid;
@@ -253,7 +246,6 @@ class materializer {
     } else if constexpr (same_kind<K, event_kind::out_of_memory>) {
       for (const oom_record& r : store.list) {
         event_t& e = slot();
-        e = event_t{};
         e.start_ns = conv_(r.time);
         e.tid = sq.tid;
         e.pid = pid;
@@ -267,7 +259,6 @@ class materializer {
     } else if constexpr ((same_kind<K, event_kind::script_call> || same_kind<K, event_kind::native_call>)) {
       for (const call_record& r : store.list) {
         event_t& e = slot();
-        e = event_t{};
         e.start_ns = conv_(r.start);
         e.tid = sq.tid;
         e.pid = pid;
@@ -283,7 +274,6 @@ class materializer {
     } else {
       for (const auto& r : store.list) {
         event_t& e = slot();
-        e = event_t{};
         e.start_ns = conv_(r.start);
         e.tid = sq.tid;
         e.pid = pid;
@@ -319,15 +309,20 @@ class materializer {
     f.flow_id = r.flow_id;
     f.stream = r.stream;
     f.bytes = r.bytes;
-    if (r.context != 0) t_.add_int_attr(e, "context", r.context);
-    if (r.cbid != 0) t_.add_int_attr(e, "cbid", r.cbid);
-    if (r.activity == activity_type::kernel) {
-      t_.add_int_list_attr(e, "grid", r.grid);
-      t_.add_int_list_attr(e, "block", r.block);
-      t_.add_int_attr(e, "registers per thread", r.registers);
-      t_.add_int_attr(e, "shared memory", r.shared_memory);
+    if (keys_[0] == empty_name) {
+      const char* names[] = {"context", "cbid", "grid", "block", "registers per thread",
+                             "shared memory", "copy kind"};
+      for (std::size_t k = 0; k < 7; ++k) keys_[k] = t_.strings.intern(names[k]);
     }
-    if (r.activity == activity_type::gpu_memcpy) t_.add_int_attr(e, "copy kind", r.copy_kind);
+    if (r.context != 0) t_.add_int_attr(e, keys_[0], r.context);
+    if (r.cbid != 0) t_.add_int_attr(e, keys_[1], r.cbid);
+    if (r.activity == activity_type::kernel) {
+      t_.add_int_list_attr(e, keys_[2], r.grid);
+      t_.add_int_list_attr(e, keys_[3], r.block);
+      t_.add_int_attr(e, keys_[4], r.registers);
+      t_.add_int_attr(e, keys_[5], r.shared_memory);
+    }
+    if (r.activity == activity_type::gpu_memcpy) t_.add_int_attr(e, keys_[6], r.copy_kind);
   }
 
   template <class Store>
@@ -357,14 +352,15 @@ class materializer {
 
   table_t& t_;
   time_converter conv_;
-  std::vector<key> keys_;
-  std::vector<event_index> rank_;
+  scratch_vector<std::int64_t> starts_;
+  scratch_vector<event_index> rank_;
   std::size_t seq_ = 0;
   flat_map<cached_name> names_;
   flat_map<std::uint64_t> os_to_tid_;
   flat_map<index_range> stacks_, modules_, args_map_;
   std::vector<arg_record> args_;
   name_id scalar_name_{};
+  name_id keys_[7]{};  // attribute keys of device records
   name_id dtype_names_[256]{};
   bool dtype_known_[256]{};
 };

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tracemodel/config.hpp"
+#include "tracemodel/detail/big_allocator.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
 namespace detail {
@@ -100,25 +101,34 @@ class flat_map {
     return c;
   }
   void rehash(std::size_t cap) {
-    std::vector<slot> old = std::move(slots_);
+    scratch_vector<slot> old = std::move(slots_);
     slots_.assign(cap, slot{0, V{}, false});
     mask_ = cap - 1;
     size_ = 0;
     for (const auto& s : old)
       if (s.used) try_emplace(s.key, s.value);
   }
-  std::vector<slot> slots_;
+  scratch_vector<slot> slots_;
   std::size_t mask_ = 0;
   std::size_t size_ = 0;
 };
 
 /// Dense ids for pairs of 64-bit values (for example (pid, tid) thread keys): `id(a, b)` returns
-/// 0, 1, 2, ... in order of first appearance. Keeps the last lookup cached, since events come in
-/// runs of one thread.
+/// 0, 1, 2, ... in order of first appearance.
 class pair_ids {
  public:
   std::uint32_t id(std::uint64_t a, std::uint64_t b) {
-    if (a == last_a_ && b == last_b_ && last_id_ != no_id) return last_id_;
+    // A small direct-mapped cache: events of a handful of threads interleave.
+    recent& r = recent_[(a * 31 + b) & (recent_size - 1)];
+    if (r.id != no_id && r.a == a && r.b == b) return r.id;
+    const std::uint32_t found = lookup(a, b);
+    r = {a, b, found};
+    return found;
+  }
+  static constexpr std::uint32_t no_id = 0xffffffffu;
+
+ private:
+  std::uint32_t lookup(std::uint64_t a, std::uint64_t b) {
     const std::uint64_t h = mix64(a ^ mix64(b + 0x9e3779b97f4a7c15ULL));
     std::uint32_t* bucket = index_.find(h);
     std::uint32_t found = no_id;
@@ -135,11 +145,10 @@ class pair_ids {
       next_.push_back(bucket != nullptr ? *bucket : no_id);
       index_.insert_or_assign(h, found);
     }
-    last_a_ = a;
-    last_b_ = b;
-    last_id_ = found;
     return found;
   }
+
+ public:
   /// The id of a pair seen before, or `no_id`.
   [[nodiscard]] std::uint32_t find(std::uint64_t a, std::uint64_t b) const {
     const std::uint64_t h = mix64(a ^ mix64(b + 0x9e3779b97f4a7c15ULL));
@@ -152,14 +161,16 @@ class pair_ids {
   [[nodiscard]] const std::pair<std::uint64_t, std::uint64_t>& pair(std::uint32_t id) const {
     return pairs_[id];
   }
-  static constexpr std::uint32_t no_id = 0xffffffffu;
-
  private:
+  struct recent {
+    std::uint64_t a = 0, b = 0;
+    std::uint32_t id = no_id;
+  };
+  static constexpr std::size_t recent_size = 16;
+  recent recent_[recent_size];
   flat_map<std::uint32_t> index_;  // hash -> newest id with that hash (chained through next_)
   std::vector<std::pair<std::uint64_t, std::uint64_t>> pairs_;
   std::vector<std::uint32_t> next_;
-  std::uint64_t last_a_ = 0, last_b_ = 0;
-  std::uint32_t last_id_ = no_id;
 };
 
 }  // namespace detail

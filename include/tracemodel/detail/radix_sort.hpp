@@ -11,15 +11,17 @@
 #include <vector>
 
 #include "tracemodel/config.hpp"
+#include "tracemodel/detail/big_allocator.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
 namespace detail {
 
-template <class Word, class Digit>
-void lsd_radix(std::vector<Word>& a, unsigned bits, Digit digit) {
+template <class Words, class Digit>
+void lsd_radix(Words& a, unsigned bits, Digit digit) {
+  using Word = typename Words::value_type;
   constexpr unsigned radix_bits = 11;
   constexpr std::size_t buckets = std::size_t{1} << radix_bits;
-  std::vector<Word> b(a.size());
+  scratch_vector<Word> b(a.size());
   std::vector<std::size_t> count(buckets);
   for (unsigned shift = 0; shift < bits; shift += radix_bits) {
     std::fill(count.begin(), count.end(), 0);
@@ -36,9 +38,10 @@ void lsd_radix(std::vector<Word>& a, unsigned bits, Digit digit) {
 }
 
 /// The stable sorting permutation of `keys`: order[r] is the index of the r-th smallest key.
-inline std::vector<std::uint32_t> stable_order(const std::vector<std::int64_t>& keys) {
+template <class Keys>
+scratch_vector<std::uint32_t> stable_order(const Keys& keys) {
   const std::size_t n = keys.size();
-  std::vector<std::uint32_t> order(n);
+  scratch_vector<std::uint32_t> order(n);
   if (n == 0) return order;
   bool sorted = true;
   std::int64_t lo = keys[0], hi = keys[0];
@@ -55,7 +58,7 @@ inline std::vector<std::uint32_t> stable_order(const std::vector<std::int64_t>& 
   const unsigned key_bits = static_cast<unsigned>(std::bit_width(range));
   const unsigned index_bits = static_cast<unsigned>(std::bit_width(n - 1));
   if (key_bits + index_bits <= 64) {
-    std::vector<std::uint64_t> a(n);
+    scratch_vector<std::uint64_t> a(n);
     for (std::size_t i = 0; i < n; ++i)
       a[i] = ((static_cast<std::uint64_t>(keys[i]) - static_cast<std::uint64_t>(lo)) << index_bits) | i;
     // Indices are in increasing order already: sorting the key bits alone keeps it stable.
@@ -69,7 +72,7 @@ inline std::vector<std::uint32_t> stable_order(const std::vector<std::int64_t>& 
       std::uint64_t key;
       std::uint32_t index;
     };
-    std::vector<pair> a(n);
+    scratch_vector<pair> a(n);
     for (std::size_t i = 0; i < n; ++i)
       a[i] = {static_cast<std::uint64_t>(keys[i]) - static_cast<std::uint64_t>(lo),
               static_cast<std::uint32_t>(i)};

@@ -15,6 +15,7 @@
 
 #include "tracemodel/config.hpp"
 #include "tracemodel/detail/assert.hpp"
+#include "tracemodel/detail/big_allocator.hpp"
 #include "tracemodel/model/event.hpp"
 #include "tracemodel/model/strings.hpp"
 
@@ -68,20 +69,24 @@ struct trace_info {
   std::vector<std::pair<process_key, name_id>> process_names;
 };
 
+/// The vector type of an event table's arrays (huge pages for large ones).
+template <class T>
+using table_vector = std::vector<T, detail::big_allocator<T>>;
+
 template <class Schema = default_schema>
 class basic_event_table {
  public:
   using schema_type = Schema;
   using event_type = basic_event<Schema>;
 
-  std::vector<event_type> events;
+  table_vector<event_type> events;
   string_table strings;
-  std::vector<input_value> inputs;
-  std::vector<std::int64_t> ints;
-  std::vector<attribute> attrs;
-  std::vector<name_id> name_lists;
-  std::vector<event_index> children;
-  std::vector<flow_link> links;  ///< forward/backward and host/device links (linkers, readers)
+  table_vector<input_value> inputs;
+  table_vector<std::int64_t> ints;
+  table_vector<attribute> attrs;
+  table_vector<name_id> name_lists;
+  table_vector<event_index> children;
+  table_vector<flow_link> links;  ///< forward/backward and host/device links (linkers, readers)
   anomaly_counts anomalies;
   trace_info info;
 
@@ -193,17 +198,21 @@ class basic_event_table {
   }
 
   /// Appends an attribute to `e`, whose attributes must be the last ones appended.
-  attribute& add_attr(event_type& e, std::string_view key, attr_type type) {
+  attribute& add_attr(event_type& e, name_id key, attr_type type) {
     if (e.attrs.size == 0) e.attrs.first = static_cast<std::uint32_t>(attrs.size());
     TRACEMODEL_ASSERT(e.attrs.first + e.attrs.size == attrs.size(),
                       "add_attr: the event's attributes must be the last ones");
     attribute& a = attrs.emplace_back();
-    a.key = strings.intern(key);
+    a.key = key;
     a.type = type;
     ++e.attrs.size;
     return a;
   }
-  void add_int_attr(event_type& e, std::string_view key, std::int64_t v) {
+  attribute& add_attr(event_type& e, std::string_view key, attr_type type) {
+    return add_attr(e, strings.intern(key), type);
+  }
+  template <class Key>
+  void add_int_attr(event_type& e, const Key& key, std::int64_t v) {
     add_attr(e, key, attr_type::integer).i = v;
   }
   void add_string_attr(event_type& e, std::string_view key, std::string_view v) {
@@ -217,8 +226,8 @@ class basic_event_table {
     add_attr(e, key, attr_type::string_list).list = {
         first, static_cast<std::uint32_t>(name_lists.size() - first)};
   }
-  template <class Range>
-  void add_int_list_attr(event_type& e, std::string_view key, const Range& items) {
+  template <class Key, class Range>
+  void add_int_list_attr(event_type& e, const Key& key, const Range& items) {
     const auto first = static_cast<std::uint32_t>(ints.size());
     for (auto v : items) ints.push_back(static_cast<std::int64_t>(v));
     add_attr(e, key, attr_type::int_list).list = {first,

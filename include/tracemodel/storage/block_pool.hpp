@@ -58,15 +58,15 @@ class block_pool {
                                                                    : block_size;
   static constexpr std::size_t blocks_per_slab = slab_size / block_size;
 
-  /// The one pool of the process.
+  /// The one pool of the process. Never destroyed: lists that live in static storage may give
+  /// their blocks back during static destruction.
   static block_pool& instance() noexcept {
-    static block_pool pool;
-    return pool;
+    static block_pool* pool = new block_pool;
+    return *pool;
   }
 
   block_pool(const block_pool&) = delete;
   block_pool& operator=(const block_pool&) = delete;
-  ~block_pool() { trim(); }
 
   /// A block of `block_size` bytes, aligned to `block_size`: a recycled one if there is one.
   [[nodiscard]] void* acquire() {

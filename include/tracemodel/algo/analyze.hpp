@@ -1,0 +1,80 @@
+// tracemodel/algo — the usual post-processing in one call.
+//
+//   tracemodel::analysis a = tracemodel::analyze(table);
+//
+// Links device activities to what launched them, links forward to backward ops, builds the call
+// tree, and stores both kinds of links in `table.links` (forward/backward first, in flow-id
+// order, then host/device). The two linkers touch disjoint events (device activities; ops), so
+// on large tables they run at the same time on two threads; the tree comes after both, since
+// it leaves linked parents alone and the forward-thread fallback reads the forward thread ids
+// the wrapper inheritance sets.
+#pragma once
+
+#include <cstddef>
+#include <exception>
+#include <thread>
+
+#include "tracemodel/algo/flows.hpp"
+#include "tracemodel/algo/fwd_bwd.hpp"
+#include "tracemodel/algo/tree.hpp"
+#include "tracemodel/config.hpp"
+#include "tracemodel/model/table.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+
+struct analysis {
+  device_link_stats device;
+  tree_stats tree;
+  std::size_t fwd_bwd_links = 0;
+};
+
+struct analyze_options {
+  bool parallel = true;                      ///< run the two linkers on two threads
+  std::size_t parallel_threshold = 1 << 16;  ///< ... when the table has at least this many events
+};
+
+template <class TreePolicy = pytorch_tree, class LinkPolicy = pytorch_links,
+          class DevicePolicy = pytorch_device_links>
+struct analyze_fn {
+  template <class Schema>
+  analysis operator()(basic_event_table<Schema>& t, analyze_options opt = {}) const {
+    analysis a;
+    table_vector<flow_link> fwd_bwd;
+    const bool parallel = opt.parallel && t.size() >= opt.parallel_threshold &&
+                          std::thread::hardware_concurrency() > 1;
+    if (parallel) {
+      std::exception_ptr failure;
+      std::thread linker([&] {
+        try {
+          fwd_bwd = link_forward_backward(t, LinkPolicy{});
+        } catch (...) {
+          failure = std::current_exception();
+        }
+      });
+      try {
+        a.device = link_device_activities(t, DevicePolicy{});
+      } catch (...) {
+        linker.join();
+        throw;
+      }
+      linker.join();
+      if (failure) std::rethrow_exception(failure);
+    } else {
+      a.device = link_device_activities(t, DevicePolicy{});
+      fwd_bwd = link_forward_backward(t, LinkPolicy{});
+    }
+    a.tree = build_tree(t, TreePolicy{});
+    a.fwd_bwd_links = fwd_bwd.size();
+    t.links.clear();
+    t.links.reserve(fwd_bwd.size() + a.device.links.size());
+    t.links.insert(t.links.end(), fwd_bwd.begin(), fwd_bwd.end());
+    t.links.insert(t.links.end(), a.device.links.begin(), a.device.links.end());
+    a.device.links = {};
+    return a;
+  }
+};
+
+/// Device links, forward/backward links and the call tree (see the header comment).
+inline constexpr analyze_fn<> analyze{};
+
+TRACEMODEL_END_NAMESPACE
