@@ -44,6 +44,15 @@ void reset_peak() {
   f << "5";
 }
 
+/// Counters every benchmark here reports: events, seconds per event, peak bytes per event.
+void report(benchmark::State& state, std::size_t events, double peak_bytes) {
+  state.counters["events"] = static_cast<double>(events);
+  state.counters["peak_bytes_per_event"] = peak_bytes / static_cast<double>(events);
+  state.counters["ns_per_event"] = benchmark::Counter(
+      static_cast<double>(events) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 // ---- tracemodel: record through the public API with a synthetic clock ---------------------------
 thread_local tmod::approx_time synthetic_now = 0;
 struct synthetic_clock {
@@ -150,11 +159,7 @@ void postprocess_tracemodel(benchmark::State& state, std::int64_t n) {
     t = {};
     state.ResumeTiming();
   }
-  state.counters["events"] = static_cast<double>(events);
-  state.counters["peak_bytes_per_event"] = peak_bytes / static_cast<double>(events);
-  state.counters["ns_per_event"] = benchmark::Counter(
-      static_cast<double>(events) * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  report(state, events, peak_bytes);
 }
 
 void postprocess_materialize(benchmark::State& state, std::int64_t n) {
@@ -171,10 +176,7 @@ void postprocess_materialize(benchmark::State& state, std::int64_t n) {
     q.reset();
     state.ResumeTiming();
   }
-  state.counters["events"] = static_cast<double>(events);
-  state.counters["ns_per_event"] = benchmark::Counter(
-      static_cast<double>(events) * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  report(state, events, 0);
 }
 
 // ---- baseline: Result objects built directly from the same workload ----------------------------
@@ -267,11 +269,7 @@ void postprocess_baseline(benchmark::State& state, std::int64_t n) {
     all.shrink_to_fit();
     state.ResumeTiming();
   }
-  state.counters["events"] = static_cast<double>(events);
-  state.counters["peak_bytes_per_event"] = peak_bytes / static_cast<double>(events);
-  state.counters["ns_per_event"] = benchmark::Counter(
-      static_cast<double>(events) * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  report(state, events, peak_bytes);
 }
 
 }  // namespace
