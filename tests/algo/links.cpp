@@ -202,11 +202,23 @@ TEST_SUITE("algo") {
           "    end without start\n"
           "  Memset\n"
           "orphan kernel\n");
-    // Device subtrees took their parent's thread; the payload keeps device and stream.
-    CHECK(t[2].tid == 1);
+    // Device activities keep their own track by default.
+    CHECK(t[2].tid == 7);
+    CHECK(t[2].pid == 0);
+  }
+
+  TEST_CASE("link_device_activities: PyTorch's thread inheritance, as a policy") {
+    table_builder b;
+    b.op("aten::mm", 0, 100, 1).op_correlation(1);
+    b.device("cudaLaunchKernel", activity_type::cuda_runtime, 10, 20, 1, 1).correlation(7).external_id(1);
+    b.device("gemm", activity_type::kernel, 30, 200, 7, 0).correlation(7);
+    b.device("orphan", activity_type::kernel, 250, 260, 7, 0).correlation(99);
+    event_table t = b.take();
+    link_device_activities(t, pytorch_thread_inheritance{});
+    CHECK(t[2].tid == 1);  // the kernel took its launch's thread
     CHECK(t[2].pid == 1);
-    CHECK(t[2].get<event_kind::device_activity>().stream == 7);
-    CHECK(t[6].tid == 7);  // the orphan keeps its own track
+    CHECK(t[2].get<event_kind::device_activity>().stream == 7);  // the payload keeps its stream
+    CHECK(t[3].tid == 7);  // the orphan keeps its own track
   }
 
   TEST_CASE("link_device_activities: correlation ids of real traces give the files' ac2g flows") {

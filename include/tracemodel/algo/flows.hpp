@@ -11,8 +11,9 @@
 //  2. a device activity's parent is its flow's start if it ends a flow, else the runtime call
 //     with its correlation id, else the op with its external id (PyTorch's linked activity);
 //     a runtime call's parent is the op with its external id.
-// Then, by default, device subtrees inherit the thread (pid and tid) of their parent, as
-// PyTorch does; the activity keeps its device and stream in its payload.
+// PyTorch then lets device subtrees inherit the thread of their parent: its Kineto events have no
+// thread of their own. Ours keep their track (pid = device, tid = stream), which writers and
+// viewers need, so that step is the opt-in policy `pytorch_thread_inheritance`.
 //
 // Which calls start flows is the device profiler's business (the CUPTI adapter decides it by a
 // registry of callback ids, not by names); this linker follows the flags the events carry.
@@ -22,7 +23,7 @@
 //   use_correlation    else the runtime call with the same correlation id
 //   use_external_id    else the op whose correlation id is the activity's external id
 //   link_runtime_calls runtime calls hang under the op of their external id
-//   inherit_thread     linked device activities take their parent's pid and tid
+//   inherit_thread     linked device activities take their parent's pid and tid (off)
 #pragma once
 
 #include <cstdint>
@@ -39,12 +40,15 @@ struct pytorch_device_links {
   static constexpr bool use_correlation = true;
   static constexpr bool use_external_id = true;
   static constexpr bool link_runtime_calls = true;
+  static constexpr bool inherit_thread = false;
+};
+/// PyTorch's last step as well: device subtrees take the thread of their parent.
+struct pytorch_thread_inheritance : pytorch_device_links {
   static constexpr bool inherit_thread = true;
 };
 /// Correlation ids only: what the links are without the flow records of a file.
 struct correlation_device_links : pytorch_device_links {
   static constexpr bool use_flows = false;
-  static constexpr bool inherit_thread = false;
 };
 
 template <class P>

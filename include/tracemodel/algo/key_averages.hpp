@@ -71,35 +71,16 @@ struct count_spans {
 template <class Schema>
 std::string input_shapes_text(const basic_event_table<Schema>& t,
                               const typename basic_event_table<Schema>::event_type& e) {
-  const auto ins = t.inputs_of(e);
   std::string out = "[";
-  // Depth-first over the entries; `close` counts list brackets still open at each entry.
-  std::vector<std::uint32_t> remaining;  // elements left in each open list
-  bool first = true;
-  for (std::size_t i = 0; i < ins.size(); ++i) {
-    const input_value& v = ins[i];
-    if (!first) out += ", ";
-    first = false;
-    if (v.kind == input_kind::tensor) {
-      out += "[";
-      const auto sizes = t.sizes(v);
-      for (std::size_t k = 0; k < sizes.size(); ++k)
-        out += (k ? ", " : "") + std::to_string(sizes[k]);
-      out += "]";
-    } else if ((v.kind == input_kind::tensor_list || v.kind == input_kind::scalar_list) &&
-               v.rank > 0) {
-      out += "[";
-      remaining.push_back(v.rank);
-      first = true;
-      continue;
-    } else {
-      out += "[]";
-    }
-    while (!remaining.empty() && --remaining.back() == 0) {
-      remaining.pop_back();
-      out += "]";
-    }
-  }
+  walk_nested_inputs(
+      t.inputs_of(e), [&out](const input_value&) { out += "["; }, [&out] { out += "]"; },
+      [&](const input_value& v) {
+        out += "[";
+        const auto sizes = t.sizes(v);
+        for (std::size_t k = 0; k < sizes.size(); ++k) out += (k ? ", " : "") + std::to_string(sizes[k]);
+        out += "]";
+      },
+      [&out] { out += ", "; });
   out += "]";
   return out;
 }

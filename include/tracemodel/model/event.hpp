@@ -122,6 +122,9 @@ struct basic_event {
   std::uint32_t first_child = 0; ///< children: table.children[first_child, +child_count)
   std::uint32_t child_count = 0;
   parent_link link = parent_link::none;  ///< what set `parent`
+  /// Trace-file detail: 0 for a complete event; 't', 'p' or 'g' for an instant event record
+  /// (Chrome's `ph:"i"` with that scope). Allocations are written as thread instants anyway.
+  char instant_scope = 0;
   fields_type fields{};
 
   [[nodiscard]] constexpr kind_type kind() const noexcept {

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -34,13 +35,17 @@ enum class anomaly : std::uint8_t {
   stale_handle,            ///< end_op with a handle from before the last materialize: ignored
   duplicate_event,         ///< the same event twice in a file (same everything): kept
   bad_value,               ///< a field with an unusable value (NaN, out of range): defaulted
+  unbound_flow,            ///< a flow record that binds to no event: dropped
+  unsupported_record,      ///< a record of a phase tracemodel does not model (counters, ...): skipped
+  unmatched_end,           ///< an `E` record without its `B`: dropped
   count_
 };
 inline constexpr std::array<std::string_view, static_cast<std::size_t>(anomaly::count_)>
-    anomaly_names{"end_before_start",     "unfinished_op",          "duplicate_flow_start",
+    anomaly_names{"end_before_start",       "unfinished_op",        "duplicate_flow_start",
                   "flow_end_without_start", "dangling_correlation", "op_ended_twice",
-                  "foreign_handle",       "stale_handle",           "duplicate_event",
-                  "bad_value"};
+                  "foreign_handle",         "stale_handle",         "duplicate_event",
+                  "bad_value",              "unbound_flow",         "unsupported_record",
+                  "unmatched_end"};
 
 struct anomaly_counts {
   std::array<std::uint64_t, static_cast<std::size_t>(anomaly::count_)> n{};
@@ -59,14 +64,23 @@ struct anomaly_counts {
   }
 };
 
+/// A metadata record of a trace file (Chrome's `ph:"M"`: process_name, thread_name, ...).
+struct metadata_record {
+  name_id name{};          ///< "process_name", "thread_name", "process_sort_index", ...
+  process_key pid = 0;
+  thread_key tid = 0;
+  name_id args{};          ///< the record's `args` object, raw JSON
+};
+
 /// Trace-level facts that formats keep (base time, top-level metadata of a Chrome trace).
 struct trace_info {
   std::int64_t base_time_ns = 0;  ///< `baseTimeNanoseconds`; 0 when absent
-  /// Top-level keys of the trace file other than `traceEvents`, as (key, raw JSON) pairs.
+  bool has_base_time = false;
+  /// Top-level keys of the trace file other than `traceEvents`, `baseTimeNanoseconds`,
+  /// `schemaVersion` and `displayTimeUnit`, in file order, as (key, raw JSON) pairs.
   std::vector<std::pair<name_id, name_id>> metadata;
-  /// Thread and process names (from metadata events or the recording runtime).
-  std::vector<std::pair<thread_key, name_id>> thread_names;
-  std::vector<std::pair<process_key, name_id>> process_names;
+  /// Metadata records, in file order.
+  std::vector<metadata_record> records;
 };
 
 /// The vector type of an event table's arrays (huge pages for large ones).
@@ -234,6 +248,18 @@ class basic_event_table {
                                                    static_cast<std::uint32_t>(ints.size() - first)};
   }
 
+  /// Names a thread (written as a `thread_name` metadata record).
+  void set_thread_name(process_key pid, thread_key tid, std::string_view name) {
+    set_name_record("thread_name", pid, tid, name);
+  }
+  /// Names a process (written as a `process_name` metadata record).
+  void set_process_name(process_key pid, std::string_view name) {
+    set_name_record("process_name", pid, 0, name);
+  }
+
+  void set_name_record(std::string_view record, process_key pid, thread_key tid,
+                       std::string_view name);
+
   /// Clears the tree links (all of them, or only those the tree builder set).
   void reset_tree(bool keep_linked = false) noexcept {
     for (auto& e : events) {
@@ -249,5 +275,107 @@ class basic_event_table {
 };
 
 using event_table = basic_event_table<default_schema>;
+
+/// Walks an op's input entries as nested lists: `open_list(v)` and `close_list()` around the
+/// elements of each non-empty list, `leaf(v)` for everything else (empty lists included), and
+/// `separator()` between siblings. Iterative.
+template <class Inputs, class Open, class Close, class Leaf, class Separator>
+void walk_nested_inputs(const Inputs& ins, Open&& open_list, Close&& close_list, Leaf&& leaf,
+                        Separator&& separator) {
+  std::vector<std::uint32_t> left;  // direct elements still to come in each open list
+  bool first = true;
+  for (std::size_t i = 0; i < ins.size(); ++i) {
+    const input_value& v = ins[i];
+    if (!first) separator();
+    first = false;
+    const bool list = v.kind == input_kind::tensor_list || v.kind == input_kind::scalar_list;
+    if (list && v.rank > 0) {
+      open_list(v);
+      left.push_back(v.rank);
+      first = true;
+      continue;
+    }
+    leaf(v);
+    // The element is done; a list whose last element this was is done too.
+    while (!left.empty() && --left.back() == 0) {
+      left.pop_back();
+      close_list();
+    }
+  }
+}
+
+namespace detail {
+/// `s` as the contents of a JSON string literal (quotes, backslashes and control characters
+/// escaped; bytes that are not UTF-8 become U+FFFD).
+inline void append_json_escaped(std::string& out, std::string_view s);
+}  // namespace detail
+
+template <class Schema>
+void basic_event_table<Schema>::set_name_record(std::string_view record, process_key pid,
+                                                 thread_key tid, std::string_view name) {
+  std::string args = "{\"name\":\"";
+  detail::append_json_escaped(args, name);
+  args += "\"}";
+  const name_id rec = strings.intern(record);
+  for (metadata_record& m : info.records)
+    if (m.name == rec && m.pid == pid && m.tid == tid) {
+      m.args = strings.intern(args);
+      return;
+    }
+  info.records.push_back({rec, pid, tid, strings.intern(args)});
+}
+
+namespace detail {
+inline void append_json_escaped(std::string& out, std::string_view s) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::size_t i = 0;
+  const std::size_t n = s.size();
+  while (i < n) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += static_cast<char>(c);
+      } else if (c < 0x20) {
+        switch (c) {
+          case '\n': out += "\\n"; break;
+          case '\t': out += "\\t"; break;
+          case '\r': out += "\\r"; break;
+          case '\b': out += "\\b"; break;
+          case '\f': out += "\\f"; break;
+          default:
+            out += "\\u00";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+      } else {
+        out += static_cast<char>(c);
+      }
+      ++i;
+      continue;
+    }
+    // A UTF-8 sequence: copy it if it is well formed, else write U+FFFD for this byte.
+    std::size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
+    bool ok = len > 0 && i + len <= n;
+    for (std::size_t k = 1; ok && k < len; ++k)
+      ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
+    if (ok && len == 3) {  // no overlong forms, no surrogates
+      const auto c1 = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0);
+    }
+    if (ok && len == 4) {
+      const auto c1 = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
+    }
+    if (ok) {
+      out.append(s.substr(i, len));
+      i += len;
+    } else {
+      out += "\xef\xbf\xbd";
+      ++i;
+    }
+  }
+}
+}  // namespace detail
 
 TRACEMODEL_END_NAMESPACE

@@ -1,0 +1,1265 @@
+// tracemodel/formats — the Chrome-trace / Kineto reader (simdjson).
+//
+//   tracemodel::event_table t = tracemodel::read_chrome_trace_file("trace.json.gz");
+//
+// Reads what real PyTorch versions write: Kineto traces (an object with `traceEvents`,
+// `baseTimeNanoseconds`, metadata) and the older export (a bare array of complete events),
+// integer or fractional microseconds, optional fields missing, gzip-compressed or not:
+//  * complete (`X`), instant (`i`/`I`) and begin/end (`B`/`E`) records become events; metadata
+//    (`M`) records and unknown top-level keys are kept and written back by the writer; other
+//    phases (counters, async) are skipped and counted;
+//  * categories map onto kinds: `cpu_op`/`user_annotation` (or no category) -> op,
+//    `python_function` -> script call (native call for "<built-in ...>"), `cpu_instant_event`
+//    "[memory]"/"[OutOfMemory]" -> allocation/out-of-memory, anything else -> device activity
+//    with its category kept;
+//  * args with a field (formats/args.hpp) fill it; op inputs come from `Input Dims`,
+//    `Input type`, `Input Strides`, `Concrete Inputs`; every other arg is kept as an attribute;
+//  * times are parsed from the number text, so `baseTimeNanoseconds + ts * 1000` is exact;
+//  * flow records bind to the event they point at (the enclosing slice, or the next slice
+//    without `"bp":"e"`): `fwdbwd` flows become forward/backward links, `ac2g` flows the flow
+//    fields of device activities;
+//  * events are sorted by start time (stable, in place).
+//
+// Memory: the file (decompressed) and the table. The `traceEvents` array is split into batches
+// that simdjson parses in place, so its index never covers more than a batch.
+//
+// Bad input throws `input_error` whose `offset()` is the byte offset of the problem (in the
+// decompressed text): empty or truncated input (gzip included), garbage, valid JSON that is not
+// a trace, wrong types, numbers that are not finite or out of range, nesting deeper than 1024.
+// Anomalies that real profilers produce are repaired and counted in `table.anomalies`: an event
+// that ends before it starts (its end is set to its start), a duplicate flow start (the first
+// wins), a flow end without a start or bound to nothing (dropped), an `E` without `B`.
+#pragma once
+
+#include <simdjson.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tracemodel/config.hpp"
+#include "tracemodel/detail/flat_map.hpp"
+#include "tracemodel/detail/radix_sort.hpp"
+#include "tracemodel/formats/args.hpp"
+#include "tracemodel/formats/json_scan.hpp"
+#include "tracemodel/model/reflect.hpp"
+#include "tracemodel/model/table.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+
+struct read_options {
+  /// Called after each batch with (bytes read, total bytes) of the decompressed text.
+  std::function<void(std::size_t, std::size_t)> progress;
+  std::size_t batch_bytes = std::size_t{1} << 20;
+};
+
+/// The bytes of a trace file, decompressed if it is gzip, followed by simdjson's padding.
+/// Returns the text length; `buf.size()` is larger by the padding.
+inline std::size_t load_trace_bytes(const std::string& path, std::string& buf) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) throw input_error("cannot open " + path);
+  std::string raw;
+  std::fseek(f, 0, SEEK_END);
+  const long size = std::ftell(f);
+  std::fseek(f, 0, SEEK_SET);
+  raw.resize(size > 0 ? static_cast<std::size_t>(size) : 0);
+  const std::size_t got = raw.empty() ? 0 : std::fread(raw.data(), 1, raw.size(), f);
+  std::fclose(f);
+  if (got != raw.size()) throw input_error("cannot read " + path);
+  const bool gzip = raw.size() >= 2 && static_cast<unsigned char>(raw[0]) == 0x1f &&
+                    static_cast<unsigned char>(raw[1]) == 0x8b;
+  if (!gzip) {
+    const std::size_t n = raw.size();
+    raw.resize(n + simdjson::SIMDJSON_PADDING, ' ');
+    buf = std::move(raw);
+    return n;
+  }
+  // The gzip trailer holds the uncompressed size modulo 2^32: a good first guess.
+  std::size_t guess = raw.size() * 4;
+  if (raw.size() >= 18) {
+    const auto* t = reinterpret_cast<const unsigned char*>(raw.data() + raw.size() - 4);
+    const std::size_t isize = t[0] | t[1] << 8 | t[2] << 16 | static_cast<std::size_t>(t[3]) << 24;
+    if (isize > 0) guess = isize;
+  }
+  buf.assign(guess + simdjson::SIMDJSON_PADDING, ' ');
+  std::size_t out = 0;
+  std::size_t in = 0;
+  while (in < raw.size()) {  // one or more gzip members
+    z_stream z{};
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw input_error("cannot initialize zlib");
+    z.next_in = reinterpret_cast<Bytef*>(raw.data() + in);
+    z.avail_in = static_cast<uInt>(std::min<std::size_t>(raw.size() - in, 1u << 30));
+    int rc = Z_OK;
+    while (rc != Z_STREAM_END) {
+      if (buf.size() - simdjson::SIMDJSON_PADDING - out < 65536)
+        buf.resize(buf.size() * 2 + 65536, ' ');
+      z.next_out = reinterpret_cast<Bytef*>(buf.data() + out);
+      const std::size_t room = buf.size() - simdjson::SIMDJSON_PADDING - out;
+      z.avail_out = static_cast<uInt>(std::min<std::size_t>(room, 1u << 30));
+      const uInt before_out = z.avail_out;
+      rc = inflate(&z, Z_NO_FLUSH);
+      out += before_out - z.avail_out;
+      if (rc == Z_STREAM_END) break;
+      if (rc == Z_BUF_ERROR && z.avail_in == 0) {
+        const std::size_t at = in + z.total_in;
+        inflateEnd(&z);
+        throw input_error(path + ": truncated gzip stream (compressed byte " + std::to_string(at) +
+                              ", " + std::to_string(out) + " bytes decompressed)",
+                          out);
+      }
+      if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        const std::size_t at = in + z.total_in;
+        const std::string msg = z.msg != nullptr ? z.msg : "corrupt data";
+        inflateEnd(&z);
+        throw input_error(path + ": corrupt gzip stream at compressed byte " + std::to_string(at) +
+                              ": " + msg,
+                          out);
+      }
+    }
+    in += z.total_in;
+    inflateEnd(&z);
+    while (in < raw.size() && raw[in] == '\0') ++in;  // padding after a member
+  }
+  buf.resize(out + simdjson::SIMDJSON_PADDING, ' ');
+  std::fill(buf.begin() + static_cast<std::ptrdiff_t>(out), buf.end(), ' ');
+  return out;
+}
+
+namespace detail {
+
+/// One arg of an event, read before the event's kind is known (categories may come last).
+struct raw_arg {
+  enum class type : std::uint8_t { integer, unsigned_integer, floating, boolean, string, null, json };
+  std::string_view key;
+  type kind = type::null;
+  std::int64_t i = 0;
+  std::uint64_t u = 0;
+  double f = 0;
+  bool b = false;
+  std::string_view text;  ///< string contents, or raw JSON for arrays and objects
+  std::size_t offset = 0;
+};
+
+/// Parsed `Input Dims` / `Input Strides`: entries depth first, lists followed by their elements.
+struct dims_entry {
+  bool list = false;
+  std::uint32_t count = 0;  ///< list: elements; leaf: dims
+  std::uint32_t first = 0;  ///< leaf: offset in the ints
+};
+struct parsed_dims {
+  std::vector<dims_entry> entries;
+  std::vector<std::int64_t> ints;
+  bool present = false;
+  void clear() {
+    entries.clear();
+    ints.clear();
+    present = false;
+  }
+};
+
+template <class Schema>
+class chrome_reader {
+  using table_t = basic_event_table<Schema>;
+  using event_t = typename table_t::event_type;
+  using value_t = simdjson::ondemand::value;
+
+ public:
+  chrome_reader(table_t& t, std::string& buf, std::size_t len, const read_options& opt)
+      : t_(t), buf_(buf), len_(len), opt_(opt), scan_(std::string_view(buf.data(), len)) {}
+
+  void run() {
+    std::size_t p = scan_.skip_space(0);
+    if (p >= len_) throw input_error("empty input: no JSON value", 0);
+    if (buf_[p] == '[') {
+      const std::size_t end = scan_.skip_value(p);
+      check_trailing(end);
+      read_events(p, end);
+    } else if (buf_[p] == '{') {
+      read_top_level(p);
+    } else {
+      throw input_error(std::string("not a trace: expected an object or an array, found '") +
+                            buf_[p] + "'",
+                        p);
+    }
+    finish();
+  }
+
+ private:
+  // ---- top level ------------------------------------------------------------------------------
+  void check_trailing(std::size_t end) {
+    const std::size_t q = scan_.skip_space(end);
+    if (q < len_) throw input_error("unexpected data after the end of the JSON value", q);
+  }
+
+  void read_top_level(std::size_t p) {
+    std::size_t events_begin = 0, events_end = 0;
+    bool have_events = false;
+    std::size_t q = scan_.skip_space(p + 1);
+    if (q < len_ && buf_[q] == '}') {
+      check_trailing(q + 1);
+      throw input_error("not a trace: the object has no traceEvents", p);
+    }
+    while (true) {
+      if (q >= len_) throw input_error("unexpected end of input in the top-level object", q);
+      if (buf_[q] != '"') throw input_error("expected a key in the top-level object", q);
+      const std::size_t key_end = scan_.skip_string(q);
+      const std::string key = unescape_key(q, key_end);
+      std::size_t c = scan_.skip_space(key_end);
+      if (c >= len_ || buf_[c] != ':') throw input_error("expected ':' after a key", c);
+      const std::size_t v = scan_.skip_space(c + 1);
+      const std::size_t v_end = scan_.skip_value(v);
+      if (key == "traceEvents") {
+        if (buf_[v] != '[') throw input_error("traceEvents: expected an array", v);
+        events_begin = v;
+        events_end = v_end;
+        have_events = true;
+      } else {
+        const std::string_view raw(buf_.data() + v, v_end - v);
+        validate_standalone(raw, v);
+        if (key == "baseTimeNanoseconds") {
+          std::int64_t base = 0;
+          if (!parse_int64(raw, base)) {
+            std::int64_t ns = 0;  // a fractional or exponent form: accept if integral
+            if (!parse_micros(raw, ns) || ns % 1000 != 0)
+              throw input_error("baseTimeNanoseconds: expected an integer", v);
+            base = ns / 1000;
+          }
+          t_.info.base_time_ns = base;
+          t_.info.has_base_time = true;
+        } else if (key != "schemaVersion" && key != "displayTimeUnit") {
+          t_.info.metadata.emplace_back(t_.strings.intern(key), t_.strings.intern(raw));
+        }
+      }
+      q = scan_.skip_space(v_end);
+      if (q < len_ && buf_[q] == ',') {
+        q = scan_.skip_space(q + 1);
+        continue;
+      }
+      if (q < len_ && buf_[q] == '}') break;
+      throw input_error("expected ',' or '}' in the top-level object", q);
+    }
+    check_trailing(q + 1);
+    if (!have_events) throw input_error("not a trace: the object has no traceEvents", p);
+    base_ = t_.info.base_time_ns;
+    read_events(events_begin, events_end);
+  }
+
+  std::string unescape_key(std::size_t q, std::size_t key_end) {
+    const std::string_view raw(buf_.data() + q, key_end - q);
+    if (raw.find('\\') == std::string_view::npos) return std::string(raw.substr(1, raw.size() - 2));
+    validate_standalone(raw, q);
+    simdjson::dom::parser p;
+    std::string padded(raw);
+    simdjson::dom::element e;
+    if (p.parse(padded).get(e)) throw input_error("invalid key", q);
+    return std::string(std::string_view(e));
+  }
+
+  /// Validates a complete JSON value (top-level metadata) with simdjson.
+  void validate_standalone(std::string_view raw, std::size_t offset) {
+    simdjson::dom::parser p;
+    simdjson::dom::element e;
+    const simdjson::padded_string padded(raw);
+    if (const auto err = p.parse(padded).get(e))
+      throw input_error(std::string("invalid JSON value: ") + simdjson::error_message(err), offset);
+  }
+
+  // ---- the events array, in batches ---------------------------------------------------------
+  void read_events(std::size_t begin, std::size_t end) {
+    // `begin` is '[', `end` is just after the matching ']'.
+    std::size_t p = scan_.skip_space(begin + 1);
+    if (p < end && buf_[p] == ']') return;
+    std::size_t batch_open = begin;  // '[' or ',' before the batch's first element
+    std::size_t batch_bytes = 0;
+    while (true) {
+      const std::size_t e_end = scan_.skip_value(p);
+      batch_bytes += e_end - p;
+      const std::size_t sep = scan_.skip_space(e_end);
+      if (sep >= len_) throw input_error("unexpected end of input in traceEvents (truncated?)", sep);
+      if (buf_[sep] != ',' && buf_[sep] != ']')
+        throw input_error("expected ',' or ']' between trace events", sep);
+      const bool last = buf_[sep] == ']';
+      if (last || batch_bytes >= opt_.batch_bytes) {
+        parse_batch(batch_open, sep);
+        if (opt_.progress) opt_.progress(sep, len_);
+        batch_open = sep;
+        batch_bytes = 0;
+      }
+      if (last) break;
+      p = scan_.skip_space(sep + 1);
+      if (p < len_ && buf_[p] == ']') throw input_error("trailing ',' in traceEvents", sep);
+    }
+  }
+
+  /// Parses the elements between the separators at `open` and `close` in place: the two
+  /// separators become '[' and ']' for the parse and are restored afterwards.
+  void parse_batch(std::size_t open, std::size_t close) {
+    const char saved_open = buf_[open], saved_close = buf_[close];
+    buf_[open] = '[';
+    buf_[close] = ']';
+    struct restore {
+      std::string& b;
+      std::size_t o, c;
+      char so, sc;
+      ~restore() {
+        b[o] = so;
+        b[c] = sc;
+      }
+    } guard{buf_, open, close, saved_open, saved_close};
+    const simdjson::padded_string_view view(buf_.data() + open, close - open + 1,
+                                            buf_.size() - open);
+    simdjson::ondemand::document doc;
+    if (const auto err = parser_.iterate(view).get(doc)) fail(err, open);
+    doc_ = &doc;
+    struct forget {
+      simdjson::ondemand::document*& d;
+      ~forget() { d = nullptr; }
+    } forget_doc{doc_};
+    simdjson::ondemand::array arr;
+    if (const auto err = doc.get_array().get(arr)) fail(err, open);
+    for (auto item : arr) {
+      value_t v;
+      if (const auto err = item.get(v)) fail(err, location(doc, open));
+      const std::size_t at = offset_of(v);
+      simdjson::ondemand::object obj;
+      if (const auto err = v.get_object().get(obj)) {
+        if (err == simdjson::INCORRECT_TYPE) throw input_error("trace event: expected an object", at);
+        fail(err, at);
+      }
+      read_event(obj, at);
+    }
+  }
+
+  /// Throws for a simdjson error, at the parser's position when it knows one.
+  [[noreturn]] void fail(simdjson::error_code err, std::size_t offset) const {
+    if (doc_ != nullptr) offset = std::max(offset, location(*doc_, offset));
+    throw input_error(std::string("invalid JSON: ") + simdjson::error_message(err), offset);
+  }
+  /// A number simdjson refused: out of range when it is well formed (1e999), else invalid.
+  [[noreturn]] void number_error(value_t& v, std::string_view what, std::size_t at) const {
+    std::string_view tok = v.raw_json_token();
+    while (!tok.empty() && is_json_space(tok.back())) tok.remove_suffix(1);
+    std::int64_t ignored = 0;
+    const bool well_formed = !tok.empty() && (tok[0] == '-' || (tok[0] >= '0' && tok[0] <= '9')) &&
+                             (parse_micros(tok, ignored) || tok.find_first_of("eE") != std::string_view::npos);
+    throw input_error(std::string(what) + (well_formed ? ": number out of range" : ": invalid number"), at);
+  }
+  std::size_t location(simdjson::ondemand::document& doc, std::size_t fallback) const {
+    const char* p = nullptr;
+    if (doc.current_location().get(p) == simdjson::SUCCESS && p >= buf_.data() &&
+        p < buf_.data() + len_)
+      return static_cast<std::size_t>(p - buf_.data());
+    return fallback;
+  }
+  std::size_t offset_of(value_t& v) const {
+    const std::string_view tok = v.raw_json_token();
+    if (tok.data() >= buf_.data() && tok.data() < buf_.data() + len_)
+      return static_cast<std::size_t>(tok.data() - buf_.data());
+    return 0;
+  }
+
+  // ---- one event -------------------------------------------------------------------------------
+  struct fields {
+    std::string_view ph, name, cat, scope, bp;
+    bool has_ph = false, has_ts = false, has_dur = false, has_id = false;
+    std::uint64_t pid = 0, tid = 0;
+    std::int64_t ts = 0, dur = 0;
+    std::uint64_t id = 0;
+    std::string_view args_raw;  ///< metadata records keep their args as raw JSON
+    std::size_t ts_offset = 0, dur_offset = 0;
+  };
+
+  template <class T>
+  T get_or_fail(simdjson::simdjson_result<T> r, std::string_view what, std::size_t at) {
+    T v{};
+    if (const auto err = std::move(r).get(v)) {
+      if (err == simdjson::INCORRECT_TYPE)
+        throw input_error(std::string(what) + ": wrong type", at);
+      fail(err, at);
+    }
+    return v;
+  }
+
+  /// A pid or tid: numbers stay numbers, strings become string keys.
+  std::uint64_t read_key(value_t v, std::string_view what) {
+    const std::size_t at = offset_of(v);
+    simdjson::ondemand::json_type type;
+    if (const auto err = v.type().get(type)) fail(err, at);
+    if (type == simdjson::ondemand::json_type::string)
+      return t_.string_key(get_or_fail(v.get_string(), what, at));
+    if (type != simdjson::ondemand::json_type::number)
+      throw input_error(std::string(what) + ": expected a number or a string", at);
+    std::int64_t i = 0;
+    if (v.get_int64().get(i) == simdjson::SUCCESS) return static_cast<std::uint64_t>(i);
+    std::uint64_t u = 0;
+    if (v.get_uint64().get(u) == simdjson::SUCCESS) return u;
+    throw input_error(std::string(what) + ": not an integer in range", at);
+  }
+
+  std::int64_t read_micros(value_t v, std::string_view what, std::size_t& at) {
+    at = offset_of(v);
+    simdjson::ondemand::json_type type;
+    if (const auto err = v.type().get(type)) fail(err, at);
+    if (type != simdjson::ondemand::json_type::number)
+      throw input_error(std::string(what) + ": expected a number", at);
+    double check = 0;  // validates the number (and rejects out-of-range values)
+    if (v.get_double().get(check)) number_error(v, what, at);
+    std::string_view tok = v.raw_json_token();
+    while (!tok.empty() && is_json_space(tok.back())) tok.remove_suffix(1);
+    std::int64_t ns = 0;
+    if (!parse_micros(tok, ns)) throw input_error(std::string(what) + ": number out of range", at);
+    return ns;
+  }
+
+  void read_event(simdjson::ondemand::object& obj, std::size_t at) {
+    fields f;
+    args_.clear();
+    dims_.clear();
+    strides_.clear();
+    types_.clear();
+    concrete_.clear();
+    for (auto field : obj) {
+      std::string_view key;
+      if (const auto err = field.unescaped_key().get(key)) fail(err, at);
+      value_t v;
+      if (const auto err = field.value().get(v)) fail(err, at);
+      if (key == "ph") {
+        f.ph = get_or_fail(v.get_string(), "ph", offset_of(v));
+        f.has_ph = true;
+      } else if (key == "name") {
+        f.name = get_or_fail(v.get_string(), "name", offset_of(v));
+      } else if (key == "cat") {
+        f.cat = get_or_fail(v.get_string(), "cat", offset_of(v));
+      } else if (key == "pid") {
+        f.pid = read_key(v, "pid");
+      } else if (key == "tid") {
+        f.tid = read_key(v, "tid");
+      } else if (key == "ts") {
+        f.ts = read_micros(v, "ts", f.ts_offset);
+        f.has_ts = true;
+      } else if (key == "dur") {
+        f.dur = read_micros(v, "dur", f.dur_offset);
+        f.has_dur = true;
+      } else if (key == "s") {
+        f.scope = get_or_fail(v.get_string(), "s", offset_of(v));
+      } else if (key == "bp") {
+        f.bp = get_or_fail(v.get_string(), "bp", offset_of(v));
+      } else if (key == "id") {
+        f.id = read_id(v);
+        f.has_id = true;
+      } else if (key == "args") {
+        read_args(v, f);
+      } else {
+        skip_value(v);  // tts, cname, ...: not part of the model, validated and dropped
+      }
+    }
+    if (!f.has_ph) throw input_error("trace event without \"ph\"", at);
+    if (f.ph.size() != 1) throw input_error("trace event with an unknown \"ph\"", at);
+    const char ph = f.ph[0];
+    switch (ph) {
+      case 'X':
+      case 'i':
+      case 'I':
+      case 'B':
+        if (!f.has_ts) throw input_error("trace event without \"ts\"", at);
+        add_event(f, ph, at);
+        break;
+      case 'E':
+        if (!f.has_ts) throw input_error("trace event without \"ts\"", at);
+        end_event(f);
+        break;
+      case 's':
+      case 'f':
+      case 't':
+        if (!f.has_ts || !f.has_id) throw input_error("flow event without \"ts\" or \"id\"", at);
+        flows_.push_back({ph, f.bp == "e", f.id, t_.strings.intern(f.cat), f.pid, f.tid,
+                          base_ + f.ts, at});
+        break;
+      case 'M':
+        t_.info.records.push_back({t_.strings.intern(f.name), static_cast<process_key>(f.pid), f.tid,
+                                   t_.strings.intern(f.args_raw.empty() ? "{}" : f.args_raw)});
+        break;
+      default: t_.anomalies.add(anomaly::unsupported_record); break;
+    }
+  }
+
+  std::uint64_t read_id(value_t v) {
+    const std::size_t at = offset_of(v);
+    simdjson::ondemand::json_type type;
+    if (const auto err = v.type().get(type)) fail(err, at);
+    if (type == simdjson::ondemand::json_type::string) {
+      const std::string_view s = get_or_fail(v.get_string(), "id", at);
+      std::uint64_t u = 0;
+      if (parse_uint64(s, u)) return u;
+      // Perfetto reads string ids as hex.
+      const std::string_view h = s.starts_with("0x") ? s.substr(2) : s;
+      u = 0;
+      if (h.empty() || h.size() > 16) throw input_error("id: not a number", at);
+      for (char c : h) {
+        const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                    : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0) throw input_error("id: not a number", at);
+        u = u * 16 + static_cast<std::uint64_t>(d);
+      }
+      return u;
+    }
+    return read_key(v, "id");
+  }
+
+  void skip_value(value_t v, int depth = 0) {
+    const std::size_t at = offset_of(v);
+    if (depth > 1024) throw input_error("nesting deeper than 1024 levels", at);
+    simdjson::ondemand::json_type type;
+    if (const auto err = v.type().get(type)) fail(err, at);
+    switch (type) {
+      case simdjson::ondemand::json_type::object: {
+        simdjson::ondemand::object o = get_or_fail(v.get_object(), "object", at);
+        for (auto fld : o) {
+          value_t x;
+          if (const auto err = fld.value().get(x)) fail(err, at);
+          skip_value(x, depth + 1);
+        }
+        break;
+      }
+      case simdjson::ondemand::json_type::array: {
+        simdjson::ondemand::array a = get_or_fail(v.get_array(), "array", at);
+        for (auto el : a) {
+          value_t x;
+          if (const auto err = el.get(x)) fail(err, at);
+          skip_value(x, depth + 1);
+        }
+        break;
+      }
+      case simdjson::ondemand::json_type::number: {
+        double d = 0;
+        if (v.get_double().get(d)) {
+          std::uint64_t u = 0;  // big unsigned integers are fine
+          if (v.get_uint64().get(u) == simdjson::SUCCESS) break;
+          number_error(v, "value", at);
+        }
+        break;
+      }
+      case simdjson::ondemand::json_type::string: (void)get_or_fail(v.get_string(), "string", at); break;
+      case simdjson::ondemand::json_type::boolean: (void)get_or_fail(v.get_bool(), "boolean", at); break;
+      case simdjson::ondemand::json_type::null:
+        if (!v.is_null()) throw input_error("invalid literal", at);
+        break;
+    }
+  }
+
+  void read_args(value_t v, fields& f) {
+    const std::size_t at = offset_of(v);
+    simdjson::ondemand::json_type type;
+    if (const auto err = v.type().get(type)) fail(err, at);
+    if (type != simdjson::ondemand::json_type::object) throw input_error("args: expected an object", at);
+    const std::size_t end = scan_.skip_value(at);
+    f.args_raw = std::string_view(buf_.data() + at, end - at);
+    simdjson::ondemand::object o = get_or_fail(v.get_object(), "args", at);
+    for (auto fld : o) {
+      raw_arg a;
+      if (const auto err = fld.unescaped_key().get(a.key)) fail(err, at);
+      value_t x;
+      if (const auto err = fld.value().get(x)) fail(err, at);
+      a.offset = offset_of(x);
+      if (a.key == "Input Dims") {
+        read_dims(x, dims_, 0);
+        dims_.present = true;
+        continue;
+      }
+      if (a.key == "Input Strides") {
+        read_dims(x, strides_, 0);
+        strides_.present = true;
+        continue;
+      }
+      if (a.key == "Input type" || a.key == "Concrete Inputs") {
+        read_strings(x, a.key == "Input type" ? types_ : concrete_, a.offset);
+        continue;
+      }
+      simdjson::ondemand::json_type xt;
+      if (const auto err = x.type().get(xt)) fail(err, a.offset);
+      switch (xt) {
+        case simdjson::ondemand::json_type::number: {
+          simdjson::ondemand::number_type nt;
+          if (x.get_number_type().get(nt)) number_error(x, "args." + std::string(a.key), a.offset);
+          if (nt == simdjson::ondemand::number_type::signed_integer) {
+            a.kind = raw_arg::type::integer;
+            a.i = get_or_fail(x.get_int64(), a.key, a.offset);
+          } else if (nt == simdjson::ondemand::number_type::unsigned_integer) {
+            a.kind = raw_arg::type::unsigned_integer;
+            a.u = get_or_fail(x.get_uint64(), a.key, a.offset);
+          } else {
+            a.kind = raw_arg::type::floating;
+            double d = 0;
+            if (x.get_double().get(d)) number_error(x, "args." + std::string(a.key), a.offset);
+            a.f = d;
+          }
+          break;
+        }
+        case simdjson::ondemand::json_type::string:
+          a.kind = raw_arg::type::string;
+          a.text = get_or_fail(x.get_string(), a.key, a.offset);
+          break;
+        case simdjson::ondemand::json_type::boolean:
+          a.kind = raw_arg::type::boolean;
+          a.b = get_or_fail(x.get_bool(), a.key, a.offset);
+          break;
+        case simdjson::ondemand::json_type::null:
+          if (!x.is_null()) throw input_error("invalid literal", a.offset);
+          a.kind = raw_arg::type::null;
+          break;
+        default: {  // arrays and objects: validated, kept as raw JSON
+          const std::size_t e = scan_.skip_value(a.offset);
+          a.kind = raw_arg::type::json;
+          a.text = std::string_view(buf_.data() + a.offset, e - a.offset);
+          skip_value(x);
+          break;
+        }
+      }
+      args_.push_back(a);
+    }
+  }
+
+  void read_dims(value_t v, parsed_dims& out, int depth) {
+    const std::size_t at = offset_of(v);
+    if (depth > 64) throw input_error("Input Dims: nested too deeply", at);
+    simdjson::ondemand::array a;
+    if (v.get_array().get(a)) throw input_error("Input Dims/Strides: expected an array", at);
+    if (depth == 0) {
+      for (auto el : a) {
+        value_t x;
+        if (const auto err = el.get(x)) fail(err, at);
+        read_dims(x, out, 1);
+      }
+      return;
+    }
+    // An entry: an array of numbers (a tensor's dims) or of arrays (a list).
+    const std::size_t self = out.entries.size();
+    out.entries.push_back({false, 0, static_cast<std::uint32_t>(out.ints.size())});
+    for (auto el : a) {
+      value_t x;
+      if (const auto err = el.get(x)) fail(err, at);
+      simdjson::ondemand::json_type type;
+      if (const auto err = x.type().get(type)) fail(err, at);
+      if (type == simdjson::ondemand::json_type::array) {
+        out.entries[self].list = true;
+        ++out.entries[self].count;
+        read_dims(x, out, depth + 1);
+      } else if (type == simdjson::ondemand::json_type::number) {
+        if (out.entries[self].list) throw input_error("Input Dims: mixed numbers and lists", at);
+        out.ints.push_back(get_or_fail(x.get_int64(), "Input Dims", offset_of(x)));
+        ++out.entries[self].count;
+      } else {
+        throw input_error("Input Dims/Strides: expected numbers or arrays", offset_of(x));
+      }
+    }
+  }
+
+  void read_strings(value_t v, std::vector<std::string>& out, std::size_t at) {
+    simdjson::ondemand::array a;
+    if (v.get_array().get(a)) throw input_error("Input type/Concrete Inputs: expected an array", at);
+    for (auto el : a) {
+      value_t x;
+      if (const auto err = el.get(x)) fail(err, at);
+      simdjson::ondemand::json_type type;
+      if (const auto err = x.type().get(type)) fail(err, at);
+      if (type == simdjson::ondemand::json_type::string) {
+        out.emplace_back(get_or_fail(x.get_string(), "string", offset_of(x)));
+      } else {  // numbers or others in Concrete Inputs: their JSON text
+        const std::size_t s = offset_of(x);
+        const std::size_t e = scan_.skip_value(s);
+        skip_value(x);
+        out.emplace_back(buf_.data() + s, e - s);
+      }
+    }
+  }
+
+  // ---- building events --------------------------------------------------------------------------
+  void add_event(const fields& f, char ph, std::size_t at) {
+    const activity_type act = f.cat.empty() ? activity_type::cpu_op : activity_type_from(f.cat);
+    event_t& e = t_.events.emplace_back();
+    e.start_ns = base_ + f.ts;
+    e.pid = static_cast<process_key>(f.pid);
+    e.tid = f.tid;
+    std::int64_t end = e.start_ns;
+    if (ph == 'X') {
+      end = e.start_ns + (f.has_dur ? f.dur : 0);
+      if (f.dur < 0) {
+        t_.anomalies.add(anomaly::end_before_start);
+        end = e.start_ns;
+      }
+    } else if (ph == 'i' || ph == 'I') {
+      e.instant_scope = f.scope.empty() ? 't' : f.scope[0];
+    }
+    const bool begin = ph == 'B';
+    bool built = false;
+    if (act == activity_type::cpu_op || act == activity_type::user_annotation) {
+      if constexpr (Schema::template contains<event_kind::op>) {
+        auto& op = e.fields.template emplace<Schema::template index_of<event_kind::op>>();
+        op.name = t_.strings.intern(f.name);
+        op.scope = act == activity_type::user_annotation ? op_scope::user_scope : op_scope::function;
+        op.end_ns = begin ? no_end_ns : end;
+        op.end_tid = e.tid;
+        fill_payload(e, op);
+        build_inputs(op);
+        built = true;
+      }
+    } else if (act == activity_type::python_function) {
+      if (f.name.starts_with("<built-in")) {
+        if constexpr (Schema::template contains<event_kind::native_call>) {
+          auto& c = e.fields.template emplace<Schema::template index_of<event_kind::native_call>>();
+          c.name = t_.strings.intern(f.name);
+          c.end_ns = end;
+          fill_payload(e, c);
+          built = true;
+        }
+      } else if constexpr (Schema::template contains<event_kind::script_call>) {
+        auto& c = e.fields.template emplace<Schema::template index_of<event_kind::script_call>>();
+        c.name = t_.strings.intern(f.name);
+        c.end_ns = end;
+        fill_payload(e, c);
+        built = true;
+      }
+    } else if (act == activity_type::cpu_instant_event && f.name == "[memory]") {
+      if constexpr (Schema::template contains<event_kind::allocation>) {
+        fill_payload(e, e.fields.template emplace<Schema::template index_of<event_kind::allocation>>());
+        built = true;
+      }
+    } else if (act == activity_type::cpu_instant_event && f.name == "[OutOfMemory]") {
+      if constexpr (Schema::template contains<event_kind::out_of_memory>) {
+        fill_payload(e, e.fields.template emplace<Schema::template index_of<event_kind::out_of_memory>>());
+        built = true;
+      }
+    }
+    if (!built) {
+      if constexpr (Schema::template contains<event_kind::device_activity>) {
+        auto& d = e.fields.template emplace<Schema::template index_of<event_kind::device_activity>>();
+        d.name = t_.strings.intern(f.name);
+        d.category = t_.strings.intern(f.cat);
+        d.activity = act;
+        d.end_ns = end;
+        fill_payload(e, d);
+        built = true;
+      }
+    }
+    if (!built) {  // the schema has no kind for it
+      t_.events.pop_back();
+      t_.anomalies.add(anomaly::unsupported_record);
+      return;
+    }
+    if (begin) open_.push_back(static_cast<event_index>(t_.events.size() - 1));
+    (void)at;
+  }
+
+  void end_event(const fields& f) {
+    // The innermost open `B` of the same pid and tid.
+    for (auto it = open_.rbegin(); it != open_.rend(); ++it) {
+      event_t& e = t_.events[*it];
+      if (static_cast<std::uint64_t>(e.pid) != f.pid || e.tid != f.tid) continue;
+      std::int64_t end = base_ + f.ts;
+      if (end < e.start_ns) {
+        t_.anomalies.add(anomaly::end_before_start);
+        end = e.start_ns;
+      }
+      e.visit([end](auto& p) {
+        if constexpr (requires { p.end_ns; }) p.end_ns = end;
+      });
+      open_.erase(std::next(it).base());
+      return;
+    }
+    t_.anomalies.add(anomaly::unmatched_end);
+  }
+
+  /// Fills payload fields from the args, keeps the other args as attributes.
+  template <class P>
+  void fill_payload(event_t& e, P& payload) {
+    for (const raw_arg& a : args_) {
+      if constexpr (std::is_same_v<P, extra_fields<event_kind::op>>) {
+        if (a.key == "finished") {
+          if ((a.kind == raw_arg::type::boolean && !a.b) ||
+              (a.kind == raw_arg::type::string && a.text == "false"))
+            payload.flags |= op_flag::unfinished;
+          continue;
+        }
+      }
+      if (assign_field(payload, a)) continue;
+      add_attr(e, a);
+    }
+  }
+
+  template <class P>
+  bool assign_field(P& payload, const raw_arg& a) {
+    std::string_view field;
+    if constexpr (has_field_table<export_args<P>>) {
+      for (const field_arg& spec : export_args<P>::fields)
+        if (spec.key == a.key) field = spec.field;
+      if (field.empty()) return false;
+    } else {
+      if (is_record_field(a.key)) return false;
+      field = a.key;
+    }
+    bool done = false;
+    if constexpr (reflectable<P>) {
+      for_each_field(payload, [&](std::string_view name, auto& v) {
+        if (!done && name == field) done = set_value(v, a);
+      });
+    }
+    return done;
+  }
+
+  /// Sets a field from an arg; false (the arg is kept as an attribute instead) when the value
+  /// does not fit the field: real profilers write ids as hex strings and the like.
+  template <class V>
+  bool set_value(V& v, const raw_arg& a) {
+    using T = std::remove_cvref_t<V>;
+    if constexpr (std::is_same_v<T, bool>) {
+      if (a.kind != raw_arg::type::boolean) return false;
+      v = a.b;
+    } else if constexpr (std::is_integral_v<T>) {
+      std::int64_t i = 0;
+      std::uint64_t u = 0;
+      bool is_unsigned = false;
+      switch (a.kind) {
+        case raw_arg::type::integer: i = a.i; break;
+        case raw_arg::type::unsigned_integer:
+          u = a.u;
+          is_unsigned = true;
+          break;
+        case raw_arg::type::string:  // ids written as decimal strings above 2^53
+          if (!parse_uint64(a.text, u)) return false;
+          is_unsigned = true;
+          break;
+        default: return false;
+      }
+      if (is_unsigned) {
+        if (u > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) return false;
+        v = static_cast<T>(u);
+      } else {
+        if (i < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
+            (i > 0 && static_cast<std::uint64_t>(i) > static_cast<std::uint64_t>(std::numeric_limits<T>::max())))
+          return false;
+        v = static_cast<T>(i);
+      }
+    } else if constexpr (std::is_floating_point_v<T>) {
+      if (a.kind == raw_arg::type::floating) v = a.f;
+      else if (a.kind == raw_arg::type::integer) v = static_cast<T>(a.i);
+      else if (a.kind == raw_arg::type::unsigned_integer) v = static_cast<T>(a.u);
+      else return false;
+    } else if constexpr (std::is_same_v<T, name_id>) {
+      if (a.kind != raw_arg::type::string) return false;
+      v = t_.strings.intern(a.text);
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  void add_attr(event_t& e, const raw_arg& a) {
+    attribute& at = t_.add_attr(e, a.key, attr_type::integer);
+    switch (a.kind) {
+      case raw_arg::type::integer: at.i = a.i; break;
+      case raw_arg::type::unsigned_integer:
+        at.type = attr_type::unsigned_integer;
+        at.u = a.u;
+        break;
+      case raw_arg::type::floating:
+        at.type = attr_type::floating;
+        at.f = a.f;
+        break;
+      case raw_arg::type::boolean:
+        at.type = attr_type::boolean;
+        at.b = a.b;
+        break;
+      case raw_arg::type::string:
+        if (a.key == "Call stack" || a.key == "Module Hierarchy") {
+          add_joined_list(at, a.text, a.key == "Call stack" ? ';' : '.');
+        } else {
+          at.type = attr_type::string;
+          at.s = t_.strings.intern(a.text);
+        }
+        break;
+      case raw_arg::type::null:
+        at.type = attr_type::json;
+        at.s = t_.strings.intern("null");
+        break;
+      case raw_arg::type::json:
+        at.type = attr_type::json;
+        at.s = t_.strings.intern(a.text);
+        break;
+    }
+  }
+
+  void add_joined_list(attribute& at, std::string_view text, char sep) {
+    const auto first = static_cast<std::uint32_t>(t_.name_lists.size());
+    std::size_t p = 0;
+    while (true) {
+      const std::size_t q = text.find(sep, p);
+      t_.name_lists.push_back(t_.strings.intern(text.substr(p, q == std::string_view::npos ? q : q - p)));
+      if (q == std::string_view::npos) break;
+      p = q + 1;
+    }
+    at.type = attr_type::string_list;
+    at.list = {first, static_cast<std::uint32_t>(t_.name_lists.size() - first)};
+  }
+
+  // ---- op inputs from Input Dims / Input type / Input Strides / Concrete Inputs ---------------
+  void build_inputs(extra_fields<event_kind::op>& op) {
+    if (!dims_.present && types_.empty()) return;
+    const auto first = static_cast<std::uint32_t>(t_.inputs.size());
+    std::size_t d = 0, s = 0;  // positions in dims_.entries and strides_.entries
+    const std::size_t tops = std::max(count_top(dims_), types_.size());
+    for (std::size_t k = 0; k < tops; ++k) {
+      const std::string_view type = k < types_.size() ? std::string_view(types_[k]) : "";
+      const dims_entry* de = d < dims_.entries.size() ? &dims_.entries[d] : nullptr;
+      const dims_entry* se = strides_.present && s < strides_.entries.size() ? &strides_.entries[s] : nullptr;
+      const std::string_view concrete = k < concrete_.size() ? std::string_view(concrete_[k]) : "";
+      if (type == "Scalar") {
+        input_value& v = t_.inputs.emplace_back();
+        v.kind = input_kind::scalar;
+        v.dtype = t_.strings.intern("Scalar");
+        v.scalar = parse_scalar(concrete);
+      } else if (type == "ScalarList") {
+        add_scalar_list(concrete);
+      } else if (type == "TensorList" || (de != nullptr && de->list)) {
+        add_tensor_list(de, d, se, s);
+      } else if (type.empty() && (de == nullptr || de->count == 0)) {
+        t_.inputs.emplace_back().kind = input_kind::other;
+      } else {
+        add_tensor(t_.strings.intern(type), de, se);
+      }
+      d = skip_entry(dims_, d);
+      if (strides_.present) s = skip_entry(strides_, s);
+    }
+    op.inputs = {first, static_cast<std::uint32_t>(t_.inputs.size() - first)};
+  }
+
+  static std::size_t count_top(const parsed_dims& p) {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < p.entries.size(); i = skip_entry(p, i)) ++n;
+    return n;
+  }
+  /// The position after the entry at `i` and its elements.
+  static std::size_t skip_entry(const parsed_dims& p, std::size_t i) {
+    if (i >= p.entries.size()) return i;
+    std::size_t pending = 1;
+    while (pending > 0 && i < p.entries.size()) {
+      pending += p.entries[i].list ? p.entries[i].count : 0;
+      --pending;
+      ++i;
+    }
+    return i;
+  }
+
+  void add_tensor(name_id dtype, const dims_entry* de, const dims_entry* se) {
+    input_value& v = t_.inputs.emplace_back();
+    v.kind = input_kind::tensor;
+    v.dtype = dtype;
+    v.dims = static_cast<std::uint32_t>(t_.ints.size());
+    if (de != nullptr && !de->list) {
+      v.rank = de->count;
+      for (std::uint32_t k = 0; k < de->count; ++k) t_.ints.push_back(dims_.ints[de->first + k]);
+    }
+    if (se != nullptr && !se->list && se->count == v.rank) {
+      v.has_strides = true;
+      for (std::uint32_t k = 0; k < se->count; ++k) t_.ints.push_back(strides_.ints[se->first + k]);
+    }
+  }
+
+  void add_tensor_list(const dims_entry* de, std::size_t d, const dims_entry* se, std::size_t s) {
+    // Iteratively over the nested lists of dims (and, in step, of strides).
+    const std::size_t list_at = t_.inputs.size();
+    input_value& l = t_.inputs.emplace_back();
+    l.kind = input_kind::tensor_list;
+    if (de == nullptr || !de->list) return;
+    struct open_list {
+      std::size_t at;
+      std::uint32_t left;
+    };
+    std::vector<open_list> stack{{list_at, de->count}};
+    t_.inputs[list_at].rank = de->count;
+    std::size_t di = d + 1, si = se != nullptr && se->list ? s + 1 : strides_.entries.size();
+    while (!stack.empty()) {
+      if (stack.back().left == 0) {
+        const std::size_t at = stack.back().at;
+        t_.inputs[at].subtree = static_cast<std::uint32_t>(t_.inputs.size() - at);
+        stack.pop_back();
+        continue;
+      }
+      --stack.back().left;
+      const dims_entry& c = dims_.entries[di];
+      const dims_entry* cs = si < strides_.entries.size() ? &strides_.entries[si] : nullptr;
+      if (c.list) {
+        const std::size_t at = t_.inputs.size();
+        input_value& inner = t_.inputs.emplace_back();
+        inner.kind = input_kind::tensor_list;
+        inner.rank = c.count;
+        stack.push_back({at, c.count});
+      } else {
+        add_tensor(empty_name, &c, cs);
+      }
+      ++di;
+      if (cs != nullptr) ++si;
+    }
+  }
+
+  void add_scalar_list(std::string_view text) {
+    const std::size_t at = t_.inputs.size();
+    input_value& l = t_.inputs.emplace_back();
+    l.kind = input_kind::scalar_list;
+    if (text.size() >= 2 && text.front() == '[' && text.back() == ']') {
+      text = text.substr(1, text.size() - 2);
+      std::uint32_t n = 0;
+      while (!text.empty()) {
+        const std::size_t c = text.find(',');
+        std::string_view item = text.substr(0, c);
+        while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+        input_value& v = t_.inputs.emplace_back();
+        v.kind = input_kind::scalar;
+        v.dtype = t_.strings.intern("Scalar");
+        v.scalar = parse_scalar(item);
+        ++n;
+        if (c == std::string_view::npos) break;
+        text.remove_prefix(c + 1);
+      }
+      t_.inputs[at].rank = n;
+    }
+    t_.inputs[at].subtree = static_cast<std::uint32_t>(t_.inputs.size() - at);
+  }
+
+  static scalar_value parse_scalar(std::string_view s) {
+    if (s == "True") return scalar_value::boolean(true);
+    if (s == "False") return scalar_value::boolean(false);
+    std::int64_t i = 0;
+    if (parse_int64(s, i)) return scalar_value::integer(i);
+    if (s.empty() || s == "None") return {};
+    double d = 0;
+    const std::string tmp(s);
+    char* end = nullptr;
+    d = std::strtod(tmp.c_str(), &end);
+    if (end != nullptr && *end == '\0') return scalar_value::floating(d);
+    return {};
+  }
+
+  // ---- after the last event ---------------------------------------------------------------------
+  void finish() {
+    for (const event_index i : open_) {  // `B` without `E`: an op that never ended
+      event_t& e = t_.events[i];
+      if (auto* op = e.template get_if<event_kind::op>()) {
+        op->flags |= op_flag::unfinished;
+        t_.anomalies.add(anomaly::unfinished_op);
+      }
+    }
+    open_.clear();
+    sort_events();
+    bind_flows();
+  }
+
+  void sort_events() {
+    const std::size_t n = t_.events.size();
+    std::vector<std::int64_t> starts(n);
+    for (std::size_t i = 0; i < n; ++i) starts[i] = t_.events[i].start_ns;
+    const auto order = stable_order(starts);
+    starts = {};
+    // Apply the permutation in place, cycle by cycle: no second copy of the events.
+    std::vector<bool> done(n, false);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (done[i] || order[i] == i) continue;
+      event_t tmp = std::move(t_.events[i]);
+      std::size_t j = i;
+      while (true) {
+        const std::size_t k = order[j];
+        done[j] = true;
+        if (k == i) {
+          t_.events[j] = std::move(tmp);
+          break;
+        }
+        t_.events[j] = std::move(t_.events[k]);
+        j = k;
+      }
+    }
+  }
+
+  struct raw_flow {
+    char ph;
+    bool enclosing;
+    std::uint64_t id;
+    name_id cat;
+    std::uint64_t pid, tid;
+    std::int64_t ts;
+    std::size_t offset;
+  };
+
+  /// The event a flow record points at: with "bp":"e" (and for starts) the innermost event of
+  /// its track that encloses its time (Kineto puts it at the event's start); otherwise the next
+  /// event of its track that starts at or after it.
+  event_index bind(const raw_flow& f, bool device_flow, const std::vector<event_index>& track) {
+    auto starts_before = [this](event_index i, std::int64_t ts) { return t_.events[i].start_ns < ts; };
+    auto it = std::lower_bound(track.begin(), track.end(), f.ts, starts_before);
+    if (!f.enclosing && f.ph != 's')
+      return it == track.end() ? no_event : *it;
+    // Events starting exactly at ts: choose by kind (and by correlation id for device flows).
+    event_index best = no_event;
+    int best_score = -1;
+    for (auto k = it; k != track.end() && t_.events[*k].start_ns == f.ts; ++k) {
+      const event_t& e = t_.events[*k];
+      int score = 0;
+      if (device_flow) {
+        if (const auto* d = e.template get_if<event_kind::device_activity>()) {
+          const bool right = f.ph == 's' ? is_runtime_call(d->activity) : is_device_side(d->activity);
+          score = right ? (d->correlation_id == f.id ? 3 : 2) : 1;
+        }
+      } else {
+        score = e.template is<event_kind::op>() ? 2 : 1;
+      }
+      if (score >= best_score) {  // later events with equal start are inner ones
+        best = *k;
+        best_score = score;
+      }
+    }
+    if (best != no_event) return best;
+    // Otherwise the innermost event that encloses ts (a bounded look back).
+    int steps = 0;
+    while (it != track.begin() && steps++ < 256) {
+      --it;
+      const event_t& e = t_.events[*it];
+      if (e.end_ns() >= f.ts) return *it;
+    }
+    return no_event;
+  }
+
+  void bind_flows() {
+    if (flows_.empty()) return;
+    detail::pair_ids tracks;
+    std::vector<std::vector<event_index>> by_track;
+    for (std::size_t i = 0; i < t_.events.size(); ++i) {
+      const auto& e = t_.events[i];
+      const std::uint32_t k = tracks.id(static_cast<std::uint64_t>(e.pid), e.tid);
+      if (k == by_track.size()) by_track.emplace_back();
+      by_track[k].push_back(static_cast<event_index>(i));
+    }
+    const std::vector<event_index> none;
+    name_id fwdbwd{}, ac2g{}, old_ac2g{};
+    const bool has_fwdbwd = t_.strings.find("fwdbwd", fwdbwd);
+    const bool has_ac2g = t_.strings.find("ac2g", ac2g);
+    const bool has_old_ac2g = t_.strings.find("async_cpu_to_gpu", old_ac2g);
+    struct pending {
+      event_index from = no_event, to = no_event;
+    };
+    detail::flat_map<std::uint32_t> fb_index;  // flow id -> position in fb
+    std::vector<std::pair<std::uint64_t, pending>> fb;
+    detail::flat_map<event_index> device_starts;
+    std::vector<std::pair<const raw_flow*, event_index>> device_ends;
+    for (const raw_flow& f : flows_) {
+      const bool is_fb = has_fwdbwd && f.cat == fwdbwd;
+      const bool is_dev = (has_ac2g && f.cat == ac2g) || (has_old_ac2g && f.cat == old_ac2g);
+      if (!is_fb && !is_dev) {
+        t_.anomalies.add(anomaly::unsupported_record);
+        continue;
+      }
+      if (f.ph == 't') continue;  // a step: nothing to bind
+      const std::uint32_t k = tracks.find(f.pid, f.tid);
+      const event_index at = bind(f, is_dev, k == detail::pair_ids::no_id ? none : by_track[k]);
+      if (at == no_event) {
+        t_.anomalies.add(anomaly::unbound_flow);
+        continue;
+      }
+      if (is_fb) {
+        auto [slot, inserted] = fb_index.try_emplace(f.id, static_cast<std::uint32_t>(fb.size()));
+        if (inserted) fb.emplace_back(f.id, pending{});
+        pending& p = fb[*slot].second;
+        event_index& end = f.ph == 's' ? p.from : p.to;
+        if (end != no_event)
+          t_.anomalies.add(f.ph == 's' ? anomaly::duplicate_flow_start : anomaly::duplicate_event);
+        else
+          end = at;
+        continue;
+      }
+      auto* d = t_.events[at].template get_if<event_kind::device_activity>();
+      if (d == nullptr) {
+        t_.anomalies.add(anomaly::unbound_flow);
+        continue;
+      }
+      if (f.ph == 's') {
+        if (!device_starts.try_emplace(f.id, at).second) {
+          t_.anomalies.add(anomaly::duplicate_flow_start);
+          continue;
+        }
+        d->flow_id = f.id;
+        d->flow_type = flow_kind::async_cpu_gpu;
+        d->flow_start = true;
+      } else {
+        device_ends.emplace_back(&f, at);
+      }
+    }
+    for (const auto& [f, at] : device_ends) {
+      if (device_starts.find(f->id) == nullptr) {
+        t_.anomalies.add(anomaly::flow_end_without_start);
+        continue;
+      }
+      auto& d = t_.events[at].template get<event_kind::device_activity>();
+      d.flow_id = f->id;
+      d.flow_type = flow_kind::async_cpu_gpu;
+      d.flow_start = false;
+    }
+    for (const auto& [id, p] : fb) {
+      if (p.from == no_event) {
+        t_.anomalies.add(anomaly::flow_end_without_start);
+        continue;
+      }
+      if (p.to == no_event) continue;  // a start without an end: nothing to draw
+      t_.links.push_back({flow_kind::fwd_bwd, id, p.from, p.to});
+    }
+  }
+
+  table_t& t_;
+  std::string& buf_;
+  std::size_t len_;
+  const read_options& opt_;
+  json_scanner scan_;
+  simdjson::ondemand::parser parser_;
+  simdjson::ondemand::document* doc_ = nullptr;  // the batch being parsed
+  std::int64_t base_ = 0;
+  std::vector<raw_arg> args_;
+  parsed_dims dims_, strides_;
+  std::vector<std::string> types_, concrete_;
+  std::vector<event_index> open_;  // `B` records waiting for their `E`
+  std::vector<raw_flow> flows_;
+};
+
+}  // namespace detail
+
+/// Reads a Chrome trace from `buf` (its first `len` bytes; `buf` must be padded with
+/// simdjson::SIMDJSON_PADDING more, as `load_trace_bytes` does). `buf` is modified during the
+/// read and restored.
+template <class Schema = default_schema>
+basic_event_table<Schema> read_chrome_trace(std::string& buf, std::size_t len,
+                                            const read_options& opt = {}) {
+  if (buf.size() < len + simdjson::SIMDJSON_PADDING)
+    buf.resize(len + simdjson::SIMDJSON_PADDING, ' ');
+  basic_event_table<Schema> t;
+  detail::chrome_reader<Schema>(t, buf, len, opt).run();
+  return t;
+}
+
+/// Reads a Chrome trace from a string of JSON.
+template <class Schema = default_schema>
+basic_event_table<Schema> read_chrome_trace_string(std::string_view json,
+                                                   const read_options& opt = {}) {
+  std::string buf(json);
+  return read_chrome_trace<Schema>(buf, json.size(), opt);
+}
+
+/// Reads a Chrome trace file, gzip-compressed or not.
+template <class Schema = default_schema>
+basic_event_table<Schema> read_chrome_trace_file(const std::string& path,
+                                                 const read_options& opt = {}) {
+  std::string buf;
+  const std::size_t len = load_trace_bytes(path, buf);
+  return read_chrome_trace<Schema>(buf, len, opt);
+}
+
+TRACEMODEL_END_NAMESPACE

@@ -1,0 +1,355 @@
+// tracemodel/formats — the Chrome-trace (Kineto flavour) writer.
+//
+//   tracemodel::write_chrome_trace_file(table, "trace.json");     // or "trace.json.gz"
+//   std::string json = tracemodel::chrome_trace_string(table);
+//
+// Streams the table as a trace that Perfetto UI, chrome://tracing and tools that read PyTorch
+// traces open:
+//   {"schemaVersion":1, <metadata kept from a read trace>, "displayTimeUnit":"ms",
+//    "baseTimeNanoseconds":B, "traceEvents":[ metadata records, events, flows ]}
+//  * every event is a complete event (`ph:"X"`) with PyTorch's categories, or an instant
+//    (`ph:"i"`, allocations and instants read as such);
+//  * times are microseconds relative to `baseTimeNanoseconds` with exactly three decimals, so
+//    every nanosecond survives (absolute epoch microseconds in a double would not);
+//  * args come from the payload fields through their reflection (formats/args.hpp), then op
+//    inputs (`Input Dims`, `Input type`, `Input Strides`, `Concrete Inputs`), then the event's
+//    extra attributes;
+//  * forward/backward links (table.links) become `fwdbwd` flows, device flows (the flow fields
+//    of device activities) `ac2g` flows: a start on the first event, an end with binding point
+//    "e" on the second, both at their event's start;
+//  * output is deterministic (table order, fixed key order); ids above 2^53 are strings.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "tracemodel/config.hpp"
+#include "tracemodel/formats/args.hpp"
+#include "tracemodel/formats/json_output.hpp"
+#include "tracemodel/model/reflect.hpp"
+#include "tracemodel/model/table.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+
+namespace detail {
+
+template <class Table>
+class chrome_writer {
+ public:
+  chrome_writer(const Table& t, json_output& out) : t_(t), out_(out) {}
+
+  void write() {
+    base_ = base_time();
+    out_.raw("{\n\"schemaVersion\": 1,\n");
+    for (const auto& [key, value] : t_.info.metadata) {
+      out_.string(t_.strings.view(key)).raw(": ").raw(t_.strings.view(value)).raw(",\n");
+    }
+    out_.raw("\"displayTimeUnit\": \"ms\",\n\"baseTimeNanoseconds\": ").integer(base_);
+    out_.raw(",\n\"traceEvents\": [");
+    first_ = true;
+    for (const metadata_record& m : t_.info.records) write_record(m);
+    for (const auto& e : t_.events) write_event(e);
+    write_flows();
+    out_.raw("\n]\n}\n");
+    out_.flush();
+  }
+
+ private:
+  using event_t = typename Table::event_type;
+
+  std::int64_t base_time() const {
+    if (t_.info.has_base_time) return t_.info.base_time_ns;
+    if (t_.events.empty()) return 0;
+    std::int64_t lo = t_.events.front().start_ns;
+    for (const auto& e : t_.events) lo = std::min(lo, e.start_ns);
+    // A whole second keeps relative times short and readable.
+    const std::int64_t s = 1'000'000'000;
+    return lo >= 0 ? lo / s * s : -((-lo + s - 1) / s) * s;
+  }
+
+  void next() {
+    out_.raw(first_ ? "\n" : ",\n");
+    first_ = false;
+  }
+
+  void key_value(std::uint64_t k) {  // a pid or tid: numbers stay numbers, strings strings
+    if (Table::is_string_key(k))
+      out_.string(t_.key_label(k));
+    else
+      out_.integer(static_cast<std::int64_t>(k));
+  }
+
+  void write_record(const metadata_record& m) {
+    next();
+    out_.raw("{\"ph\":\"M\",\"name\":").string(t_.strings.view(m.name)).raw(",\"pid\":");
+    key_value(static_cast<std::uint64_t>(m.pid));
+    out_.raw(",\"tid\":");
+    key_value(m.tid);
+    out_.raw(",\"args\":").raw(t_.strings.view(m.args)).ch('}');
+  }
+
+  void write_event(const event_t& e) {
+    next();
+    const bool allocation = e.template is<event_kind::allocation>() ||
+                            e.template is<event_kind::out_of_memory>();
+    const char scope = e.instant_scope != 0 ? e.instant_scope : allocation ? 't' : 0;
+    if (scope != 0)
+      out_.raw("{\"ph\":\"i\",\"s\":\"").ch(scope).raw("\",\"cat\":");
+    else
+      out_.raw("{\"ph\":\"X\",\"cat\":");
+    out_.string(t_.category(e)).raw(",\"name\":").string(t_.name(e)).raw(",\"pid\":");
+    key_value(static_cast<std::uint64_t>(e.pid));
+    out_.raw(",\"tid\":");
+    key_value(e.tid);
+    out_.raw(",\"ts\":").micros(e.start_ns - base_);
+    if (scope == 0) {
+      const std::int64_t end = e.end_ns();
+      out_.raw(",\"dur\":").micros(end == no_end_ns || end < e.start_ns ? 0 : end - e.start_ns);
+    }
+    out_.raw(",\"args\":{");
+    first_arg_ = true;
+    e.visit([&](const auto& f) { write_fields(f); });
+    if (const auto* op = e.template get_if<event_kind::op>()) {
+      write_inputs(e);
+      if (op->unfinished()) arg("finished").boolean(false);
+    }
+    for (const attribute& a : t_.attrs_of(e)) write_attr(a);
+    out_.raw("}}");
+  }
+
+  json_output& arg(std::string_view key) {
+    if (!first_arg_) out_.ch(',');
+    first_arg_ = false;
+    return out_.string(key).ch(':');
+  }
+
+  template <class P>
+  void write_fields(const P& f) {
+    bool sequenced = false;
+    if constexpr (requires { f.sequence_number; }) sequenced = f.sequence_number >= 0;
+    if constexpr (reflectable<P>) {
+      if constexpr (has_field_table<export_args<P>>) {
+        // In the order of the table, not of the struct.
+        for (const field_arg& spec : export_args<P>::fields)
+          for_each_field(f, [&](std::string_view field, const auto& v) {
+            if (field == spec.field) write_value(spec.key, spec.rule, v, sequenced);
+          });
+      } else {
+        for_each_field(f, [&](std::string_view field, const auto& v) {
+          if (!is_record_field(field)) write_value(field, arg_rule::always, v, sequenced);
+        });
+      }
+    }
+  }
+
+  template <class V>
+  void write_value(std::string_view key, arg_rule rule, const V& v, bool sequenced) {
+    using T = std::remove_cvref_t<V>;
+    if constexpr (std::is_same_v<T, bool>) {
+      arg(key).boolean(v);
+    } else if constexpr (std::is_integral_v<T>) {
+      if (!passes(rule, v, sequenced)) return;
+      if constexpr (std::is_signed_v<T>)
+        arg(key).integer(v);
+      else
+        arg(key).id(v);
+    } else if constexpr (std::is_floating_point_v<T>) {
+      arg(key).floating(v);
+    } else if constexpr (std::is_same_v<T, name_id>) {
+      arg(key).string(t_.strings.view(v));
+    } else if constexpr (std::is_convertible_v<T, std::string_view>) {
+      arg(key).string(std::string_view(v));
+    } else if constexpr (std::is_enum_v<T>) {
+      arg(key).integer(static_cast<std::int64_t>(v));
+    }
+    // anything else (index ranges, ...) is not an arg
+  }
+
+  void write_inputs(const event_t& e) {
+    const auto ins = t_.inputs_of(e);
+    if (ins.empty()) return;
+    bool strides = false, scalars = false;
+    for (const input_value& v : ins) {
+      strides = strides || (v.kind == input_kind::tensor && v.has_strides);
+      scalars = scalars || (v.kind == input_kind::scalar && v.scalar.kind != scalar_value::type::none);
+    }
+    arg("Input Dims");
+    nested(ins, [this](const input_value& v) {
+      out_.ch('[');
+      const auto s = t_.sizes(v);
+      for (std::size_t k = 0; k < s.size(); ++k) (k ? out_.ch(',') : out_).integer(s[k]);
+      out_.ch(']');
+    });
+    arg("Input type").ch('[');
+    for_each_top(ins, [this](std::size_t, const input_value& v) {
+      switch (v.kind) {
+        case input_kind::tensor: out_.string(t_.strings.view(v.dtype)); break;
+        case input_kind::scalar: out_.string("Scalar"); break;
+        case input_kind::tensor_list: out_.string("TensorList"); break;
+        case input_kind::scalar_list: out_.string("ScalarList"); break;
+        default: out_.string(""); break;
+      }
+    });
+    out_.ch(']');
+    if (strides) {
+      arg("Input Strides");
+      nested(ins, [this](const input_value& v) {
+        out_.ch('[');
+        const auto s = t_.strides(v);
+        for (std::size_t k = 0; k < s.size(); ++k) (k ? out_.ch(',') : out_).integer(s[k]);
+        out_.ch(']');
+      });
+    }
+    if (scalars) {
+      arg("Concrete Inputs").ch('[');
+      for_each_top(ins, [&](std::size_t i, const input_value& v) {
+        if (v.kind == input_kind::scalar) {
+          out_.string(v.scalar.kind == scalar_value::type::none ? "" : scalar_text(v.scalar));
+        } else if (v.kind == input_kind::scalar_list) {
+          std::string s = "[";
+          for (std::uint32_t k = 1; k < v.subtree; ++k)
+            s += (k > 1 ? ", " : "") + scalar_text(ins[i + k].scalar);
+          out_.string(s + "]");
+        } else {
+          out_.string("");
+        }
+      });
+      out_.ch(']');
+    }
+  }
+
+  static std::string scalar_text(const scalar_value& s) {
+    switch (s.kind) {
+      case scalar_value::type::integer: return std::to_string(s.i);
+      case scalar_value::type::floating: return fmt::format("{}", s.f);
+      case scalar_value::type::boolean: return s.b ? "True" : "False";
+      case scalar_value::type::none: return "None";
+    }
+    return "";
+  }
+
+  /// Calls f(index, value) for each top-level input (skipping list elements).
+  template <class Inputs, class F>
+  void for_each_top(const Inputs& ins, F&& f) {
+    bool first = true;
+    for (std::size_t i = 0; i < ins.size(); i += ins[i].subtree) {
+      if (!first) out_.ch(',');
+      first = false;
+      f(i, ins[i]);
+    }
+  }
+  /// Writes the inputs as a JSON array, lists as nested arrays, leaves by `leaf`.
+  template <class Inputs, class Leaf>
+  void nested(const Inputs& ins, Leaf&& leaf) {
+    out_.ch('[');
+    walk_nested_inputs(
+        ins, [this](const input_value&) { out_.ch('['); }, [this] { out_.ch(']'); },
+        [&](const input_value& v) {
+          if (v.kind == input_kind::tensor)
+            leaf(v);
+          else
+            out_.raw("[]");
+        },
+        [this] { out_.ch(','); });
+    out_.ch(']');
+  }
+
+  void write_attr(const attribute& a) {
+    const std::string_view key = t_.strings.view(a.key);
+    switch (a.type) {
+      case attr_type::integer: arg(key).integer(a.i); break;
+      case attr_type::unsigned_integer: arg(key).id(a.u); break;
+      case attr_type::floating: arg(key).floating(a.f); break;
+      case attr_type::boolean: arg(key).boolean(a.b); break;
+      case attr_type::string: arg(key).string(t_.strings.view(a.s)); break;
+      case attr_type::json: arg(key).raw(t_.strings.view(a.s)); break;
+      case attr_type::int_list: {
+        arg(key).ch('[');
+        const auto l = t_.int_list(a);
+        for (std::size_t k = 0; k < l.size(); ++k) (k ? out_.ch(',') : out_).integer(l[k]);
+        out_.ch(']');
+        break;
+      }
+      case attr_type::string_list: {
+        // PyTorch writes stacks joined by ";" and module hierarchies joined by ".".
+        const auto l = t_.string_list(a);
+        const char* sep = key == "Module Hierarchy" ? "." : key == "Call stack" ? ";" : nullptr;
+        if (sep != nullptr) {
+          std::string joined;
+          for (std::size_t k = 0; k < l.size(); ++k) {
+            if (k) joined += sep;
+            joined += t_.strings.view(l[k]);
+          }
+          arg(key).string(joined);
+        } else {
+          arg(key).ch('[');
+          for (std::size_t k = 0; k < l.size(); ++k) (k ? out_.ch(',') : out_).string(t_.strings.view(l[k]));
+          out_.ch(']');
+        }
+        break;
+      }
+    }
+  }
+
+  void flow(char ph, std::string_view cat, std::uint64_t id, const event_t& at) {
+    next();
+    out_.raw("{\"ph\":\"").ch(ph).raw("\",\"id\":").id(id).raw(",\"pid\":");
+    key_value(static_cast<std::uint64_t>(at.pid));
+    out_.raw(",\"tid\":");
+    key_value(at.tid);
+    out_.raw(",\"ts\":").micros(at.start_ns - base_);
+    out_.raw(",\"cat\":").string(cat).raw(",\"name\":").string(cat);
+    if (ph == 'f') out_.raw(",\"bp\":\"e\"");
+    out_.ch('}');
+  }
+
+  void write_flows() {
+    for (const flow_link& l : t_.links) {
+      if (l.kind != flow_kind::fwd_bwd || l.from >= t_.size() || l.to >= t_.size()) continue;
+      flow('s', "fwdbwd", l.id, t_.events[l.from]);
+      flow('f', "fwdbwd", l.id, t_.events[l.to]);
+    }
+    for (const auto& e : t_.events)
+      if (const auto* d = e.template get_if<event_kind::device_activity>())
+        if (d->flow_type == flow_kind::async_cpu_gpu && d->flow_id != 0)
+          flow(d->flow_start ? 's' : 'f', "ac2g", d->flow_id, e);
+  }
+
+  const Table& t_;
+  json_output& out_;
+  std::int64_t base_ = 0;
+  bool first_ = true;
+  bool first_arg_ = true;
+};
+
+}  // namespace detail
+
+/// Writes `t` as a Chrome trace into `out` (see the header comment).
+template <class Schema>
+void write_chrome_trace(const basic_event_table<Schema>& t, json_output& out) {
+  detail::chrome_writer<basic_event_table<Schema>>(t, out).write();
+}
+
+/// The Chrome trace of `t` as a string.
+template <class Schema>
+std::string chrome_trace_string(const basic_event_table<Schema>& t) {
+  std::string s;
+  json_output out = json_output::to_string(s);
+  write_chrome_trace(t, out);
+  return s;
+}
+
+/// Writes the Chrome trace of `t` to `path` (gzip when it ends in ".gz"), through a temporary
+/// file renamed into place.
+template <class Schema>
+void write_chrome_trace_file(const basic_event_table<Schema>& t, const std::string& path) {
+  trace_file_sink file(path);
+  json_output out(file.as_sink());
+  write_chrome_trace(t, out);
+  file.commit();
+}
+
+TRACEMODEL_END_NAMESPACE

@@ -1,0 +1,301 @@
+#include <doctest/doctest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include <tracemodel/collect.hpp>
+#include <tracemodel/formats/chrome_trace_reader.hpp>
+#include <tracemodel/formats/chrome_trace_writer.hpp>
+
+#include "../collect/test_values.hpp"
+#include "../support/json.hpp"
+
+using namespace tracemodel;
+
+namespace {
+
+const char* const real_traces[] = {
+    "kineto/amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+    "kineto/call_stack_backward_thread.json",
+    "kineto/cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
+    "kineto/critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz",
+    "kineto/critical_path_cuda_event_sync_event_sync_trace.json.gz",
+    "kineto/execution_trace_benchmark_simple_add_trace.json.gz",
+    "kineto/triton_example_triton_example.json.gz",
+    "pytorch-1.13-kineto/adamw_zero_grad.kineto.json",
+    "pytorch-1.13-kineto/conv_bn_infer.kineto.json",
+    "pytorch-1.13-kineto/dataloader_sync.kineto.json",
+    "pytorch-1.13-kineto/for_loop_indexing.kineto.json",
+    "pytorch-1.13-kineto/memory_profile.kineto.json",
+    "pytorch-1.13-kineto/mlp_train.kineto.json",
+    "pytorch-1.13-kineto/nested_scopes_64.kineto.json",
+    "pytorch-1.13-kineto/script_module.kineto.json",
+    "pytorch-1.13-kineto/threads_fork.kineto.json",
+    "pytorch-1.13/adamw_zero_grad.chrome_trace.json",
+    "pytorch-1.13/conv_bn_infer.chrome_trace.json",
+    "pytorch-1.13/dataloader_sync.chrome_trace.json",
+    "pytorch-1.13/for_loop_indexing.chrome_trace.json",
+    "pytorch-1.13/memory_profile.chrome_trace.json",
+    "pytorch-1.13/mlp_train.chrome_trace.json",
+    "pytorch-1.13/nested_scopes_64.chrome_trace.json",
+    "pytorch-1.13/script_module.chrome_trace.json",
+    "pytorch-1.13/threads_fork.chrome_trace.json",
+};
+
+/// Events (X, i, I, B) in a file, counted independently of the reader.
+std::size_t count_events(const std::string& path) {
+  tmtest::json_doc doc(path);
+  simdjson::dom::array events;
+  if (doc.root.is_array())
+    events = doc.root;
+  else
+    events = doc.root["traceEvents"];
+  std::size_t n = 0;
+  for (simdjson::dom::element e : events) {
+    const std::string_view ph = e["ph"];
+    n += ph == "X" || ph == "i" || ph == "I" || ph == "B" ? 1 : 0;
+  }
+  return n;
+}
+
+struct policies_with_values : default_record_policies {
+  using value_traits = tmtest::value_traits;
+};
+
+}  // namespace
+
+TEST_SUITE("formats") {
+  TEST_CASE("read_chrome_trace: every real trace reads, gzip included, with every event") {
+    for (const char* f : real_traces) {
+      INFO(f);
+      const std::string path = tmtest::data_path(f);
+      event_table t = read_chrome_trace_file(path);
+      CHECK(t.size() == count_events(path));
+      CHECK(std::is_sorted(t.events.begin(), t.events.end(),
+                           [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; }));
+    }
+  }
+
+  TEST_CASE("read_chrome_trace: exact nanoseconds from baseTimeNanoseconds + ts") {
+    tmtest::json_doc doc(tmtest::data_path("pytorch-1.13/mlp_train.oracle.json"));
+    event_table t = read_chrome_trace_file(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json"));
+    // Every oracle node appears with its exact start and end.
+    std::multiset<std::tuple<std::string, std::int64_t, std::int64_t>> got, want;
+    for (const auto& e : t.events) got.emplace(std::string(t.name(e)), e.start_ns, e.end_ns());
+    for (simdjson::dom::element n : simdjson::dom::array(doc.root["event_tree"]["nodes"]))
+      want.emplace(std::string(std::string_view(n["name"])), int64_t(n["start_ns"]), int64_t(n["end_ns"]));
+    CHECK(got == want);
+  }
+
+  TEST_CASE("read_chrome_trace: kinds, fields, inputs and attributes from args") {
+    event_table t = read_chrome_trace_file(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json"));
+    const auto* linear = &t.events[0];
+    for (const auto& e : t.events)
+      if (t.name(e) == "aten::linear") {
+        linear = &e;
+        break;
+      }
+    const auto& op = linear->get<event_kind::op>();
+    CHECK(op.correlation_id == 6);
+    CHECK(op.sequence_number == 0);
+    CHECK(op.fwd_thread_id == 0);
+    const auto ins = t.inputs_of(*linear);
+    REQUIRE(ins.size() == 3);
+    CHECK(t.strings[ins[0].dtype] == "float");
+    CHECK(std::vector<std::int64_t>(t.sizes(ins[1]).begin(), t.sizes(ins[1]).end()) ==
+          std::vector<std::int64_t>{32, 16});
+    REQUIRE(t.find_attr(*linear, "Ev Idx") != nullptr);
+    CHECK(t.find_attr(*linear, "Ev Idx")->i == 5);
+
+    event_table m = read_chrome_trace_file(tmtest::data_path("pytorch-1.13-kineto/memory_profile.kineto.json"));
+    std::size_t allocations = 0;
+    for (const auto& e : m.events)
+      if (const auto* a = e.get_if<event_kind::allocation>()) {
+        ++allocations;
+        CHECK(a->ptr != 0);
+        CHECK(e.instant_scope == 't');
+      }
+    CHECK(allocations == 36);
+
+    event_table d = read_chrome_trace_file(tmtest::data_path("pytorch-1.13-kineto/dataloader_sync.kineto.json"));
+    std::size_t script = 0, native = 0;
+    for (const auto& e : d.events) {
+      script += e.is<event_kind::script_call>() ? 1 : 0;
+      native += e.is<event_kind::native_call>() ? 1 : 0;
+    }
+    CHECK(script == 269);
+    CHECK(native == 145);
+  }
+
+  TEST_CASE("read_chrome_trace: flows become links and device flow fields") {
+    event_table t = read_chrome_trace_file(
+        tmtest::data_path("kineto/amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz"));
+    REQUIRE(t.links.size() == 4);
+    CHECK(t.name(t.links[0].from) == "aten::mse_loss");
+    CHECK(t.name(t.links[0].to) == "MseLossBackward0");
+    std::size_t starts = 0, ends = 0;
+    for (const auto& e : t.events)
+      if (const auto* d = e.get_if<event_kind::device_activity>())
+        if (d->flow_type == flow_kind::async_cpu_gpu) (d->flow_start ? starts : ends)++;
+    CHECK(starts == 16);
+    CHECK(ends == 16);
+    CHECK(t.anomalies[anomaly::flow_end_without_start] == 5);  // on runtime calls, no start
+    CHECK(t.info.records.size() == 60);
+    CHECK(t.info.has_base_time);
+    CHECK(t.info.base_time_ns == 1735632360000000000);
+  }
+
+  TEST_CASE("round trip: write -> read -> write is byte-identical") {
+    SUBCASE("a recorded table with every side stream") {
+      using queue_t = record_queue<default_schema, record_features::all(), policies_with_values>;
+      queue_t q;
+      using tmtest::value;
+      std::vector<value> in{
+          value::tensor({8, 16}, {16, 1}, 0, 1, 2), value::tensor({3, 4}, {1, 3}, 1),
+          value::scalar_of(scalar_value::floating(0.5)), value::scalar_of(scalar_value::integer(3)),
+          value::scalar_of(scalar_value::boolean(true)), value::undefined(), value::other(),
+          value::list(input_kind::tensor_list, {value::tensor({2}, {1}, 0),
+                                                value::list(input_kind::tensor_list, {value::tensor({5, 5}, {5, 1}, 2)})}),
+          value::list(input_kind::scalar_list, {value::scalar_of(scalar_value::integer(1)),
+                                                value::scalar_of(scalar_value::floating(2.5))}),
+          value::list(input_kind::tensor_list, {})};
+      auto h = q.begin_op({.name = "aten::cat", .sequence_number = 9}, std::span<const value>(in));
+      const std::string_view stack[] = {"train.py(10): main", "model.py(3): forward"};
+      q.record_call_stack(h, stack);
+      const std::string_view modules[] = {"TOP(Net)::forward", "fc(Linear)::forward"};
+      q.record_module_hierarchy(h, modules);
+      const extra_arg args[] = {extra_arg::floating("flops", 1e9), extra_arg::string("note", "a \"b\"")};
+      q.record_extra_args(h, args);
+      q.record_allocation(0x1000, 256, 256, 1024);
+      q.end_op(h);
+      q.begin_op({.name = "never ends"});
+      event_table t = materialize(q);
+      t.set_process_name(t.events[0].pid, "trainer");
+      const std::string a = chrome_trace_string(t);
+      const std::string b = chrome_trace_string(read_chrome_trace_string(a));
+      CHECK(a == b);
+      event_table back = read_chrome_trace_string(a);
+      const auto ins = back.inputs_of(back.events[0]);
+      CHECK(ins.size() == t.inputs_of(t.events[0]).size());
+      CHECK(back.find_attr(back.events[0], "Call stack")->type == attr_type::string_list);
+    }
+    SUBCASE("every real trace") {
+      for (const char* f : real_traces) {
+        INFO(f);
+        const std::string a = chrome_trace_string(read_chrome_trace_file(tmtest::data_path(f)));
+        const std::string b = chrome_trace_string(read_chrome_trace_string(a));
+        CHECK(a == b);
+      }
+    }
+  }
+
+  TEST_CASE("read_chrome_trace: anomalies real profilers produce are repaired and counted") {
+    const std::string json = R"({"traceEvents":[
+      {"ph":"X","cat":"cpu_op","name":"backwards","pid":1,"tid":1,"ts":10,"dur":-5},
+      {"ph":"B","cat":"cpu_op","name":"begin only","pid":1,"tid":1,"ts":20},
+      {"ph":"E","pid":1,"tid":2,"ts":25},
+      {"ph":"B","cat":"cpu_op","name":"paired","pid":1,"tid":3,"ts":30},
+      {"ph":"E","pid":1,"tid":3,"ts":32.5},
+      {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":40,"dur":1,"args":{"correlation":5}},
+      {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":50,"dur":1,"args":{"correlation":6}},
+      {"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":60,"dur":1,"args":{"correlation":5}},
+      {"ph":"s","id":5,"pid":1,"tid":1,"ts":40,"cat":"ac2g","name":"ac2g"},
+      {"ph":"s","id":5,"pid":1,"tid":1,"ts":50,"cat":"ac2g","name":"ac2g"},
+      {"ph":"f","id":5,"pid":0,"tid":7,"ts":60,"cat":"ac2g","name":"ac2g","bp":"e"},
+      {"ph":"f","id":99,"pid":0,"tid":7,"ts":60,"cat":"ac2g","name":"ac2g","bp":"e"},
+      {"ph":"s","id":7,"pid":5,"tid":5,"ts":1,"cat":"ac2g","name":"ac2g"},
+      {"ph":"C","name":"counter","pid":1,"ts":1,"args":{"v":1}}
+    ]})";
+    event_table t = read_chrome_trace_string(json);
+    CHECK(t.size() == 6);  // E, flow and counter records are not events
+    CHECK(t.anomalies[anomaly::end_before_start] == 1);
+    CHECK(t.anomalies[anomaly::unfinished_op] == 1);
+    CHECK(t.anomalies[anomaly::unmatched_end] == 1);
+    CHECK(t.anomalies[anomaly::duplicate_flow_start] == 1);
+    CHECK(t.anomalies[anomaly::flow_end_without_start] == 1);
+    CHECK(t.anomalies[anomaly::unbound_flow] == 1);
+    CHECK(t.anomalies[anomaly::unsupported_record] == 1);
+    for (const auto& e : t.events) {
+      if (t.name(e) == "backwards") CHECK(e.end_ns() == e.start_ns);
+      if (t.name(e) == "paired") CHECK(e.end_ns() - e.start_ns == 2500);
+      if (t.name(e) == "begin only") CHECK(e.get<event_kind::op>().unfinished());
+    }
+    // The first start of flow 5 won: the kernel's flow ends at the launch at ts 40.
+    const auto* k = &t.events[0];
+    for (const auto& e : t.events)
+      if (t.name(e) == "k") k = &e;
+    CHECK(k->get<event_kind::device_activity>().flow_id == 5);
+  }
+
+  TEST_CASE("read_chrome_trace: bad input is an error naming the byte offset and the problem") {
+    struct bad {
+      std::string json;
+      std::size_t offset;
+      std::string message;
+    };
+    std::string deep(100'000, '[');
+    const bad cases[] = {
+        {"", 0, "empty input"},
+        {"   \n ", 0, "empty input"},
+        {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"dur\":2", 41, "truncated"},
+        {"{\"traceEvents\": [", 17, "truncated"},
+        {"\x01\x02garbage", 0, "not a trace"},
+        {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1}] } trailing", 38, "after the end"},
+        {"{\"a\": 1}", 0, "no traceEvents"},
+        {"[1, 2]", 1, "expected an object"},
+        {"\"just a string\"", 0, "not a trace"},
+        {"{\"traceEvents\": {}}", 16, "expected an array"},
+        {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":\"abc\"}]}", 32, "ts: expected a number"},
+        {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"pid\":{}}]}", 40, "pid: expected a number"},
+        {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"args\":[1]}]}", 41, "args: expected an object"},
+        {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":NaN}]}", 32, "invalid JSON"},
+        {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":Infinity}]}", 32, "invalid JSON"},
+        {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1e999}]}", 32, "out of range"},
+        {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"args\":{\"x\":1e999}}]}", 46, "out of range"},
+        {"{\"traceEvents\": [{\"ts\":1}]}", 17, "without \"ph\""},
+        {"{\"traceEvents\": [{\"ph\":\"X\"}]}", 17, "without \"ts\""},
+        {"{\"traceEvents\": [" + deep, 17 + 1023, "nesting deeper"},  // the 1025th bracket
+        {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,,}]}", 34, "invalid JSON"},  // the second comma
+        {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1},]}", 34, "trailing ','"},
+    };
+    for (const bad& c : cases) {
+      INFO(c.json.substr(0, 80));
+      try {
+        (void)read_chrome_trace_string(c.json);
+        FAIL("no error");
+      } catch (const input_error& e) {
+        INFO(e.what());
+        CHECK(std::string(e.what()).find(c.message) != std::string::npos);
+        CHECK(e.offset() == c.offset);
+      }
+    }
+  }
+
+  TEST_CASE("read_chrome_trace_file: truncated and corrupt gzip") {
+    const std::string dir = TRACEMODEL_TEST_BINARY_DIR;
+    std::FILE* f = std::fopen(tmtest::data_path("kineto/triton_example_triton_example.json.gz").c_str(), "rb");
+    REQUIRE(f != nullptr);
+    std::string raw(1 << 20, '\0');
+    raw.resize(std::fread(raw.data(), 1, raw.size(), f));
+    std::fclose(f);
+    auto write = [&dir](const std::string& name, const std::string& bytes) {
+      std::FILE* o = std::fopen((dir + "/" + name).c_str(), "wb");
+      std::fwrite(bytes.data(), 1, bytes.size(), o);
+      std::fclose(o);
+      return dir + "/" + name;
+    };
+    const std::string truncated = write("truncated.json.gz", raw.substr(0, raw.size() / 2));
+    CHECK_THROWS_WITH_AS((void)read_chrome_trace_file(truncated), doctest::Contains("truncated gzip"),
+                         input_error);
+    std::string corrupt = raw;
+    for (std::size_t i = 20; i < 60 && i < corrupt.size(); ++i) corrupt[i] = '\x55';
+    const std::string bad = write("corrupt.json.gz", corrupt);
+    CHECK_THROWS_AS((void)read_chrome_trace_file(bad), input_error);
+    const std::string empty = write("empty.json", "");
+    CHECK_THROWS_WITH_AS((void)read_chrome_trace_file(empty), doctest::Contains("empty input"),
+                         input_error);
+    CHECK_THROWS_WITH_AS((void)read_chrome_trace_file(dir + "/no such file.json"),
+                         doctest::Contains("cannot open"), input_error);
+  }
+}
