@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -177,12 +178,7 @@ class chrome_writer {
       scalars = scalars || (v.kind == input_kind::scalar && v.scalar.kind != scalar_value::type::none);
     }
     arg("Input Dims");
-    nested(ins, [this](const input_value& v) {
-      out_.ch('[');
-      const auto s = t_.sizes(v);
-      for (std::size_t k = 0; k < s.size(); ++k) (k ? out_.ch(',') : out_).integer(s[k]);
-      out_.ch(']');
-    });
+    nested(ins, [this](const input_value& v) { int_array(t_.sizes(v)); });
     arg("Input type").ch('[');
     for_each_top(ins, [this](std::size_t, const input_value& v) {
       switch (v.kind) {
@@ -196,12 +192,7 @@ class chrome_writer {
     out_.ch(']');
     if (strides) {
       arg("Input Strides");
-      nested(ins, [this](const input_value& v) {
-        out_.ch('[');
-        const auto s = t_.strides(v);
-        for (std::size_t k = 0; k < s.size(); ++k) (k ? out_.ch(',') : out_).integer(s[k]);
-        out_.ch(']');
-      });
+      nested(ins, [this](const input_value& v) { int_array(t_.strides(v)); });
     }
     if (scalars) {
       arg("Concrete Inputs").ch('[');
@@ -241,6 +232,12 @@ class chrome_writer {
       f(i, ins[i]);
     }
   }
+  void int_array(std::span<const std::int64_t> values) {
+    out_.ch('[');
+    for (std::size_t k = 0; k < values.size(); ++k) (k ? out_.ch(',') : out_).integer(values[k]);
+    out_.ch(']');
+  }
+
   /// Writes the inputs as a JSON array, lists as nested arrays, leaves by `leaf`.
   template <class Inputs, class Leaf>
   void nested(const Inputs& ins, Leaf&& leaf) {
@@ -266,13 +263,10 @@ class chrome_writer {
       case attr_type::boolean: arg(key).boolean(a.b); break;
       case attr_type::string: arg(key).string(t_.strings.view(a.s)); break;
       case attr_type::json: arg(key).raw(t_.strings.view(a.s)); break;
-      case attr_type::int_list: {
-        arg(key).ch('[');
-        const auto l = t_.int_list(a);
-        for (std::size_t k = 0; k < l.size(); ++k) (k ? out_.ch(',') : out_).integer(l[k]);
-        out_.ch(']');
+      case attr_type::int_list:
+        arg(key);
+        int_array(t_.int_list(a));
         break;
-      }
       case attr_type::string_list: {
         // PyTorch writes stacks joined by ";" and module hierarchies joined by ".".
         const auto l = t_.string_list(a);
