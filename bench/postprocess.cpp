@@ -22,6 +22,7 @@
 #include <tracemodel/collect.hpp>
 
 #include "baseline_tree.hpp"
+#include "recording.hpp"
 #include "workload.hpp"
 
 namespace tmod = tracemodel;
@@ -30,19 +31,9 @@ namespace {
 
 constexpr int threads = 4;
 
-// ---- memory ------------------------------------------------------------------------------------
-long status_kb(const char* field) {
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  const std::size_t n = std::strlen(field);
-  while (std::getline(f, line))
-    if (line.compare(0, n, field) == 0) return std::stol(line.substr(n + 1));
-  return 0;
-}
-void reset_peak() {
-  std::ofstream f("/proc/self/clear_refs");
-  f << "5";
-}
+using bench::reset_peak;
+using bench::status_kb;
+using queue_t = bench::queue<false>;
 
 /// Counters every benchmark here reports: events, seconds per event, peak bytes per event.
 void report(benchmark::State& state, std::size_t events, double peak_bytes) {
@@ -53,82 +44,7 @@ void report(benchmark::State& state, std::size_t events, double peak_bytes) {
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
-// ---- tracemodel: record through the public API with a synthetic clock ---------------------------
-thread_local tmod::approx_time synthetic_now = 0;
-struct synthetic_clock {
-  static constexpr bool ticks_are_ns = true;
-  static tmod::approx_time now() noexcept { return synthetic_now; }
-};
-struct bench_policies : tmod::default_record_policies {
-  using clock = synthetic_clock;
-};
-using queue_t = tmod::record_queue<tmod::default_schema, tmod::record_features{}, bench_policies>;
-
-struct queue_sink {
-  queue_t& q;
-  std::vector<tmod::op_handle> open;
-  std::string step;
-  std::uint64_t os_tid = tmod::detail::os_thread_id();
-  void step_name(std::int64_t i) { step = "ProfilerStep#" + std::to_string(i); }
-  void begin(const char* name, std::int64_t seq, std::uint64_t fwd, bool user, bool backward,
-             std::int64_t t) {
-    synthetic_now = static_cast<tmod::approx_time>(t);
-    const bool dynamic = name == nullptr;
-    open.push_back(q.begin_op({.name = dynamic ? std::string_view(step) : std::string_view(name),
-                               .sequence_number = seq,
-                               .fwd_thread_id = fwd,
-                               .scope = user ? tmod::op_scope::user_scope
-                                        : backward ? tmod::op_scope::backward_function
-                                                   : tmod::op_scope::function,
-                               .copy_name = dynamic}));
-  }
-  void end(std::int64_t t) {
-    synthetic_now = static_cast<tmod::approx_time>(t);
-    q.end_op(open.back());
-    open.pop_back();
-  }
-  void launch(std::int64_t call, std::int64_t call_end, std::uint64_t corr, std::int64_t k0,
-              std::int64_t k1) {
-    tmod::device_record r{};
-    r.start = static_cast<tmod::approx_time>(call);
-    r.end = static_cast<tmod::approx_time>(call_end);
-    r.name = "cudaLaunchKernel";
-    r.name_len = 16;
-    r.activity = tmod::activity_type::cuda_runtime;
-    r.flow_type = tmod::flow_kind::async_cpu_gpu;
-    r.flow_start = true;
-    r.flow_id = corr;
-    r.correlation_id = corr;
-    r.external_id = queue_t::correlation_id(open.back());
-    r.host_thread = true;
-    r.tid = os_tid;
-    r.cbid = 211;
-    q.record_device(r);
-    r.start = static_cast<tmod::approx_time>(k0);
-    r.end = static_cast<tmod::approx_time>(k1);
-    r.name = "void gemm_kernel<float>(...)";
-    r.name_len = 28;
-    r.activity = tmod::activity_type::kernel;
-    r.flow_start = false;
-    r.host_thread = false;
-    r.pid = 0;
-    r.tid = 7;
-    r.device = 0;
-    r.stream = 7;
-    r.cbid = 0;
-    q.record_device(r);
-  }
-};
-
-void record_workload(queue_t& q, std::int64_t events) {
-  std::vector<std::thread> ts;
-  for (int k = 0; k < threads; ++k)
-    ts.emplace_back([&q, events, k] {
-      queue_sink sink{q, {}, {}};
-      workload::generate(sink, events / threads, tmod::current_thread_id(), k, threads);
-    });
-  for (auto& t : ts) t.join();
-}
+void record_workload(queue_t& q, std::int64_t events) { bench::record_workload(q, events, threads); }
 
 void postprocess_tracemodel(benchmark::State& state, std::int64_t n) {
   std::size_t events = 0;

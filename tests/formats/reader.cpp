@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <set>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -228,6 +229,35 @@ TEST_SUITE("formats") {
     CHECK(k->get<event_kind::device_activity>().flow_id == 5);
   }
 
+  TEST_CASE("read_chrome_trace: a device activity carries one flow, the first that binds to it") {
+    // Found by the fuzzer: flow 2's start binds to the launch of flow 1 (it encloses ts 41).
+    // Letting it overwrite flow 1 wrote a trace whose flow 1 had lost its start.
+    const std::string json = R"({"traceEvents":[
+      {"ph":"X","cat":"cuda_runtime","name":"cudaMemcpyAsync","pid":1,"tid":1,"ts":40,"dur":2,"args":{"correlation":1}},
+      {"ph":"X","cat":"gpu_memcpy","name":"Memcpy DtoH","pid":0,"tid":7,"ts":45,"dur":1,"args":{"correlation":1}},
+      {"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":50,"dur":1,"args":{"correlation":2}},
+      {"ph":"f","id":1,"pid":0,"tid":7,"ts":45,"cat":"ac2g","name":"ac2g","bp":"e"},
+      {"ph":"s","id":1,"pid":1,"tid":1,"ts":40,"cat":"ac2g","name":"ac2g"},
+      {"ph":"s","id":2,"pid":1,"tid":1,"ts":41,"cat":"ac2g","name":"ac2g"},
+      {"ph":"f","id":2,"pid":0,"tid":7,"ts":50,"cat":"ac2g","name":"ac2g","bp":"e"},
+      {"ph":"f","id":1,"pid":0,"tid":7,"ts":50,"cat":"ac2g","name":"ac2g","bp":"e"}
+    ]})";
+    event_table t = read_chrome_trace_string(json);
+    CHECK(t.anomalies[anomaly::unbound_flow] == 1);            // flow 2's start
+    CHECK(t.anomalies[anomaly::flow_end_without_start] == 1);  // flow 2's end
+    CHECK(t.anomalies[anomaly::duplicate_flow_end] == 1);      // flow 1's second end
+    std::map<std::string, std::pair<std::uint64_t, bool>> flow;
+    for (const auto& e : t.events) {
+      const auto& d = e.get<event_kind::device_activity>();
+      flow[std::string(t.name(e))] = {d.flow_type == flow_kind::none ? 0 : d.flow_id, d.flow_start};
+    }
+    CHECK(flow["cudaMemcpyAsync"] == std::pair<std::uint64_t, bool>{1, true});
+    CHECK(flow["Memcpy DtoH"] == std::pair<std::uint64_t, bool>{1, false});
+    CHECK(flow["k"] == std::pair<std::uint64_t, bool>{0, false});
+    const std::string once = chrome_trace_string(t);
+    CHECK(chrome_trace_string(read_chrome_trace_string(once)) == once);
+  }
+
   TEST_CASE("read_chrome_trace: bad input is an error naming the byte offset and the problem") {
     struct bad {
       std::string json;
@@ -258,6 +288,10 @@ TEST_SUITE("formats") {
         {"{\"traceEvents\": [" + deep, 17 + 1023, "nesting deeper"},  // the 1025th bracket
         {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,,}]}", 34, "invalid JSON"},  // the second comma
         {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1},]}", 34, "trailing ','"},
+        // Misspelled literals (found by the fuzzer: they once escaped as simdjson exceptions).
+        {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"args\":{\"x\":nulx}}]}", 46, "invalid literal"},
+        {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"args\":{\"x\":tru}}]}", 46, "x"},
+        {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"x\":nul}]}", 38, "invalid literal"},
     };
     for (const bad& c : cases) {
       INFO(c.json.substr(0, 80));

@@ -374,6 +374,13 @@ class chrome_reader {
     std::size_t ts_offset = 0, dur_offset = 0;
   };
 
+  /// is_null() reports a malformed literal ("nul", "nulx") as an error
+  /// result; its implicit bool conversion would throw, so read it by value.
+  static bool is_null_literal(value_t& v) {
+    bool yes = false;
+    return !v.is_null().get(yes) && yes;
+  }
+
   template <class T>
   T get_or_fail(simdjson::simdjson_result<T> r, std::string_view what, std::size_t at) {
     T v{};
@@ -547,7 +554,7 @@ class chrome_reader {
       case simdjson::ondemand::json_type::string: (void)get_or_fail(v.get_string(), "string", at); break;
       case simdjson::ondemand::json_type::boolean: (void)get_or_fail(v.get_bool(), "boolean", at); break;
       case simdjson::ondemand::json_type::null:
-        if (!v.is_null()) throw input_error("invalid literal", at);
+        if (!is_null_literal(v)) throw input_error("invalid literal", at);
         break;
     }
   }
@@ -609,7 +616,7 @@ class chrome_reader {
           a.b = get_or_fail(x.get_bool(), a.key, a.offset);
           break;
         case simdjson::ondemand::json_type::null:
-          if (!x.is_null()) throw input_error("invalid literal", a.offset);
+          if (!is_null_literal(x)) throw input_error("invalid literal", a.offset);
           a.kind = raw_arg::type::null;
           break;
         default: {  // arrays and objects: validated, kept as raw JSON
@@ -1173,7 +1180,7 @@ class chrome_reader {
         pending& p = fb[*slot].second;
         event_index& end = f.ph == 's' ? p.from : p.to;
         if (end != no_event)
-          t_.anomalies.add(f.ph == 's' ? anomaly::duplicate_flow_start : anomaly::duplicate_event);
+          t_.anomalies.add(f.ph == 's' ? anomaly::duplicate_flow_start : anomaly::duplicate_flow_end);
         else
           end = at;
         continue;
@@ -1184,10 +1191,15 @@ class chrome_reader {
         continue;
       }
       if (f.ph == 's') {
-        if (!device_starts.try_emplace(f.id, at).second) {
+        if (device_starts.find(f.id) != nullptr) {
           t_.anomalies.add(anomaly::duplicate_flow_start);
           continue;
         }
+        if (d->flow_type != flow_kind::none) {  // an activity carries one flow: the first wins
+          t_.anomalies.add(anomaly::unbound_flow);
+          continue;
+        }
+        device_starts.try_emplace(f.id, at);
         d->flow_id = f.id;
         d->flow_type = flow_kind::async_cpu_gpu;
         d->flow_start = true;
@@ -1195,12 +1207,21 @@ class chrome_reader {
         device_ends.emplace_back(&f, at);
       }
     }
+    detail::flat_map<event_index> ended;
     for (const auto& [f, at] : device_ends) {
       if (device_starts.find(f->id) == nullptr) {
         t_.anomalies.add(anomaly::flow_end_without_start);
         continue;
       }
+      if (!ended.try_emplace(f->id, at).second) {
+        t_.anomalies.add(anomaly::duplicate_flow_end);
+        continue;
+      }
       auto& d = t_.events[at].template get<event_kind::device_activity>();
+      if (d.flow_type != flow_kind::none) {  // already a flow's start or end
+        t_.anomalies.add(anomaly::unbound_flow);
+        continue;
+      }
       d.flow_id = f->id;
       d.flow_type = flow_kind::async_cpu_gpu;
       d.flow_start = false;

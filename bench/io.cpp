@@ -1,0 +1,125 @@
+// Reading and writing Chrome traces, on a generated trace of about 200 MB (the synthetic
+// training workload of bench/workload.hpp with op inputs, written by tracemodel):
+//   io/read        the file into an event table (load, decompress-free, parse, sort, bind)
+//   io/read_floor  simdjson alone, iterating every field of every event of the same file
+//   io/write       the table back into a file
+// Throughput counters are MB/s of the file. The first run in a process also reports the peak
+// resident memory per event of the read, beyond the file's own size (bench/io.sh runs it fresh).
+#include <benchmark/benchmark.h>
+#include <simdjson.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <tracemodel/algo/analyze.hpp>
+#include <tracemodel/collect.hpp>
+#include <tracemodel/formats/chrome_trace_reader.hpp>
+#include <tracemodel/formats/chrome_trace_writer.hpp>
+
+#include "recording.hpp"
+
+namespace tmod = tracemodel;
+
+namespace {
+
+using bench::status_kb;
+
+/// The generated trace, made once per build directory and reused.
+const std::string& trace_path() {
+  static const std::string path = [] {
+    const std::string p = std::string(TRACEMODEL_BENCH_DIR) + "/io_trace.json";
+    if (std::FILE* f = std::fopen(p.c_str(), "rb")) {
+      std::fclose(f);
+      return p;
+    }
+    bench::queue<true> q;
+    bench::record_workload(q, 650'000, 4,
+                           "void at::native::vectorized_elementwise_kernel<4, "
+                           "at::native::AddFunctor<float>>");
+    tmod::event_table t = tmod::materialize(q);
+    tmod::analyze(t);
+    tmod::write_chrome_trace_file(t, p);
+    return p;
+  }();
+  return path;
+}
+
+std::size_t file_size(const std::string& p) {
+  std::FILE* f = std::fopen(p.c_str(), "rb");
+  std::fseek(f, 0, SEEK_END);
+  const long n = std::ftell(f);
+  std::fclose(f);
+  return static_cast<std::size_t>(n);
+}
+
+void io_read(benchmark::State& state) {
+  const std::string& p = trace_path();
+  const std::size_t bytes = file_size(p);
+  static bool first = true;
+  const long rss0 = status_kb("VmRSS:");
+  std::size_t events = 0;
+  for (auto _ : state) {
+    tmod::event_table t = tmod::read_chrome_trace_file(p);
+    events = t.size();
+    if (first) {
+      first = false;
+      const double peak = static_cast<double>(status_kb("VmHWM:") - rss0) * 1024.0;
+      state.counters["peak_bytes_per_event_beyond_file"] =
+          (peak - static_cast<double>(bytes)) / static_cast<double>(events);
+    }
+    state.PauseTiming();
+    t = {};
+    state.ResumeTiming();
+  }
+  state.counters["events"] = static_cast<double>(events);
+  state.counters["file_MB"] = static_cast<double>(bytes) / 1e6;
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
+}
+
+/// simdjson alone: iterate every field of every event, touching every value.
+void io_read_floor(benchmark::State& state) {
+  const std::string& p = trace_path();
+  const simdjson::padded_string json = simdjson::padded_string::load(p);
+  simdjson::ondemand::parser parser;
+  std::size_t fields = 0;
+  for (auto _ : state) {
+    fields = 0;
+    simdjson::ondemand::document doc = parser.iterate(json);
+    for (auto e : doc["traceEvents"].get_array()) {
+      for (auto f : e.get_object()) {
+        ++fields;
+        simdjson::ondemand::value v = f.value();
+        switch (v.type()) {
+          case simdjson::ondemand::json_type::object:
+            for (auto a : v.get_object()) {
+              ++fields;
+              benchmark::DoNotOptimize(a.value().raw_json_token());
+            }
+            break;
+          case simdjson::ondemand::json_type::number: benchmark::DoNotOptimize(v.get_double().value()); break;
+          case simdjson::ondemand::json_type::string: benchmark::DoNotOptimize(v.get_string().value()); break;
+          default: benchmark::DoNotOptimize(v.raw_json_token()); break;
+        }
+      }
+    }
+  }
+  state.counters["fields"] = static_cast<double>(fields);
+  state.SetBytesProcessed(static_cast<std::int64_t>(json.size()) * state.iterations());
+}
+
+void io_write(benchmark::State& state) {
+  const tmod::event_table t = tmod::read_chrome_trace_file(trace_path());
+  const std::string out = std::string(TRACEMODEL_BENCH_DIR) + "/io_trace_out.json";
+  for (auto _ : state) tmod::write_chrome_trace_file(t, out);
+  state.SetBytesProcessed(static_cast<std::int64_t>(file_size(out)) * state.iterations());
+  std::remove(out.c_str());
+}
+
+}  // namespace
+
+BENCHMARK(io_read)->Name("io/read")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(io_read_floor)->Name("io/read_floor")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(io_write)->Name("io/write")->Unit(benchmark::kMillisecond)->UseRealTime();
+
+BENCHMARK_MAIN();

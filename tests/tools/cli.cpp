@@ -1,0 +1,273 @@
+// The `tracemodel` program, run as a user runs it, against PyTorch's own answers.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <tracemodel/formats/chrome_trace_reader.hpp>
+
+#include "../support/oracle.hpp"
+
+using namespace tracemodel;
+
+namespace {
+
+struct run_result {
+  int status = -1;
+  std::string out;
+};
+
+/// Runs the program with `args` (stderr folded into stdout when `with_stderr`).
+run_result run(const std::string& args, bool with_stderr = false) {
+  const std::string cmd = std::string("\"") + TRACEMODEL_CLI + "\" " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  std::FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  run_result r;
+  char buf[1 << 16];
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int st = ::pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+std::string quoted(const std::string& path) { return "\"" + path + "\""; }
+
+using event_key = std::tuple<std::string, std::string, std::int64_t>;  // name, tid, ts_ns
+
+/// A tid as text, from the program's JSON (a number or a string).
+std::string tid_text(simdjson::dom::element tid) {
+  if (tid.is_string()) return std::string(std::string_view(tid));
+  return std::to_string(int64_t(tid));
+}
+
+struct cli_tree {
+  std::vector<event_key> events;
+  std::vector<std::int64_t> parents;  // -1: none
+};
+
+cli_tree tree_json(const std::string& path) {
+  const run_result r = run("tree --json " + quoted(path));
+  REQUIRE(r.status == 0);
+  simdjson::dom::parser p;
+  simdjson::dom::element root;
+  REQUIRE_FALSE(p.parse(r.out).get(root));
+  cli_tree t;
+  std::int64_t id = 0;
+  for (simdjson::dom::element e : simdjson::dom::array(root["events"])) {
+    REQUIRE(int64_t(e["id"]) == id++);
+    t.events.emplace_back(std::string(std::string_view(e["name"])), tid_text(e["tid"]), int64_t(e["ts_ns"]));
+    simdjson::dom::element parent = e["parent"];
+    t.parents.push_back(parent.is_null() ? -1 : int64_t(parent));
+    CHECK(e["kind"].is_string());
+    CHECK(int64_t(e["dur_ns"]) >= 0);
+  }
+  return t;
+}
+
+}  // namespace
+
+TEST_SUITE("tools") {
+  TEST_CASE("tracemodel tree --json: PyTorch's parent for every event of the Kineto-format oracles") {
+    for (const char* w : tmtest::oracle_workloads) {
+      INFO(w);
+      tmtest::json_doc doc(tmtest::data_path(std::string("pytorch-1.13/") + w + ".oracle.json"));
+      const cli_tree t = tree_json(tmtest::data_path(std::string("pytorch-1.13-kineto/") + w + ".kineto.json"));
+      // Match events by name, thread and start.
+      std::multimap<event_key, std::int64_t> ours;
+      for (std::size_t i = 0; i < t.events.size(); ++i) ours.emplace(t.events[i], static_cast<std::int64_t>(i));
+      std::vector<std::int64_t> node_of(t.events.size(), -1), ours_of;
+      std::int64_t n = 0;
+      for (simdjson::dom::element node : simdjson::dom::array(doc.root["event_tree"]["nodes"])) {
+        const event_key k{std::string(std::string_view(node["name"])), tid_text(node["tid"]), int64_t(node["start_ns"])};
+        auto it = ours.find(k);
+        REQUIRE(it != ours.end());
+        node_of[static_cast<std::size_t>(it->second)] = n++;
+        ours_of.push_back(it->second);
+        ours.erase(it);
+      }
+      REQUIRE(static_cast<std::size_t>(n) == t.events.size());
+      std::size_t mismatches = 0;
+      std::int64_t k = 0;
+      for (simdjson::dom::element node : simdjson::dom::array(doc.root["event_tree"]["nodes"])) {
+        simdjson::dom::element parent = node["parent"];
+        const std::int64_t want = parent.is_null() ? -1 : ours_of[static_cast<std::size_t>(int64_t(parent))];
+        mismatches += t.parents[static_cast<std::size_t>(ours_of[static_cast<std::size_t>(k++)])] != want ? 1 : 0;
+      }
+      CHECK(mismatches == 0);
+    }
+  }
+
+  TEST_CASE("tracemodel tree --json: the whole-microsecond export, with its ambiguities explained") {
+    // PyTorch 1.13's own export (a bare array, whole microseconds, no Python events). Every
+    // difference from the oracle must be one of two kinds:
+    //  - touching: at whole-microsecond resolution an event ends exactly when the next starts,
+    //    so PyTorch's rule (close only ends strictly before a start) keeps it open;
+    //  - dropped frames: the oracle nests the event under a Python call this export lacks (a
+    //    record_function scope entered from Python is a child of `_record_function_enter`).
+    std::size_t touching = 0, dropped = 0, events = 0;
+    for (const char* w : tmtest::oracle_workloads) {
+      INFO(w);
+      tmtest::json_doc doc(tmtest::data_path(std::string("pytorch-1.13/") + w + ".oracle.json"));
+      simdjson::dom::array nodes = doc.root["event_tree"]["nodes"];
+      std::map<std::uint64_t, std::int64_t> node_by_corr;
+      for (simdjson::dom::element k : simdjson::dom::array(doc.root["kineto_events"]))
+        if (!k["tree_node"].is_null()) node_by_corr[uint64_t(k["correlation_id"])] = int64_t(k["tree_node"]);
+      std::vector<simdjson::dom::element> node_vec(nodes.begin(), nodes.end());
+      // The export's i-th event is the i-th x_event; it is sorted by ts, so the reader keeps it.
+      std::vector<std::int64_t> node_of_x, dur_ns;  // the export's dur: whole microseconds
+      std::map<std::int64_t, std::int64_t> x_of_node;
+      for (simdjson::dom::element x : simdjson::dom::array(doc.root["chrome_trace"]["x_events"])) {
+        const std::int64_t node = node_by_corr.at(uint64_t(x["correlation_id"]));
+        x_of_node[node] = static_cast<std::int64_t>(node_of_x.size());
+        node_of_x.push_back(node);
+        dur_ns.push_back(int64_t(x["dur"]) * 1000);
+      }
+      const cli_tree t = tree_json(tmtest::data_path(std::string("pytorch-1.13/") + w + ".chrome_trace.json"));
+      REQUIRE(t.events.size() == node_of_x.size());
+      for (std::size_t i = 0; i < t.events.size(); ++i) {
+        ++events;
+        const simdjson::dom::element node = node_vec[static_cast<std::size_t>(node_of_x[i])];
+        REQUIRE(std::get<0>(t.events[i]) == std::string_view(node["name"]));
+        // The nearest ancestor the export has, and whether Python frames lie on the way.
+        bool through_python = false;
+        simdjson::dom::element p = node["parent"];
+        std::int64_t want = -1;
+        while (!p.is_null()) {
+          const std::int64_t pn = int64_t(p);
+          if (auto it = x_of_node.find(pn); it != x_of_node.end()) {
+            want = it->second;
+            break;
+          }
+          const std::string_view tag = node_vec[static_cast<std::size_t>(pn)]["tag"];
+          through_python = through_python || tag == "PyCall" || tag == "PyCCall";
+          p = node_vec[static_cast<std::size_t>(pn)]["parent"];
+        }
+        const std::int64_t got = t.parents[i];
+        if (got == want) continue;
+        // Touching: our parent (at whole microseconds) ends exactly when this event starts.
+        const auto g = static_cast<std::size_t>(got);
+        bool explained = got >= 0 && std::get<2>(t.events[g]) + dur_ns[g] == std::get<2>(t.events[i]);
+        touching += explained ? 1 : 0;
+        if (!explained && through_python) {
+          ++dropped;
+          explained = true;
+        }
+        CHECK(explained);
+      }
+    }
+    CHECK(events == 1677);
+    CHECK(touching == 4);
+    CHECK(dropped == 141);
+  }
+
+  TEST_CASE("tracemodel links --json: every fwdbwd and ac2g flow of the real traces") {
+    const char* files[] = {"amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+                           "critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz",
+                           "critical_path_cuda_event_sync_event_sync_trace.json.gz",
+                           "execution_trace_benchmark_simple_add_trace.json.gz",
+                           "triton_example_triton_example.json.gz", "call_stack_backward_thread.json",
+                           "cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"};
+    std::size_t fwdbwd = 0, ac2g = 0;
+    for (const char* f : files) {
+      INFO(f);
+      const std::string path = tmtest::data_path(std::string("kineto/") + f);
+      // What the file states: its flows, bound to their events by the reader.
+      event_table t = read_chrome_trace_file(path);
+      auto key = [&t](event_index i) {
+        const thread_key tid = t.events[i].tid;
+        return event_key{std::string(t.name(i)),
+                         event_table::is_string_key(tid) ? std::string(t.key_label(tid))
+                                                         : std::to_string(static_cast<std::int64_t>(tid)),
+                         t.events[i].start_ns};
+      };
+      std::set<std::pair<event_key, event_key>> want_fb, want_dev;
+      for (const flow_link& l : t.links) want_fb.emplace(key(l.from), key(l.to));
+      std::map<std::uint64_t, event_index> starts;
+      for (std::size_t i = 0; i < t.size(); ++i)
+        if (const auto* d = t.events[i].get_if<event_kind::device_activity>())
+          if (d->flow_type == flow_kind::async_cpu_gpu && d->flow_start) starts[d->flow_id] = static_cast<event_index>(i);
+      for (std::size_t i = 0; i < t.size(); ++i)
+        if (const auto* d = t.events[i].get_if<event_kind::device_activity>())
+          if (d->flow_type == flow_kind::async_cpu_gpu && !d->flow_start && starts.count(d->flow_id))
+            want_dev.emplace(key(starts[d->flow_id]), key(static_cast<event_index>(i)));
+      // What the program derives from the events' args.
+      const run_result r = run("links --json " + quoted(path));
+      REQUIRE(r.status == 0);
+      simdjson::dom::parser p;
+      simdjson::dom::element root;
+      REQUIRE_FALSE(p.parse(r.out).get(root));
+      std::set<std::pair<event_key, event_key>> got_fb, got_dev;
+      auto endpoint = [](simdjson::dom::element e) {
+        return event_key{std::string(std::string_view(e["name"])), tid_text(e["tid"]), int64_t(e["ts_ns"])};
+      };
+      for (simdjson::dom::element l : simdjson::dom::array(root["links"])) {
+        const std::string_view type = l["type"];
+        (type == "fwdbwd" ? got_fb : got_dev).emplace(endpoint(l["from"]), endpoint(l["to"]));
+      }
+      CHECK(got_fb == want_fb);
+      for (const auto& pair : want_dev) CHECK(got_dev.count(pair) == 1);
+      fwdbwd += want_fb.size();
+      ac2g += want_dev.size();
+    }
+    CHECK(fwdbwd == 4);
+    CHECK(ac2g == 167);
+  }
+
+  TEST_CASE("tracemodel stats --json: rows with exact totals") {
+    const run_result r = run("stats --json --sort count --top 3 " +
+                             quoted(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json")));
+    REQUIRE(r.status == 0);
+    simdjson::dom::parser p;
+    simdjson::dom::element root;
+    REQUIRE_FALSE(p.parse(r.out).get(root));
+    simdjson::dom::array rows = root["rows"];
+    REQUIRE(rows.size() == 3);
+    simdjson::dom::element first = rows.at(0);
+    CHECK(std::string_view(first["key"]) == "aten::as_strided");
+    CHECK(int64_t(first["count"]) == 22);
+    // The total is the sum of the durations PyTorch recorded.
+    tmtest::json_doc doc(tmtest::data_path("pytorch-1.13/mlp_train.oracle.json"));
+    std::int64_t total = 0;
+    for (simdjson::dom::element n : simdjson::dom::array(doc.root["event_tree"]["nodes"]))
+      if (std::string_view(n["name"]) == "aten::as_strided") total += int64_t(n["duration_ns"]);
+    CHECK(int64_t(first["total_ns"]) == total);
+    CHECK(int64_t(first["self_ns"]) <= total);
+  }
+
+  TEST_CASE("tracemodel: text output, exit status and messages") {
+    const std::string trace = quoted(tmtest::data_path("kineto/call_stack_backward_thread.json"));
+    const run_result tree = run("tree --depth 1 " + trace);
+    CHECK(tree.status == 0);
+    CHECK(tree.out.find("thread 3914/3914\n  ProfilerStep#552") != std::string::npos);
+    CHECK(tree.out.find("## backward ##") == std::string::npos);  // below depth 1
+    const run_result stats = run("stats --group-by shapes --sort self " +
+                                 quoted(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json")));
+    CHECK(stats.status == 0);
+    CHECK(stats.out.find("Self time total:") != std::string::npos);
+    CHECK(stats.out.find("[[8, 16], [32, 16], [32]]") != std::string::npos);
+
+    const std::string bad_file = std::string(TRACEMODEL_TEST_BINARY_DIR) + "/bad_trace.json";
+    std::FILE* f = std::fopen(bad_file.c_str(), "wb");
+    std::fputs("{\"traceEvents\": [{\"ph\":\"X\",\"ts\":\"x\"}]}", f);
+    std::fclose(f);
+    const run_result bad = run("tree " + quoted(bad_file), true);
+    CHECK(bad.status == 1);
+    CHECK(bad.out.find(bad_file + ": byte 32: ts: expected a number") != std::string::npos);
+    CHECK(run("tree " + quoted(bad_file + ".missing")).status == 1);
+
+    CHECK(run("").status == 2);
+    CHECK(run("frobnicate x.json").status == 2);
+    CHECK(run("tree").status == 2);
+    CHECK(run("tree --depth -1 " + trace).status == 2);
+    CHECK(run("stats --sort fastest " + trace).status == 2);
+    CHECK(run("links --depth 2 " + trace).status == 2);
+    const run_result help = run("--help");
+    CHECK(help.status == 0);
+    CHECK(help.out.find("usage: tracemodel") != std::string::npos);
+  }
+}
