@@ -1,8 +1,10 @@
 #include <doctest/doctest.h>
 
 #include <map>
+#include <random>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <tracemodel/algo/analyze.hpp>
 #include <tracemodel/formats/chrome_trace_writer.hpp>
@@ -80,6 +82,8 @@ TEST_SUITE("formats") {
     t.info.has_base_time = true;
     t.events[0].get<event_kind::op>().correlation_id = (std::uint64_t{1} << 60) + 3;
     t.add_int_attr(t.events[1], "ratio", -3);
+    t.add_attr(t.events[1], "whole", attr_type::floating).f = 15e7;  // stays a double
+    t.add_attr(t.events[1], "huge", attr_type::floating).f = 1e300;
     const std::string s = chrome_trace_string(t);
     CHECK(s.find("\"name\":\"quote\\\" back\\\\slash\\nnewline\\ttab\\u0001 \xe2\x82\xac euro "
                  "\xef\xbf\xbd bad\"") != std::string::npos);
@@ -87,10 +91,46 @@ TEST_SUITE("formats") {
     CHECK(s.find("\"ts\":-1.500,\"dur\":0.800") != std::string::npos);
     CHECK(s.find("\"External id\":\"1152921504606846979\"") != std::string::npos);  // > 2^53
     CHECK(s.find("\"ratio\":-3") != std::string::npos);
+    CHECK(s.find("\"whole\":150000000.0,\"huge\":1e+300") != std::string::npos);
     // The output is valid JSON.
     simdjson::dom::parser p;
     simdjson::dom::element root;
     CHECK_FALSE(p.parse(s).get(root));
+  }
+
+  TEST_CASE("append_json_escaped: random strings decode to themselves, bad UTF-8 to U+FFFD") {
+    // Pieces of every class the escaper tells apart; the expected decoding is built alongside.
+    // (Found by this test: lead bytes 0xf5-0xff were taken for 3-byte sequences.)
+    const std::vector<std::pair<std::string, std::string>> pieces = {
+        {"a", "a"}, {"plain text ", "plain text "}, {"\"", "\""}, {"\\", "\\"},
+        {"\n", "\n"}, {"\t", "\t"}, {"\r", "\r"}, {"\b", "\b"}, {"\f", "\f"},
+        {std::string(1, '\0'), std::string(1, '\0')}, {"\x1f", "\x1f"}, {"\x7f", "\x7f"},
+        {"\xc3\xa9", "\xc3\xa9"}, {"\xe2\x82\xac", "\xe2\x82\xac"},
+        {"\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80"},
+        {"\xff", "\xef\xbf\xbd"}, {"\x80", "\xef\xbf\xbd"},            // never valid
+        {"\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"},                      // overlong
+        {"\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},  // a surrogate
+        {"\xf5\x80\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},  // not a lead byte
+    };
+    std::mt19937_64 rng(7);
+    simdjson::dom::parser parser;
+    for (int round = 0; round < 2000; ++round) {
+      std::string in, expected;
+      const int n = static_cast<int>(rng() % 12);
+      for (int k = 0; k < n; ++k) {
+        const auto& [raw, decoded] = pieces[rng() % pieces.size()];
+        in += raw;
+        expected += decoded;
+      }
+      std::string json = "\"";
+      detail::append_json_escaped(json, in);
+      json += '"';
+      INFO(json);
+      for (const char c : json) CHECK(static_cast<unsigned char>(c) >= 0x20);  // no raw controls
+      std::string_view got;
+      REQUIRE_FALSE(parser.parse(json).get(got));
+      CHECK(got == expected);
+    }
   }
 
   TEST_CASE("write_chrome_trace: a base time is chosen when the table has none") {

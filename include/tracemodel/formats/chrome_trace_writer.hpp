@@ -22,10 +22,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "tracemodel/config.hpp"
 #include "tracemodel/formats/args.hpp"
@@ -133,17 +135,25 @@ class chrome_writer {
     if constexpr (requires { f.sequence_number; }) sequenced = f.sequence_number >= 0;
     if constexpr (reflectable<P>) {
       if constexpr (has_field_table<export_args<P>>) {
-        // In the order of the table, not of the struct.
-        for (const field_arg& spec : export_args<P>::fields)
-          for_each_field(f, [&](std::string_view field, const auto& v) {
-            if (field == spec.field) write_value(spec.key, spec.rule, v, sequenced);
-          });
+        // In the order of the table, not of the struct; fields found at compile time.
+        constexpr auto& specs = export_args<P>::fields;
+        [&]<std::size_t... S>(std::index_sequence<S...>) {
+          (write_spec<P, S>(f, sequenced), ...);
+        }(std::make_index_sequence<std::size(specs)>{});
       } else {
         for_each_field(f, [&](std::string_view field, const auto& v) {
           if (!is_record_field(field)) write_value(field, arg_rule::always, v, sequenced);
         });
       }
     }
+  }
+
+  template <class P, std::size_t S>
+  void write_spec(const P& f, bool sequenced) {
+    constexpr field_arg spec = export_args<P>::fields[S];
+    constexpr std::size_t i = field_index<P>(spec.field);
+    static_assert(i < field_count<P>, "export_args names a field the payload does not reflect");
+    write_value(spec.key, spec.rule, field_at<i>(f), sequenced);
   }
 
   template <class V>

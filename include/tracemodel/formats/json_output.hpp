@@ -90,10 +90,14 @@ class json_output {
     buf_.push_back(static_cast<char>('0' + frac % 10));
     return *this;
   }
-  /// A double in its shortest round-trip form; non-finite values (not JSON) as null.
+  /// A double in its shortest round-trip form, always with a '.' or an exponent so that it
+  /// reads back as a floating-point number ("1.0", not "1"); non-finite values (not JSON) as
+  /// null.
   json_output& floating(double v) {
     if (!std::isfinite(v)) return raw("null");
+    const std::size_t at = buf_.size();
     fmt::format_to(std::back_inserter(buf_), "{}", v);
+    if (buf_.find_first_of(".e", at) == std::string::npos) buf_.append(".0");
     return *this;
   }
   json_output& boolean(bool v) { return raw(v ? "true" : "false"); }

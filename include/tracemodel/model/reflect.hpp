@@ -10,6 +10,7 @@
 #pragma once
 
 #include <boost/hana/accessors.hpp>
+#include <boost/hana/at.hpp>
 #include <boost/hana/adapt_struct.hpp>
 #include <boost/hana/first.hpp>
 #include <boost/hana/for_each.hpp>
@@ -63,6 +64,28 @@ constexpr void for_each_field(T&& payload, F&& f) {
     f(std::string_view(boost::hana::to<const char*>(boost::hana::first(pair))),
       boost::hana::second(pair)(payload));
   });
+}
+
+/// The position of the reflected field called `name`, or `field_count<T>` when there is none.
+template <reflectable T>
+constexpr std::size_t field_index(std::string_view name) {
+  std::size_t i = 0, found = field_count<T>;
+  boost::hana::for_each(boost::hana::accessors<T>(), [&](auto pair) {
+    if (found == field_count<T> &&
+        std::string_view(boost::hana::to<const char*>(boost::hana::first(pair))) == name)
+      found = i;
+    ++i;
+  });
+  return found;
+}
+
+/// The value of the I-th reflected field.
+template <std::size_t I, class T>
+  requires reflectable<std::remove_cvref_t<T>>
+constexpr decltype(auto) field_at(T&& payload) {
+  using U = std::remove_cvref_t<T>;
+  static_assert(I < field_count<U>, "no such reflected field");
+  return boost::hana::second(boost::hana::at_c<I>(boost::hana::accessors<U>()))(payload);
 }
 
 namespace detail {

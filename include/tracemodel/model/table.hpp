@@ -332,6 +332,16 @@ inline void append_json_escaped(std::string& out, std::string_view s) {
   std::size_t i = 0;
   const std::size_t n = s.size();
   while (i < n) {
+    // A run of printable ASCII other than '"' and '\\' is copied at once.
+    std::size_t j = i;
+    while (j < n) {
+      const auto b = static_cast<unsigned char>(s[j]);
+      if (b < 0x20 || b >= 0x80 || b == '"' || b == '\\') break;
+      ++j;
+    }
+    out.append(s.data() + i, j - i);
+    i = j;
+    if (i == n) break;
     const auto c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
       if (c == '"' || c == '\\') {
@@ -356,7 +366,7 @@ inline void append_json_escaped(std::string& out, std::string_view s) {
       continue;
     }
     // A UTF-8 sequence: copy it if it is well formed, else write U+FFFD for this byte.
-    std::size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
+    const std::size_t len = c >= 0xf0 ? (c <= 0xf4 ? 4 : 0) : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
     bool ok = len > 0 && i + len <= n;
     for (std::size_t k = 1; ok && k < len; ++k)
       ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;

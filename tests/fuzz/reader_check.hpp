@@ -1,0 +1,35 @@
+// The property the reader's fuzz target checks, shared with the regression test that replays
+// the inputs the fuzzer once failed on (tests/data/fuzz/).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include <tracemodel/formats/chrome_trace_reader.hpp>
+#include <tracemodel/formats/chrome_trace_writer.hpp>
+
+namespace fuzz {
+
+enum class reader_outcome { rejected, round_trip_exact, round_trip_differs };
+
+/// Reads `data`: it must be rejected with input_error, or read into a table that writes a
+/// trace which reads back and writes the same bytes again. Anything else escapes as an
+/// exception or a crash.
+inline reader_outcome check_reader(const char* data, std::size_t size) {
+  std::string buf(data, size);
+  tracemodel::read_options opt;
+  opt.batch_bytes = 256;  // many batches even for small inputs
+  tracemodel::event_table t;
+  try {
+    t = tracemodel::read_chrome_trace(buf, size, opt);
+  } catch (const tracemodel::input_error&) {
+    return reader_outcome::rejected;
+  }
+  const std::string a = tracemodel::chrome_trace_string(t);
+  std::string copy = a;
+  const std::string b =
+      tracemodel::chrome_trace_string(tracemodel::read_chrome_trace(copy, copy.size(), opt));
+  return a == b ? reader_outcome::round_trip_exact : reader_outcome::round_trip_differs;
+}
+
+}  // namespace fuzz
