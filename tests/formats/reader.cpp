@@ -288,6 +288,10 @@ TEST_SUITE("formats") {
         {"{\"traceEvents\": [" + deep, 17 + 1023, "nesting deeper"},  // the 1025th bracket
         {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,,}]}", 34, "invalid JSON"},  // the second comma
         {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1},]}", 34, "trailing ','"},
+        // A dims entry is a tensor's sizes or a list of entries, not both (the fuzzer found the
+        // first order reading past the entries).
+        {"{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"cpu_op\",\"ts\":1,\"args\":{\"Input Dims\":[[1,[2]]]}}]}", 74, "mixed numbers and lists"},
+        {"{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"cpu_op\",\"ts\":1,\"args\":{\"Input Dims\":[[[2],1]]}}]}", 76, "mixed numbers and lists"},
         // Misspelled literals (found by the fuzzer: they once escaped as simdjson exceptions).
         {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"args\":{\"x\":nulx}}]}", 46, "invalid literal"},
         {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"args\":{\"x\":tru}}]}", 46, "x"},

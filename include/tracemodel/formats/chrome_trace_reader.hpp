@@ -653,11 +653,14 @@ class chrome_reader {
       simdjson::ondemand::json_type type;
       if (const auto err = x.type().get(type)) fail(err, at);
       if (type == simdjson::ondemand::json_type::array) {
+        if (!out.entries[self].list && out.entries[self].count > 0)
+          throw input_error("Input Dims: mixed numbers and lists", offset_of(x));
         out.entries[self].list = true;
         ++out.entries[self].count;
         read_dims(x, out, depth + 1);
       } else if (type == simdjson::ondemand::json_type::number) {
-        if (out.entries[self].list) throw input_error("Input Dims: mixed numbers and lists", at);
+        if (out.entries[self].list)
+          throw input_error("Input Dims: mixed numbers and lists", offset_of(x));
         out.ints.push_back(get_or_fail(x.get_int64(), "Input Dims", offset_of(x)));
         ++out.entries[self].count;
       } else {
