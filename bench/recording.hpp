@@ -135,7 +135,9 @@ struct queue_sink {
     r.stream = 7;
     r.cbid = 0;
     r.grid[0] = 128;
+    r.grid[1] = r.grid[2] = 1;
     r.block[0] = 256;
+    r.block[1] = r.block[2] = 1;
     r.registers = 32;
     q.record_device(r);
   }

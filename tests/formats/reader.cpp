@@ -229,6 +229,19 @@ TEST_SUITE("formats") {
     CHECK(k->get<event_kind::device_activity>().flow_id == 5);
   }
 
+  TEST_CASE("read_chrome_trace: keys with escapes mean what they spell") {
+    const std::string json = R"({"traceEvents":[
+      {"p\u0068":"X","n\u0061me":"aten::add","ts":1,"dur":2,"args":{"Sequence \u006eumber":4,"k\"q":1}}
+    ]})";
+    event_table t = read_chrome_trace_string(json);
+    REQUIRE(t.size() == 1);
+    CHECK(t.name(t.events[0]) == "aten::add");
+    CHECK(t.events[0].get<event_kind::op>().sequence_number == 4);
+    const attribute* a = t.find_attr(t.events[0], "k\"q");
+    REQUIRE(a != nullptr);
+    CHECK(a->i == 1);
+  }
+
   TEST_CASE("read_chrome_trace: a device activity carries one flow, the first that binds to it") {
     // Found by the fuzzer: flow 2's start binds to the launch of flow 1 (it encloses ts 41).
     // Letting it overwrite flow 1 wrote a trace whose flow 1 had lost its start.

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,33 @@ TEST_SUITE("model") {
     string_table copy = moved;
     CHECK(copy.view(ids[123]) == texts[123]);
     CHECK(copy.view(ids[123]).data() != moved.view(ids[123]).data());
+  }
+
+  TEST_CASE("string_table: ids agree with a map on strings built to collide in its cache") {
+    // Same length, same first and last 8 bytes, different middles: one cache slot, many strings.
+    std::mt19937_64 rng(5);
+    string_table s;
+    std::map<std::string, name_id> reference;
+    for (int i = 0; i < 20000; ++i) {
+      std::string t = "prefix__";
+      const std::size_t middle = rng() % 4;
+      for (std::size_t k = 0; k < middle; ++k) t += static_cast<char>('a' + rng() % 3);
+      t += "__suffix";
+      if (rng() % 5 == 0) t = t.substr(0, 1 + rng() % 6);  // short ones too
+      const name_id id = s.intern(t);
+      const auto [it, inserted] = reference.try_emplace(t, id);
+      CHECK(it->second == id);
+      CHECK(s.view(id) == t);
+      if (!inserted) continue;
+      CHECK(static_cast<std::size_t>(id) == reference.size());  // new strings get the next id
+    }
+    CHECK(s.size() == reference.size() + 1);
+    string_table moved = std::move(s);
+    name_id found{};
+    CHECK_FALSE(s.find("prefix____suffix", found));  // NOLINT: a moved-from table is usable
+    CHECK(s.intern("prefix____suffix") == name_id{1});
+    CHECK(s.view(name_id{1}) == "prefix____suffix");
+    CHECK(moved.intern("prefix____suffix") == reference.at("prefix____suffix"));
   }
 
   TEST_CASE("event accessors are computed by visiting the payload") {

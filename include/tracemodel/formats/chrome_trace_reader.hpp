@@ -37,12 +37,16 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tracemodel/config.hpp"
+#include "tracemodel/detail/big_allocator.hpp"
 #include "tracemodel/detail/flat_map.hpp"
 #include "tracemodel/detail/radix_sort.hpp"
 #include "tracemodel/formats/args.hpp"
@@ -58,48 +62,101 @@ struct read_options {
   std::size_t batch_bytes = std::size_t{1} << 20;
 };
 
-/// The bytes of a trace file, decompressed if it is gzip, followed by simdjson's padding.
-/// Returns the text length; `buf.size()` is larger by the padding.
-inline std::size_t load_trace_bytes(const std::string& path, std::string& buf) {
+/// The text of a trace file (decompressed if it was gzip) followed by simdjson's padding, in
+/// uninitialized huge-page memory: a 1 GB file costs no memset and ~500 page faults instead of
+/// 250,000. Move-only; the reader parses it in place.
+class trace_text {
+ public:
+  trace_text() = default;
+  explicit trace_text(std::size_t capacity) { reserve(capacity); }
+  trace_text(trace_text&& o) noexcept
+      : p_(std::exchange(o.p_, nullptr)), size_(std::exchange(o.size_, 0)),
+        cap_(std::exchange(o.cap_, 0)) {}
+  trace_text& operator=(trace_text o) noexcept {
+    std::swap(p_, o.p_);
+    std::swap(size_, o.size_);
+    std::swap(cap_, o.cap_);
+    return *this;
+  }
+  ~trace_text() {
+    if (p_ != nullptr) detail::big_deallocate(p_, cap_);
+  }
+
+  [[nodiscard]] char* data() noexcept { return p_; }
+  [[nodiscard]] const char* data() const noexcept { return p_; }
+  /// Bytes of text (the padding after them is not counted).
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] std::string_view view() const noexcept { return {p_, size_}; }
+  /// The text and the padding, as the reader takes them.
+  [[nodiscard]] std::span<char> padded() noexcept {
+    return {p_, size_ + simdjson::SIMDJSON_PADDING};
+  }
+
+  /// Room for `n` bytes of text and the padding; keeps the text.
+  void reserve(std::size_t n) {
+    const std::size_t want = n + simdjson::SIMDJSON_PADDING;
+    if (want <= cap_) return;
+    char* q = static_cast<char*>(detail::big_allocate(want));
+    if (size_ > 0) std::memcpy(q, p_, size_);
+    if (p_ != nullptr) detail::big_deallocate(p_, cap_);
+    p_ = q;
+    cap_ = want;
+  }
+  /// Room for text up to `capacity()`, before the padding.
+  [[nodiscard]] std::size_t capacity() const noexcept {
+    return cap_ == 0 ? 0 : cap_ - simdjson::SIMDJSON_PADDING;
+  }
+  /// Sets the text length (within capacity) and writes the padding after it.
+  void set_size(std::size_t n) noexcept {
+    size_ = n;
+    std::memset(p_ + n, ' ', simdjson::SIMDJSON_PADDING);
+  }
+
+ private:
+  char* p_ = nullptr;
+  std::size_t size_ = 0;
+  std::size_t cap_ = 0;
+};
+
+/// The text of a trace file, decompressed if it is gzip.
+inline trace_text load_trace_text(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) throw input_error("cannot open " + path);
-  std::string raw;
   std::fseek(f, 0, SEEK_END);
   const long size = std::ftell(f);
   std::fseek(f, 0, SEEK_SET);
-  raw.resize(size > 0 ? static_cast<std::size_t>(size) : 0);
-  const std::size_t got = raw.empty() ? 0 : std::fread(raw.data(), 1, raw.size(), f);
+  const std::size_t n = size > 0 ? static_cast<std::size_t>(size) : 0;
+  trace_text raw(n);
+  const std::size_t got = n == 0 ? 0 : std::fread(raw.data(), 1, n, f);
   std::fclose(f);
-  if (got != raw.size()) throw input_error("cannot read " + path);
-  const bool gzip = raw.size() >= 2 && static_cast<unsigned char>(raw[0]) == 0x1f &&
-                    static_cast<unsigned char>(raw[1]) == 0x8b;
-  if (!gzip) {
-    const std::size_t n = raw.size();
-    raw.resize(n + simdjson::SIMDJSON_PADDING, ' ');
-    buf = std::move(raw);
-    return n;
-  }
+  if (got != n) throw input_error("cannot read " + path);
+  raw.set_size(n);
+  const bool gzip = n >= 2 && static_cast<unsigned char>(raw.data()[0]) == 0x1f &&
+                    static_cast<unsigned char>(raw.data()[1]) == 0x8b;
+  if (!gzip) return raw;
   // The gzip trailer holds the uncompressed size modulo 2^32: a good first guess.
-  std::size_t guess = raw.size() * 4;
-  if (raw.size() >= 18) {
-    const auto* t = reinterpret_cast<const unsigned char*>(raw.data() + raw.size() - 4);
+  std::size_t guess = n * 4;
+  if (n >= 18) {
+    const auto* t = reinterpret_cast<const unsigned char*>(raw.data() + n - 4);
     const std::size_t isize = t[0] | t[1] << 8 | t[2] << 16 | static_cast<std::size_t>(t[3]) << 24;
     if (isize > 0) guess = isize;
   }
-  buf.assign(guess + simdjson::SIMDJSON_PADDING, ' ');
+  trace_text text(guess);
   std::size_t out = 0;
   std::size_t in = 0;
-  while (in < raw.size()) {  // one or more gzip members
+  while (in < n) {  // one or more gzip members
     z_stream z{};
     if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw input_error("cannot initialize zlib");
     z.next_in = reinterpret_cast<Bytef*>(raw.data() + in);
-    z.avail_in = static_cast<uInt>(std::min<std::size_t>(raw.size() - in, 1u << 30));
+    z.avail_in = static_cast<uInt>(std::min<std::size_t>(n - in, 1u << 30));
     int rc = Z_OK;
     while (rc != Z_STREAM_END) {
-      if (buf.size() - simdjson::SIMDJSON_PADDING - out < 65536)
-        buf.resize(buf.size() * 2 + 65536, ' ');
-      z.next_out = reinterpret_cast<Bytef*>(buf.data() + out);
-      const std::size_t room = buf.size() - simdjson::SIMDJSON_PADDING - out;
+      if (text.capacity() - out < 65536) {
+        text.set_size(out);
+        text.reserve(text.capacity() * 2 + 65536);
+      }
+      z.next_out = reinterpret_cast<Bytef*>(text.data() + out);
+      const std::size_t room = text.capacity() - out;
       z.avail_out = static_cast<uInt>(std::min<std::size_t>(room, 1u << 30));
       const uInt before_out = z.avail_out;
       rc = inflate(&z, Z_NO_FLUSH);
@@ -123,11 +180,10 @@ inline std::size_t load_trace_bytes(const std::string& path, std::string& buf) {
     }
     in += z.total_in;
     inflateEnd(&z);
-    while (in < raw.size() && raw[in] == '\0') ++in;  // padding after a member
+    while (in < n && raw.data()[in] == '\0') ++in;  // padding after a member
   }
-  buf.resize(out + simdjson::SIMDJSON_PADDING, ' ');
-  std::fill(buf.begin() + static_cast<std::ptrdiff_t>(out), buf.end(), ' ');
-  return out;
+  text.set_size(out);
+  return text;
 }
 
 namespace detail {
@@ -169,7 +225,8 @@ class chrome_reader {
   using value_t = simdjson::ondemand::value;
 
  public:
-  chrome_reader(table_t& t, std::string& buf, std::size_t len, const read_options& opt)
+  /// `buf`: the text (`len` bytes) and at least simdjson's padding after it.
+  chrome_reader(table_t& t, std::span<char> buf, std::size_t len, const read_options& opt)
       : t_(t), buf_(buf), len_(len), opt_(opt), scan_(std::string_view(buf.data(), len)) {}
 
   void run() {
@@ -286,6 +343,7 @@ class chrome_reader {
       const bool last = buf_[sep] == ']';
       if (last || batch_bytes >= opt_.batch_bytes) {
         parse_batch(batch_open, sep);
+        if (batch_open == begin && !last) reserve_like_first_batch(sep - begin, end - begin);
         if (opt_.progress) opt_.progress(sep, len_);
         batch_open = sep;
         batch_bytes = 0;
@@ -296,6 +354,23 @@ class chrome_reader {
     }
   }
 
+  /// Reserves the table's arrays for the whole array of `total` bytes, extrapolated from what
+  /// its first `done` bytes produced (with a margin): growing a vector of hundreds of
+  /// megabytes copies it and touches twice the memory. Reserved pages that stay unused are
+  /// never touched.
+  void reserve_like_first_batch(std::size_t done, std::size_t total) {
+    const double scale = 1.25 * static_cast<double>(total) / static_cast<double>(done);
+    auto grow = [scale](auto& v) {
+      v.reserve(static_cast<std::size_t>(static_cast<double>(v.size()) * scale) + 64);
+    };
+    grow(t_.events);
+    grow(t_.inputs);
+    grow(t_.ints);
+    grow(t_.attrs);
+    grow(t_.name_lists);
+    grow(flows_);
+  }
+
   /// Parses the elements between the separators at `open` and `close` in place: the two
   /// separators become '[' and ']' for the parse and are restored afterwards.
   void parse_batch(std::size_t open, std::size_t close) {
@@ -303,7 +378,7 @@ class chrome_reader {
     buf_[open] = '[';
     buf_[close] = ']';
     struct restore {
-      std::string& b;
+      std::span<char> b;
       std::size_t o, c;
       char so, sc;
       ~restore() {
@@ -370,9 +445,22 @@ class chrome_reader {
     std::uint64_t pid = 0, tid = 0;
     std::int64_t ts = 0, dur = 0;
     std::uint64_t id = 0;
-    std::string_view args_raw;  ///< metadata records keep their args as raw JSON
+    std::size_t args_at = 0;  ///< where `args` starts (metadata records keep it as raw JSON)
+    bool has_args = false;
     std::size_t ts_offset = 0, dur_offset = 0;
   };
+
+  /// A field's key: its text in the buffer when it has no escapes (no copy), else unescaped.
+  std::string_view key_of(simdjson::ondemand::field& fld, std::size_t at) {
+    const char* k = fld.key().raw();
+    const char* end = buf_.data() + len_;
+    const char* q = k;
+    while (q < end && *q != '"' && *q != '\\') ++q;
+    if (q < end && *q == '"') return {k, static_cast<std::size_t>(q - k)};
+    std::string_view key;
+    if (const auto err = fld.unescaped_key().get(key)) fail(err, at);
+    return key;
+  }
 
   /// is_null() reports a malformed literal ("nul", "nulx") as an error
   /// result; its implicit bool conversion would throw, so read it by value.
@@ -430,11 +518,11 @@ class chrome_reader {
     strides_.clear();
     types_.clear();
     concrete_.clear();
-    for (auto field : obj) {
-      std::string_view key;
-      if (const auto err = field.unescaped_key().get(key)) fail(err, at);
-      value_t v;
-      if (const auto err = field.value().get(v)) fail(err, at);
+    for (auto field_result : obj) {
+      simdjson::ondemand::field field;
+      if (const auto err = std::move(field_result).get(field)) fail(err, at);
+      const std::string_view key = key_of(field, at);
+      value_t& v = field.value();
       if (key == "ph") {
         f.ph = get_or_fail(v.get_string(), "ph", offset_of(v));
         f.has_ph = true;
@@ -489,7 +577,7 @@ class chrome_reader {
         break;
       case 'M':
         t_.info.records.push_back({t_.strings.intern(f.name), static_cast<process_key>(f.pid), f.tid,
-                                   t_.strings.intern(f.args_raw.empty() ? "{}" : f.args_raw)});
+                                   t_.strings.intern(raw_args(f))});
         break;
       default: t_.anomalies.add(anomaly::unsupported_record); break;
     }
@@ -564,14 +652,15 @@ class chrome_reader {
     simdjson::ondemand::json_type type;
     if (const auto err = v.type().get(type)) fail(err, at);
     if (type != simdjson::ondemand::json_type::object) throw input_error("args: expected an object", at);
-    const std::size_t end = scan_.skip_value(at);
-    f.args_raw = std::string_view(buf_.data() + at, end - at);
+    f.args_at = at;
+    f.has_args = true;
     simdjson::ondemand::object o = get_or_fail(v.get_object(), "args", at);
-    for (auto fld : o) {
+    for (auto fld_result : o) {
+      simdjson::ondemand::field fld;
+      if (const auto err = std::move(fld_result).get(fld)) fail(err, at);
       raw_arg a;
-      if (const auto err = fld.unescaped_key().get(a.key)) fail(err, at);
-      value_t x;
-      if (const auto err = fld.value().get(x)) fail(err, at);
+      a.key = key_of(fld, at);
+      value_t& x = fld.value();
       a.offset = offset_of(x);
       if (a.key == "Input Dims") {
         read_dims(x, dims_, 0);
@@ -784,6 +873,12 @@ class chrome_reader {
     t_.anomalies.add(anomaly::unmatched_end);
   }
 
+  /// The `args` object of a record as its JSON text ("{}" when it has none).
+  std::string_view raw_args(const fields& f) const {
+    if (!f.has_args) return "{}";
+    return {buf_.data() + f.args_at, scan_.skip_value(f.args_at) - f.args_at};
+  }
+
   /// Fills payload fields from the args, keeps the other args as attributes.
   template <class P>
   void fill_payload(event_t& e, P& payload) {
@@ -803,22 +898,29 @@ class chrome_reader {
 
   template <class P>
   bool assign_field(P& payload, const raw_arg& a) {
-    std::string_view field;
-    if constexpr (has_field_table<export_args<P>>) {
-      for (const field_arg& spec : export_args<P>::fields)
-        if (spec.key == a.key) field = spec.field;
-      if (field.empty()) return false;
+    if constexpr (!reflectable<P>) {
+      return false;
+    } else if constexpr (has_field_table<export_args<P>>) {
+      // The key's spec at run time, its member at compile time.
+      constexpr auto& specs = export_args<P>::fields;
+      std::size_t which = std::size(specs);
+      for (std::size_t k = 0; k < std::size(specs); ++k)
+        if (specs[k].key == a.key) which = k;
+      bool done = false;
+      [&]<std::size_t... S>(std::index_sequence<S...>) {
+        (void)((which == S &&
+                (done = set_value(field_at<field_index<P>(specs[S].field)>(payload), a), true)) ||
+               ...);
+      }(std::make_index_sequence<std::size(specs)>{});
+      return done;
     } else {
       if (is_record_field(a.key)) return false;
-      field = a.key;
-    }
-    bool done = false;
-    if constexpr (reflectable<P>) {
+      bool done = false;
       for_each_field(payload, [&](std::string_view name, auto& v) {
-        if (!done && name == field) done = set_value(v, a);
+        if (!done && name == a.key) done = set_value(v, a);
       });
+      return done;
     }
-    return done;
   }
 
   /// Sets a field from an arg; false (the arg is kept as an attribute instead) when the value
@@ -1106,9 +1208,10 @@ class chrome_reader {
   /// The event a flow record points at: with "bp":"e" (and for starts) the innermost event of
   /// its track that encloses its time (Kineto puts it at the event's start); otherwise the next
   /// event of its track that starts at or after it.
-  event_index bind(const raw_flow& f, bool device_flow, const std::vector<event_index>& track) {
-    auto starts_before = [this](event_index i, std::int64_t ts) { return t_.events[i].start_ns < ts; };
-    auto it = std::lower_bound(track.begin(), track.end(), f.ts, starts_before);
+  /// `track`: the track's events by start; `lb`: the first of them starting at or after f.ts.
+  event_index bind(const raw_flow& f, bool device_flow, std::span<const event_index> track,
+                   std::size_t lb) {
+    auto it = track.begin() + static_cast<std::ptrdiff_t>(lb);
     if (!f.enclosing && f.ph != 's')
       return it == track.end() ? no_event : *it;
     // Events starting exactly at ts: choose by kind (and by correlation id for device flows).
@@ -1143,15 +1246,54 @@ class chrome_reader {
 
   void bind_flows() {
     if (flows_.empty()) return;
+    // The events of each track (pid, tid) by start (the table is sorted): a counting sort.
     detail::pair_ids tracks;
-    std::vector<std::vector<event_index>> by_track;
+    detail::scratch_vector<std::uint32_t> event_track(t_.events.size());
     for (std::size_t i = 0; i < t_.events.size(); ++i) {
       const auto& e = t_.events[i];
-      const std::uint32_t k = tracks.id(static_cast<std::uint64_t>(e.pid), e.tid);
-      if (k == by_track.size()) by_track.emplace_back();
-      by_track[k].push_back(static_cast<event_index>(i));
+      event_track[i] = tracks.id(static_cast<std::uint64_t>(e.pid), e.tid);
     }
-    const std::vector<event_index> none;
+    std::vector<std::size_t> track_begin(tracks.size() + 1, 0);
+    for (const std::uint32_t k : event_track) ++track_begin[k + 1];
+    for (std::size_t k = 0; k < tracks.size(); ++k) track_begin[k + 1] += track_begin[k];
+    detail::scratch_vector<event_index> by_track(t_.events.size());
+    {
+      std::vector<std::size_t> fill(track_begin.begin(), track_begin.end() - 1);
+      for (std::size_t i = 0; i < t_.events.size(); ++i)
+        by_track[fill[event_track[i]]++] = static_cast<event_index>(i);
+    }
+    auto track_of = [&](std::uint32_t k) -> std::span<const event_index> {
+      if (k == detail::pair_ids::no_id) return {};
+      return {by_track.data() + track_begin[k], track_begin[k + 1] - track_begin[k]};
+    };
+    // Each flow's lower bound in its track, found by walking flows and events of a track in
+    // step (flows sorted by track and time) instead of a binary search each: the flows are
+    // then bound in file order, which decides which of two duplicates wins.
+    // The order: by time (radix), then stably by track (counting); flows without a track last.
+    std::vector<std::uint32_t> flow_track(flows_.size());
+    detail::scratch_vector<std::int64_t> flow_ts(flows_.size());
+    for (std::size_t i = 0; i < flows_.size(); ++i) {
+      flow_track[i] = tracks.find(flows_[i].pid, flows_[i].tid);
+      flow_ts[i] = flows_[i].ts;
+    }
+    const auto by_time = detail::stable_order(flow_ts);
+    std::vector<std::size_t> flow_fill(tracks.size() + 2, 0);
+    auto slot = [&](std::uint32_t k) { return k == detail::pair_ids::no_id ? tracks.size() : k; };
+    for (const std::uint32_t k : flow_track) ++flow_fill[slot(k) + 1];
+    for (std::size_t k = 0; k + 1 < flow_fill.size(); ++k) flow_fill[k + 1] += flow_fill[k];
+    std::vector<std::uint32_t> order(flows_.size());
+    for (const std::uint32_t i : by_time) order[flow_fill[slot(flow_track[i])]++] = i;
+    std::vector<std::size_t> lower(flows_.size(), 0);
+    for (std::size_t j = 0; j < order.size();) {
+      const std::uint32_t k = flow_track[order[j]];
+      const std::span<const event_index> track = track_of(k);
+      std::size_t cursor = 0;
+      for (; j < order.size() && flow_track[order[j]] == k; ++j) {
+        const std::int64_t ts = flows_[order[j]].ts;
+        while (cursor < track.size() && t_.events[track[cursor]].start_ns < ts) ++cursor;
+        lower[order[j]] = cursor;
+      }
+    }
     name_id fwdbwd{}, ac2g{}, old_ac2g{};
     const bool has_fwdbwd = t_.strings.find("fwdbwd", fwdbwd);
     const bool has_ac2g = t_.strings.find("ac2g", ac2g);
@@ -1163,7 +1305,8 @@ class chrome_reader {
     std::vector<std::pair<std::uint64_t, pending>> fb;
     detail::flat_map<event_index> device_starts;
     std::vector<std::pair<const raw_flow*, event_index>> device_ends;
-    for (const raw_flow& f : flows_) {
+    for (std::size_t fi = 0; fi < flows_.size(); ++fi) {
+      const raw_flow& f = flows_[fi];
       const bool is_fb = has_fwdbwd && f.cat == fwdbwd;
       const bool is_dev = (has_ac2g && f.cat == ac2g) || (has_old_ac2g && f.cat == old_ac2g);
       if (!is_fb && !is_dev) {
@@ -1171,8 +1314,7 @@ class chrome_reader {
         continue;
       }
       if (f.ph == 't') continue;  // a step: nothing to bind
-      const std::uint32_t k = tracks.find(f.pid, f.tid);
-      const event_index at = bind(f, is_dev, k == detail::pair_ids::no_id ? none : by_track[k]);
+      const event_index at = bind(f, is_dev, track_of(flow_track[fi]), lower[fi]);
       if (at == no_event) {
         t_.anomalies.add(anomaly::unbound_flow);
         continue;
@@ -1240,7 +1382,7 @@ class chrome_reader {
   }
 
   table_t& t_;
-  std::string& buf_;
+  std::span<char> buf_;
   std::size_t len_;
   const read_options& opt_;
   json_scanner scan_;
@@ -1256,34 +1398,44 @@ class chrome_reader {
 
 }  // namespace detail
 
-/// Reads a Chrome trace from `buf` (its first `len` bytes; `buf` must be padded with
-/// simdjson::SIMDJSON_PADDING more, as `load_trace_bytes` does). `buf` is modified during the
-/// read and restored.
+/// Reads a Chrome trace from `buf`: `len` bytes of text followed by at least
+/// simdjson::SIMDJSON_PADDING more. `buf` is modified during the read and restored.
+template <class Schema = default_schema>
+basic_event_table<Schema> read_chrome_trace(std::span<char> buf, std::size_t len,
+                                            const read_options& opt = {}) {
+  if (buf.size() < len + simdjson::SIMDJSON_PADDING)
+    throw usage_error("read_chrome_trace: the buffer needs simdjson::SIMDJSON_PADDING bytes after the text");
+  basic_event_table<Schema> t;
+  detail::chrome_reader<Schema>(t, buf, len, opt).run();
+  return t;
+}
+
+/// Reads a Chrome trace from the first `len` bytes of `buf`, which grows by the padding the
+/// parser needs if it lacks it.
 template <class Schema = default_schema>
 basic_event_table<Schema> read_chrome_trace(std::string& buf, std::size_t len,
                                             const read_options& opt = {}) {
   if (buf.size() < len + simdjson::SIMDJSON_PADDING)
     buf.resize(len + simdjson::SIMDJSON_PADDING, ' ');
-  basic_event_table<Schema> t;
-  detail::chrome_reader<Schema>(t, buf, len, opt).run();
-  return t;
+  return read_chrome_trace<Schema>(std::span<char>(buf.data(), buf.size()), len, opt);
 }
 
 /// Reads a Chrome trace from a string of JSON.
 template <class Schema = default_schema>
 basic_event_table<Schema> read_chrome_trace_string(std::string_view json,
                                                    const read_options& opt = {}) {
-  std::string buf(json);
-  return read_chrome_trace<Schema>(buf, json.size(), opt);
+  trace_text text(json.size());
+  if (!json.empty()) std::memcpy(text.data(), json.data(), json.size());
+  text.set_size(json.size());
+  return read_chrome_trace<Schema>(text.padded(), text.size(), opt);
 }
 
 /// Reads a Chrome trace file, gzip-compressed or not.
 template <class Schema = default_schema>
 basic_event_table<Schema> read_chrome_trace_file(const std::string& path,
                                                  const read_options& opt = {}) {
-  std::string buf;
-  const std::size_t len = load_trace_bytes(path, buf);
-  return read_chrome_trace<Schema>(buf, len, opt);
+  trace_text text = load_trace_text(path);
+  return read_chrome_trace<Schema>(text.padded(), text.size(), opt);
 }
 
 TRACEMODEL_END_NAMESPACE

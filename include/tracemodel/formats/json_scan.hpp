@@ -9,7 +9,15 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <string_view>
+
+#if defined(__SSE2__) && !defined(TRACEMODEL_NO_SIMD)
+#include <emmintrin.h>
+#define TRACEMODEL_SCAN_SSE2 1
+#else
+#define TRACEMODEL_SCAN_SSE2 0
+#endif
 
 #include "tracemodel/config.hpp"
 #include "tracemodel/detail/assert.hpp"
@@ -39,22 +47,7 @@ class json_scanner {
     if (p >= s_.size()) throw input_error("unexpected end of input: a value was expected", p);
     const char c = s_[p];
     if (c == '"') return skip_string(p);
-    if (c == '{' || c == '[') {
-      std::size_t depth = 0;
-      for (std::size_t q = p; q < s_.size(); ++q) {
-        const char d = s_[q];
-        if (d == '"') {
-          q = skip_string(q) - 1;
-        } else if (d == '{' || d == '[') {
-          if (++depth > max_depth)
-            throw input_error("nesting deeper than " + std::to_string(max_depth) + " levels", q);
-        } else if (d == '}' || d == ']') {
-          if (depth == 0) throw input_error("unbalanced bracket", q);
-          if (--depth == 0) return q + 1;
-        }
-      }
-      throw input_error("unexpected end of input inside an object or array (truncated?)", s_.size());
-    }
+    if (c == '{' || c == '[') return skip_nested(p, max_depth);
     // A scalar: runs until a structural character or whitespace.
     std::size_t q = p;
     while (q < s_.size() && !is_json_space(s_[q]) && s_[q] != ',' && s_[q] != '}' &&
@@ -76,6 +69,123 @@ class json_scanner {
     throw input_error("unexpected end of input inside a string (truncated?)", s_.size());
   }
 
+  /// Bit i of each mask describes byte i of a 64-byte block.
+  struct block_masks {
+    std::uint64_t quote = 0, backslash = 0, open = 0, close = 0;
+  };
+
+  /// The masks of the 64 bytes at `at` (fewer at the end of the input: the rest reads as
+  /// spaces).
+  [[nodiscard]] block_masks classify(std::size_t at) const noexcept {
+    const char* src = s_.data() + at;
+    char tail[64];
+    if (at + 64 > s_.size()) {
+      const std::size_t n = s_.size() - at;
+      for (std::size_t i = 0; i < 64; ++i) tail[i] = i < n ? src[i] : ' ';
+      src = tail;
+    }
+    block_masks m;
+#if TRACEMODEL_SCAN_SSE2
+    // '[' and ']' are '{' and '}' without bit 5: one compare each after setting it.
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'),
+                  open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}'), bit5 = _mm_set1_epi8(0x20);
+    for (int k = 0; k < 4; ++k) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16 * k));
+      const __m128i f = _mm_or_si128(v, bit5);
+      auto bits = [&](__m128i eq) {
+        return static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(eq)) & 0xffffu)
+               << (16 * k);
+      };
+      m.quote |= bits(_mm_cmpeq_epi8(v, quote));
+      m.backslash |= bits(_mm_cmpeq_epi8(v, backslash));
+      m.open |= bits(_mm_cmpeq_epi8(f, open));
+      m.close |= bits(_mm_cmpeq_epi8(f, close));
+    }
+#else
+    for (int i = 0; i < 64; ++i) {
+      const std::uint64_t bit = std::uint64_t{1} << i;
+      const char ch = src[i];
+      if (ch == '"') m.quote |= bit;
+      if (ch == '\\') m.backslash |= bit;
+      if (ch == '{' || ch == '[') m.open |= bit;
+      if (ch == '}' || ch == ']') m.close |= bit;
+    }
+#endif
+    return m;
+  }
+
+  /// Bit i set when an odd number of bits at or below i are set in x.
+  static constexpr std::uint64_t prefix_xor(std::uint64_t x) noexcept {
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    return x;
+  }
+
+ private:
+  /// The end of the object or array at `p`, 64 bytes at a time: quotes, backslashes and
+  /// brackets become bit masks, strings a prefix-xor of the quotes, and only the brackets
+  /// outside strings are visited one by one. Blocks with a backslash (rare in traces) are
+  /// walked byte by byte.
+  [[nodiscard]] std::size_t skip_nested(std::size_t p, std::size_t max_depth) const {
+    std::size_t depth = 0;
+    bool in_string = false;  // at the start of the next block
+    bool escaped = false;    // the next block's first byte is escaped
+    for (std::size_t at = p; at < s_.size(); at += 64) {
+      const block_masks m = classify(at);
+      if (m.backslash != 0 || escaped) {
+        // Byte by byte, with the same state.
+        const std::size_t end = std::min(at + 64, s_.size());
+        for (std::size_t q = at; q < end; ++q) {
+          const char d = s_[q];
+          if (escaped) {
+            escaped = false;
+          } else if (in_string) {
+            if (d == '\\')
+              escaped = true;
+            else if (d == '"')
+              in_string = false;
+          } else if (d == '"') {
+            in_string = true;
+          } else if (d == '{' || d == '[') {
+            if (++depth > max_depth) throw too_deep(max_depth, q);
+          } else if (d == '}' || d == ']') {
+            if (depth == 0) throw input_error("unbalanced bracket", q);
+            if (--depth == 0) return q + 1;
+          }
+        }
+        continue;
+      }
+      // Inside a string: from an opening quote (included) to its closing quote (excluded).
+      std::uint64_t strings = prefix_xor(m.quote);
+      if (in_string) strings = ~strings;
+      in_string = (strings >> 63) != 0;
+      std::uint64_t brackets = (m.open | m.close) & ~strings;
+      while (brackets != 0) {
+        const int i = __builtin_ctzll(brackets);
+        brackets &= brackets - 1;
+        const std::size_t q = at + static_cast<std::size_t>(i);
+        if ((m.open >> i) & 1) {
+          if (++depth > max_depth) throw too_deep(max_depth, q);
+        } else {
+          if (depth == 0) throw input_error("unbalanced bracket", q);
+          if (--depth == 0) return q + 1;
+        }
+      }
+    }
+    if (in_string || escaped)
+      throw input_error("unexpected end of input inside a string (truncated?)", s_.size());
+    throw input_error("unexpected end of input inside an object or array (truncated?)", s_.size());
+  }
+
+  static input_error too_deep(std::size_t max_depth, std::size_t at) {
+    return input_error("nesting deeper than " + std::to_string(max_depth) + " levels", at);
+  }
+
+ public:
   [[nodiscard]] std::string_view text() const noexcept { return s_; }
 
  private:

@@ -5,6 +5,7 @@
 // characters live in chunks that never move, also when the table itself is moved).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -21,11 +22,7 @@ TRACEMODEL_BEGIN_NAMESPACE
 
 class string_table {
  public:
-  string_table() {
-    views_.emplace_back();
-    hashes_.push_back(0);
-    index_.assign(1024, 0);
-  }
+  string_table() { init(); }
   string_table(string_table&&) noexcept = default;
   string_table& operator=(string_table&&) noexcept = default;
   string_table(const string_table& o) : string_table() {
@@ -39,6 +36,35 @@ class string_table {
   /// The id of `s`, adding it if it is new.
   name_id intern(std::string_view s) {
     if (s.empty()) return empty_name;
+    if (views_.empty()) init();  // moved from
+    // Readers and recorders intern the same few names over and over: a small cache keyed by
+    // the length and the first and last bytes answers most calls without hashing the string.
+    std::uint32_t& recent = recent_[recent_slot(s)];
+    if (recent != 0 && recent < views_.size() && views_[recent] == s)
+      return static_cast<name_id>(recent);
+    const name_id id = intern_hashed(s);
+    recent = static_cast<std::uint32_t>(id);
+    return id;
+  }
+
+ private:
+  void init() {
+    views_.assign(1, std::string_view());
+    hashes_.assign(1, 0);
+    index_.assign(1024, 0);
+    recent_.fill(0);
+  }
+
+  static std::size_t recent_slot(std::string_view s) noexcept {
+    const std::size_t n = s.size(), k = n < 8 ? n : 8;
+    std::uint64_t first = 0, last = 0;
+    std::memcpy(&first, s.data(), k);
+    std::memcpy(&last, s.data() + n - k, k);
+    return static_cast<std::size_t>(
+        ((first ^ (last * 0x9e3779b97f4a7c15ULL) ^ n) * 0xbf58476d1ce4e5b9ULL) >> (64 - recent_bits));
+  }
+
+  name_id intern_hashed(std::string_view s) {
     const std::uint64_t h = detail::hash_bytes(s.data(), s.size());
     const auto h32 = static_cast<std::uint32_t>(h);
     std::size_t mask = index_.size() - 1;
@@ -57,12 +83,15 @@ class string_table {
     return static_cast<name_id>(id);
   }
 
+ public:
+
   /// Looks `s` up without adding it: true (and `out` set) when it was interned.
   [[nodiscard]] bool find(std::string_view s, name_id& out) const noexcept {
     if (s.empty()) {
       out = empty_name;
       return true;
     }
+    if (index_.empty()) return false;  // moved from
     const std::uint64_t h = detail::hash_bytes(s.data(), s.size());
     const auto h32 = static_cast<std::uint32_t>(h);
     std::size_t mask = index_.size() - 1;
@@ -129,6 +158,8 @@ class string_table {
   std::vector<std::string_view> views_;
   std::vector<std::uint32_t> hashes_;
   std::vector<std::uint32_t> index_;
+  static constexpr int recent_bits = 6;
+  std::array<std::uint32_t, std::size_t{1} << recent_bits> recent_{};  ///< ids; 0: none
 };
 
 TRACEMODEL_END_NAMESPACE

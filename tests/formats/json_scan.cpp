@@ -1,0 +1,99 @@
+// The structural scanner that splits traceEvents into batches, against a byte-at-a-time
+// reference on random inputs (its block-at-a-time path must agree with it at every boundary).
+#include <doctest/doctest.h>
+
+#include <optional>
+#include <random>
+#include <string>
+
+#include <tracemodel/formats/json_scan.hpp>
+
+using tracemodel::input_error;
+using tracemodel::detail::json_scanner;
+
+namespace {
+
+/// skip_value, one byte at a time: the end of the value at `p` (a string, object or array
+/// starting exactly at p), or nothing when the input ends first or brackets do not balance.
+std::optional<std::size_t> reference_skip(const std::string& s, std::size_t p) {
+  auto skip_string = [&](std::size_t q) -> std::optional<std::size_t> {
+    for (++q; q < s.size(); ++q) {
+      if (s[q] == '\\')
+        ++q;
+      else if (s[q] == '"')
+        return q + 1;
+    }
+    return std::nullopt;
+  };
+  if (s[p] == '"') return skip_string(p);
+  std::size_t depth = 0;
+  for (std::size_t q = p; q < s.size(); ++q) {
+    const char c = s[q];
+    if (c == '"') {
+      const auto e = skip_string(q);
+      if (!e) return std::nullopt;
+      q = *e - 1;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (depth == 0) return std::nullopt;
+      if (--depth == 0) return q + 1;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+TEST_SUITE("formats") {
+  TEST_CASE("json_scanner::skip_value agrees with a byte-at-a-time reference") {
+    std::mt19937_64 rng(11);
+    // Brackets and quotes are rare enough that values run across several 16-byte blocks.
+    const std::string alphabet = "{}[]\"\\aaaaaaaaaaaaaaaaaaaaaaa , :0123456789\x7b\x7d\x5b\x5d\xe2";
+    std::string plain = alphabet;
+    std::erase(plain, '\\');
+    std::size_t ended = 0, failed = 0;
+    for (int round = 0; round < 20000; ++round) {
+      const char starts[] = {'{', '[', '"'};
+      std::string s(1, starts[rng() % 3]);
+      const std::size_t n = rng() % 300;  // across several 64-byte blocks
+      // Every other input has no backslash: all its blocks take the bit-mask path.
+      const std::string& letters = round % 2 == 0 ? alphabet : plain;
+      for (std::size_t k = 0; k < n; ++k) s += letters[rng() % letters.size()];
+      const auto expected = reference_skip(s, 0);
+      const json_scanner scan(s);
+      INFO(s);
+      try {
+        const std::size_t got = scan.skip_value(0);
+        REQUIRE(expected.has_value());
+        CHECK(got == *expected);
+        ++ended;
+      } catch (const input_error&) {
+        CHECK_FALSE(expected.has_value());
+        ++failed;
+      }
+    }
+    CHECK(ended > 2000);  // both outcomes are well represented
+    CHECK(failed > 2000);
+  }
+
+  TEST_CASE("json_scanner: nesting limit and the offsets of its errors") {
+    const std::string deep = std::string(2000, '[') + std::string(2000, ']');
+    const json_scanner scan(deep);
+    CHECK(scan.skip_value(0, 4000) == deep.size());
+    try {
+      (void)scan.skip_value(0);
+      FAIL("no error");
+    } catch (const input_error& e) {
+      CHECK(e.offset() == 1024);  // the 1025th bracket
+    }
+    const std::string unterminated = "[\"abc\\\"def]";
+    try {
+      (void)json_scanner(unterminated).skip_value(0);
+      FAIL("no error");
+    } catch (const input_error& e) {
+      CHECK(std::string(e.what()).find("inside a string") != std::string::npos);
+      CHECK(e.offset() == unterminated.size());
+    }
+  }
+}
