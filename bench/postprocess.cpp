@@ -1,6 +1,8 @@
 // Post-processing cost on the same synthetic workload (bench/workload.hpp), recorded by 4
 // threads: tracemodel's device links + forward/backward links + tree (`analyze`) against a
 // faithful port of PyTorch's pointer-based build_tree (tree only) on ready-made Result objects.
+// The pattern benchmarks (patterns/one_pass, patterns/per_pattern) run PyTorch's eight
+// anti-patterns over the analysed 10M-event table, view construction included.
 // Materialization, the analogue of building those Results, is measured on its own
 // (postprocess/materialize/*). Peak memory is the high-water mark of resident memory from
 // before the inputs were made to the end of the run (reset before each run), inputs included:
@@ -14,11 +16,14 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <tracemodel/algo/analyze.hpp>
+#include <tracemodel/algo/patterns.hpp>
+#include <tracemodel/algo/pytorch_patterns.hpp>
 #include <tracemodel/collect.hpp>
 
 #include "baseline_tree.hpp"
@@ -188,6 +193,63 @@ void postprocess_baseline(benchmark::State& state, std::int64_t n) {
   report(state, events, peak_bytes);
 }
 
+// ---- patterns: PyTorch's eight anti-patterns over the analysed table -------------------------
+/// The analysed table of `n` events, made once per process.
+const tmod::event_table& analysed_table(std::int64_t n) {
+  static std::unique_ptr<tmod::event_table> t;
+  static std::int64_t made = 0;
+  if (!t || made != n) {
+    auto q = std::make_unique<queue_t>();
+    record_workload(*q, n);
+    t = std::make_unique<tmod::event_table>(tmod::materialize(*q));
+    tmod::analyze(*t);
+    made = n;
+  }
+  return *t;
+}
+/// Every pattern evaluated: shapes, frames and a TF32 device claimed present.
+tmod::pattern_context everything() {
+  tmod::pattern_context c;
+  c.has_shapes = c.has_stack = true;
+  c.devices.push_back({0, "bench", 8, 0, false});
+  return c;
+}
+
+/// Times `find(view, context)` (returning the number of matches) with a fresh view each time.
+template <class Find>
+void time_patterns(benchmark::State& state, std::int64_t n, Find find) {
+  const tmod::event_table& t = analysed_table(n);
+  const tmod::pattern_context c = everything();
+  std::size_t matches = 0;
+  for (auto _ : state) {
+    const tmod::tree_view v(t);
+    matches = find(v, c);
+    benchmark::DoNotOptimize(matches);
+  }
+  state.counters["matches"] = static_cast<double>(matches);
+  report(state, t.size(), 0);
+}
+
+/// The tree view and all patterns in one traversal per order.
+void patterns_one_pass(benchmark::State& state, std::int64_t n) {
+  time_patterns(state, n, [](const tmod::tree_view<>& v, const tmod::pattern_context& c) {
+    auto ps = tmod::pytorch_patterns();
+    std::size_t matches = 0;
+    for (const auto& p : tmod::find_patterns(v, c, ps)) matches += p.matches.size();
+    return matches;
+  });
+}
+
+/// The tree view and one traversal per pattern.
+void patterns_per_pattern(benchmark::State& state, std::int64_t n) {
+  time_patterns(state, n, [](const tmod::tree_view<>& v, const tmod::pattern_context& c) {
+    auto ps = tmod::pytorch_patterns();
+    std::size_t matches = 0;
+    std::apply([&](auto&... p) { ((matches += tmod::find_patterns(v, c, p).front().matches.size()), ...); }, ps);
+    return matches;
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -201,7 +263,9 @@ int main(int argc, char** argv) {
                          entry{"postprocess/materialize/1M", postprocess_materialize, 1'000'000},
                          entry{"postprocess/materialize/10M", postprocess_materialize, 10'000'000},
                          entry{"postprocess/baseline/1M", postprocess_baseline, 1'000'000},
-                         entry{"postprocess/baseline/10M", postprocess_baseline, 10'000'000}})
+                         entry{"postprocess/baseline/10M", postprocess_baseline, 10'000'000},
+                         entry{"patterns/one_pass", patterns_one_pass, 10'000'000},
+                         entry{"patterns/per_pattern", patterns_per_pattern, 10'000'000}})
     benchmark::RegisterBenchmark(e.name, e.fn, e.events)->Iterations(1)->Unit(benchmark::kMillisecond);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

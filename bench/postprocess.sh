@@ -15,10 +15,15 @@ for b in json.load(sys.stdin)["benchmarks"]:
         print("%-30s %9.1f ms %7.1f ns/event  peak %s B/event (first run)"
               % (name, b["real_time"], b["ns_per_event"] * 1e9, peak))
 '
-for name in materialize/1M materialize/10M tracemodel/1M tracemodel/10M baseline/1M baseline/10M; do
-  peak=$("$bin" --benchmark_filter="^postprocess/$name/" --benchmark_format=json 2>/dev/null |
+for name in postprocess/materialize/1M postprocess/materialize/10M postprocess/tracemodel/1M \
+            postprocess/tracemodel/10M postprocess/baseline/1M postprocess/baseline/10M; do
+  peak=$("$bin" --benchmark_filter="^$name/" --benchmark_format=json 2>/dev/null |
          python3 -c 'import json,sys; b=json.load(sys.stdin)["benchmarks"][0]; print(round(b.get("peak_bytes_per_event",0)))')
-  "$bin" --benchmark_filter="^postprocess/$name/" --benchmark_repetitions="$reps" \
+  "$bin" --benchmark_filter="^$name/" --benchmark_repetitions="$reps" \
          --benchmark_report_aggregates_only=true --benchmark_format=json 2>/dev/null |
     python3 -c "$summary" "$peak"
 done
+# The pattern benchmarks share one process (the analysed table is made once); no peak.
+"$bin" --benchmark_filter="^patterns/" --benchmark_repetitions="$reps" \
+       --benchmark_report_aggregates_only=true --benchmark_format=json 2>/dev/null |
+  python3 -c "$summary" "-"

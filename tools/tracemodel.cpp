@@ -3,6 +3,7 @@
 //   tracemodel stats TRACE [--group-by name|shapes|stack] [--sort self|total|count] [--top N]
 //   tracemodel tree TRACE [--depth N]
 //   tracemodel links TRACE
+//   tracemodel patterns TRACE [--framework-prefix P] [--name REGEX] [--no-for-loop]
 //   (every command takes --json)
 //
 // Exit status: 0 on success, 1 for a bad input file (message on stderr naming the file and the
@@ -13,14 +14,19 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <regex>
+#include <tuple>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <tracemodel/algo/analyze.hpp>
 #include <tracemodel/algo/key_averages.hpp>
+#include <tracemodel/algo/patterns.hpp>
+#include <tracemodel/algo/pytorch_patterns.hpp>
 #include <tracemodel/algo/walk.hpp>
 #include <tracemodel/formats/chrome_trace_reader.hpp>
+#include <tracemodel/formats/device_properties.hpp>
 #include <tracemodel/formats/json_output.hpp>
 #include <tracemodel/version.hpp>
 
@@ -37,6 +43,11 @@ constexpr const char* usage_text =
     "  tree    the call tree of each thread\n"
     "            --depth N                      levels to show (default: all)\n"
     "  links   forward/backward links and host-to-device links\n"
+    "  patterns  PyTorch's anti-patterns (TorchTidy), with the nearest user frame\n"
+    "            --framework-prefix P           frames of files under P are not user code\n"
+    "                                           (default: torch/)\n"
+    "            --name REGEX                   also report events whose name matches REGEX\n"
+    "            --no-for-loop                  leave out the for-loop indexing pattern\n"
     "\n"
     "options of every command:\n"
     "  --json  machine-readable output on stdout\n"
@@ -56,6 +67,9 @@ struct options {
   tmod::sort_by sort = tmod::sort_by::total;
   std::size_t top = 0;
   std::optional<std::uint32_t> depth;
+  std::string framework_prefix = "torch/";
+  std::optional<std::string> name_regex;
+  bool for_loop = true;
 };
 
 std::size_t parse_count(std::string_view flag, const char* value) {
@@ -78,7 +92,7 @@ options parse(int argc, char** argv) {
     std::printf("tracemodel %d.%d.%d\n", tmod::version_major, tmod::version_minor, tmod::version_patch);
     std::exit(0);
   }
-  if (o.command != "stats" && o.command != "tree" && o.command != "links")
+  if (o.command != "stats" && o.command != "tree" && o.command != "links" && o.command != "patterns")
     throw usage_error{"unknown command '" + o.command + "'"};
   for (int i = 2; i < argc; ++i) {
     const std::string_view a = argv[i];
@@ -104,6 +118,17 @@ options parse(int argc, char** argv) {
       o.top = parse_count(a, value());
     } else if (a == "--depth" && o.command == "tree") {
       o.depth = static_cast<std::uint32_t>(parse_count(a, value()));
+    } else if (a == "--framework-prefix" && o.command == "patterns") {
+      o.framework_prefix = value();
+    } else if (a == "--name" && o.command == "patterns") {
+      o.name_regex = value();
+      try {
+        const std::regex check(*o.name_regex);
+      } catch (const std::regex_error& e) {
+        throw usage_error{"--name: not a regular expression: " + std::string(e.what())};
+      }
+    } else if (a == "--no-for-loop" && o.command == "patterns") {
+      o.for_loop = false;
     } else if (a.starts_with("-")) {
       throw usage_error{"unknown option '" + std::string(a) + "' for " + o.command};
     } else if (o.trace.empty()) {
@@ -265,6 +290,45 @@ int cmd_links(const options& o, tmod::event_table& t) {
   return 0;
 }
 
+int cmd_patterns(const options& o, tmod::event_table& t) {
+  tmod::analyze(t);
+  tmod::pattern_context ctx = tmod::context_of(t, tmod::device_properties(t));
+  ctx.framework_prefix = o.framework_prefix;
+  auto builtin = tmod::pytorch_patterns({.for_loop_indexing = o.for_loop});
+  auto by_name = tmod::name_pattern(o.name_regex.value_or(""));
+  by_name.enabled = o.name_regex.has_value();
+  const tmod::tree_view view(t);
+  auto results = std::apply([&](auto&... p) { return tmod::find_patterns(view, ctx, p..., by_name); }, builtin);
+  if (!o.name_regex) results.pop_back();
+  if (!o.json) {
+    std::fputs(tmod::format_pattern_report(results).c_str(), stdout);
+    return 0;
+  }
+  std::string s;
+  tmod::json_output out = tmod::json_output::to_string(s);
+  out.raw("{\"patterns\":[");
+  for (std::size_t k = 0; k < results.size(); ++k) {
+    const auto& r = results[k];
+    out.raw(k ? ",\n" : "\n").raw("{\"name\":").string(r.name);
+    if (r.skipped) {
+      out.raw(",\"skipped\":").string(*r.skipped).ch('}');
+      continue;
+    }
+    out.raw(",\"matches\":[");
+    for (std::size_t m = 0; m < r.matches.size(); ++m) {
+      const auto& e = t.events[r.matches[m]];
+      out.raw(m ? ",\n" : "\n").raw("{\"name\":").string(t.name(e)).raw(",\"tid\":");
+      write_tid(out, t, e.tid);
+      out.raw(",\"ts_ns\":").integer(e.start_ns).raw(",\"location\":").string(tmod::location_of(view, r, m)).ch('}');
+    }
+    out.raw("]}");
+  }
+  out.raw("\n]}\n");
+  out.flush();
+  std::fputs(s.c_str(), stdout);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -279,6 +343,7 @@ int main(int argc, char** argv) {
     tmod::event_table t = read(o);
     if (o.command == "stats") return cmd_stats(o, t);
     if (o.command == "tree") return cmd_tree(o, t);
+    if (o.command == "patterns") return cmd_patterns(o, t);
     return cmd_links(o, t);
   } catch (const tmod::input_error& e) {
     if (e.offset() != tmod::input_error::npos)

@@ -8,6 +8,7 @@
 #include <tracemodel/collect.hpp>
 #include <tracemodel/formats/chrome_trace_reader.hpp>
 #include <tracemodel/formats/chrome_trace_writer.hpp>
+#include <tracemodel/formats/device_properties.hpp>
 
 #include "../collect/test_values.hpp"
 #include "../support/json.hpp"
@@ -348,5 +349,36 @@ TEST_SUITE("formats") {
                          input_error);
     CHECK_THROWS_WITH_AS((void)read_chrome_trace_file(dir + "/no such file.json"),
                          doctest::Contains("cannot open"), input_error);
+  }
+
+  TEST_CASE("device_properties: Kineto's device list, AMD devices marked") {
+    const event_table a100 = read_chrome_trace_file(
+        tmtest::data_path("kineto/critical_path_cuda_event_sync_event_sync_trace.json.gz"));
+    const auto d = device_properties(a100);
+    REQUIRE(d.size() >= 1);
+    CHECK(d[0].id == 0);
+    CHECK(d[0].name == "NVIDIA A100-PG509-200");
+    CHECK(d[0].compute_major == 8);
+    CHECK(d[0].compute_minor == 0);
+    CHECK_FALSE(d[0].rocm);
+    CHECK(d[0].supports_tf32());
+    const event_table mi250 = read_chrome_trace_file(
+        tmtest::data_path("kineto/amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz"));
+    const auto m = device_properties(mi250);
+    REQUIRE(m.size() >= 1);
+    CHECK(m[0].compute_major == 9);
+    CHECK(m[0].rocm);
+    CHECK_FALSE(m[0].supports_tf32());
+    CHECK(device_properties(read_chrome_trace_string(R"({"traceEvents":[]})")).empty());
+    CHECK(device_properties(read_chrome_trace_string(R"({"traceEvents":[],"deviceProperties":[]})")).empty());
+    CHECK(device_properties(read_chrome_trace_string(R"({"traceEvents":[],"deviceProperties":{"id":1}})")).empty());
+    // Entries that are not objects are skipped; a missing id is the position.
+    const auto odd = device_properties(read_chrome_trace_string(
+        R"({"traceEvents":[],"deviceProperties":[1,{"name":"GPU","computeMajor":7},{"id":5,"computeMajor":"8"}]})"));
+    REQUIRE(odd.size() == 2);
+    CHECK(odd[0].id == 0);
+    CHECK(odd[0].compute_major == 7);
+    CHECK(odd[1].id == 5);
+    CHECK(odd[1].compute_major == 0);
   }
 }

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include <tracemodel/algo/pytorch_patterns.hpp>
 #include <tracemodel/formats/chrome_trace_reader.hpp>
 
 #include "../support/oracle.hpp"
@@ -216,6 +217,100 @@ TEST_SUITE("tools") {
     }
     CHECK(fwdbwd == 4);
     CHECK(ac2g == 167);
+  }
+
+  TEST_CASE("tracemodel patterns --json: PyTorch's matches on every Kineto-format oracle") {
+    // Per pattern: the events PyTorch's matcher found (name, thread, start ns), in its order,
+    // and the same skip decision, for every pattern whose rule depends only on the trace.
+    // FP32 MatMul is the exception by design: these traces show no device that supports TF32,
+    // so it is skipped, where PyTorch 1.13 fires on CPU `aten::mm`.
+    std::size_t compared = 0, matched_events = 0;
+    for (const char* w : tmtest::oracle_workloads) {
+      INFO(std::string(w));
+      tmtest::json_doc doc(tmtest::data_path(std::string("pytorch-1.13/") + w + ".oracle.json"));
+      const run_result r = run("patterns --json " + quoted(tmtest::data_path(std::string("pytorch-1.13-kineto/") + w + ".kineto.json")));
+      REQUIRE(r.status == 0);
+      simdjson::dom::parser p;
+      simdjson::dom::element root;
+      REQUIRE_FALSE(p.parse(r.out).get(root));
+      std::map<std::string, simdjson::dom::element> ours;
+      std::vector<std::string> order;
+      for (simdjson::dom::element e : simdjson::dom::array(root["patterns"])) {
+        order.emplace_back(std::string_view(e["name"]));
+        ours.emplace(order.back(), e);
+      }
+      CHECK(order == std::vector<std::string>{"Extra CUDA Copy Pattern", "For Loop Indexing Pattern",
+                                              "FP32 MatMul Pattern", "Optimizer Single Tensor Pattern",
+                                              "Synchronized DataLoader Pattern",
+                                              "Gradient Set To Zero Instead of None Pattern",
+                                              "Enabling Bias in Conv2d Followed By BatchNorm Pattern",
+                                              "Matrix Multiplication Dimension Not Aligned Pattern"});
+      for (auto [cls, pat] : simdjson::dom::object(doc.root["anti_patterns"]["patterns"])) {
+        const std::string name{std::string_view(pat["name"])};
+        INFO(name);
+        REQUIRE(ours.count(name) == 1);
+        simdjson::dom::element mine = ours[name];
+        simdjson::dom::element skipped;
+        const bool we_skip = !mine["skipped"].get(skipped);
+        if (cls == "FP32MatMulPattern") {
+          CHECK(we_skip);
+          const std::string_view why = skipped;
+          CHECK((why == "needs a device that supports TF32; the trace shows none" ||
+                 (why == "needs input shapes; the trace has none" && bool(pat["skip"]))));
+          continue;
+        }
+        CHECK(we_skip == bool(pat["skip"]));
+        std::vector<event_key> want, got;
+        simdjson::dom::array m;
+        if (!pat["matched_events"].get_array().get(m))
+          for (simdjson::dom::element e : m)
+            want.emplace_back(std::string(std::string_view(e["name"])), tid_text(e["tid"]), int64_t(e["start_ns"]));
+        if (!we_skip)
+          for (simdjson::dom::element e : simdjson::dom::array(mine["matches"])) {
+            got.emplace_back(std::string(std::string_view(e["name"])), tid_text(e["tid"]), int64_t(e["ts_ns"]));
+            CHECK_FALSE(std::string_view(e["location"]).empty());
+          }
+        CHECK(got == want);
+        ++compared;
+        matched_events += want.size();
+      }
+    }
+    CHECK(compared == 9 * 7);
+    CHECK(matched_events == 5);  // one each: for-loop, optimizer, data loader, zero_grad, conv2d
+  }
+
+  TEST_CASE("tracemodel patterns: the report has PyTorch's layout and summary lines") {
+    // conv_bn_infer: PyTorch's report has one match; ours has the same lines except our own
+    // description and the location (the user frame rather than the line it was executing).
+    tmtest::json_doc doc(tmtest::data_path("pytorch-1.13/conv_bn_infer.oracle.json"));
+    const std::string_view theirs = doc.root["anti_patterns"]["report_all_anti_patterns"]["stdout"];
+    const run_result r = run("patterns " + quoted(tmtest::data_path("pytorch-1.13-kineto/conv_bn_infer.kineto.json")));
+    REQUIRE(r.status == 0);
+    auto lines = [](std::string_view s) {
+      std::vector<std::string> out;
+      while (!s.empty()) {
+        const std::size_t nl = s.find('\n');
+        out.emplace_back(s.substr(0, nl));
+        s = nl == std::string_view::npos ? std::string_view{} : s.substr(nl + 1);
+      }
+      return out;
+    };
+    const auto a = lines(theirs), b = lines(r.out);
+    REQUIRE(a.size() == 7);
+    REQUIRE(b.size() == 7);
+    for (std::size_t k : {0, 1, 4, 5, 6}) CHECK(a[k] == b[k]);
+    CHECK(b[2] == std::string(tracemodel::conv2d_bias_followed_by_batch_norm_pattern::description()));
+    CHECK(b[3] == "[Source Code Location] workloads.py(154): conv_bn_infer_body");
+    CHECK(a[3] == "[Source Code Location] workloads.py:157");
+    // Options: a name pattern, the framework prefix, for-loop indexing off; bad usage.
+    const run_result named = run("patterns --json --name \"^aten::conv2d$\" --no-for-loop --framework-prefix workloads " +
+                                 quoted(tmtest::data_path("pytorch-1.13-kineto/conv_bn_infer.kineto.json")));
+    REQUIRE(named.status == 0);
+    CHECK(named.out.find("{\"name\":\"For Loop Indexing Pattern\",\"skipped\":\"disabled by configuration\"}") !=
+          std::string::npos);
+    CHECK(named.out.find("{\"name\":\"^aten::conv2d$\",\"matches\":[\n{\"name\":\"aten::conv2d\",\"tid\":1,"
+                         "\"ts_ns\":1795325611861583102,\"location\":\"torch/nn/modules/conv.py(454): _conv_forward\"}]}") != std::string::npos);
+    CHECK(run("patterns --name \"(\" x.json").status == 2);
   }
 
   TEST_CASE("tracemodel stats --json: rows with exact totals") {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string_view>
 #include <utility>
 
@@ -87,6 +88,35 @@ class table_builder {
     f.alloc_size = size;
     return *this;
   }
+  /// A script frame ("file.py(12): fn") or module scope ("nn.Module: Linear_0").
+  table_builder& script(std::string_view name, std::int64_t start, std::int64_t end,
+                        thread_key tid = 1, process_key pid = 1) {
+    event_type& e = add(start, tid, pid);
+    auto& f = e.fields.template emplace<default_schema::index_of<event_kind::script_call>>();
+    f.name = t_.strings.intern(name);
+    f.end_ns = end;
+    return *this;
+  }
+  /// Appends a tensor input (dtype as Kineto writes it, "float", "c10::Half") to the last op.
+  table_builder& tensor(std::string_view dtype, std::initializer_list<std::int64_t> sizes) {
+    input_value& v = add_input();
+    v.kind = input_kind::tensor;
+    v.dtype = t_.strings.intern(dtype);
+    v.rank = static_cast<std::uint32_t>(sizes.size());
+    v.dims = static_cast<std::uint32_t>(t_.ints.size());
+    t_.ints.insert(t_.ints.end(), sizes.begin(), sizes.end());
+    return *this;
+  }
+  /// Appends an input that is not a tensor (None, an int list, ...) to the last op.
+  table_builder& other_input() {
+    add_input().kind = input_kind::other;
+    return *this;
+  }
+  /// Sets op flags (`op_flag::...`) on the last op.
+  table_builder& flags(std::uint8_t f) {
+    last_op().flags |= f;
+    return *this;
+  }
   /// Sets the correlation id of the last op.
   table_builder& op_correlation(std::uint64_t c) {
     last_op().correlation_id = c;
@@ -101,6 +131,12 @@ class table_builder {
   }
 
  private:
+  input_value& add_input() {
+    auto& op = last_op();
+    if (op.inputs.size == 0) op.inputs.first = static_cast<std::uint32_t>(t_.inputs.size());
+    ++op.inputs.size;
+    return t_.inputs.emplace_back();
+  }
   event_type& add(std::int64_t start, thread_key tid, process_key pid) {
     event_type& e = t_.events.emplace_back();
     e.start_ns = start;
