@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
-# The main job: builds the example runtime and runs it.
+# The main job: builds the example runtime (examples/mini_runtime) and the tracemodel program,
+# trains a small MLP under the profiler, and writes the trace, the report and a flame chart.
+# Usage: scripts/main.sh [--out DIR]   (default: build/release/examples/mini_runtime_out)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
+out=build/release/examples/mini_runtime_out
+if [ "${1:-}" = "--out" ] && [ -n "${2:-}" ]; then out=$2; fi
 cmake --preset release -DTRACEMODEL_BUILD_EXAMPLES=ON >/dev/null
-cmake --build --preset release --target two_threads
-./build/release/examples/two_threads
+cmake --build --preset release --target mini_runtime tracemodel_cli
+./build/release/examples/mini_runtime --out "$out"
+./build/release/tools/tracemodel flame "$out/trace.json" -o "$out/flame.svg"
+echo
+echo "wrote $out/trace.json (open it in https://ui.perfetto.dev or chrome://tracing),"
+echo "      $out/report.txt and $out/flame.svg"

@@ -3,6 +3,7 @@
 //   tracemodel stats TRACE [--group-by name|shapes|stack] [--sort self|total|count] [--top N]
 //   tracemodel tree TRACE [--depth N]
 //   tracemodel links TRACE
+//   tracemodel flame TRACE -o FILE.svg [--width PIXELS]
 //   tracemodel patterns TRACE [--framework-prefix P] [--name REGEX] [--no-for-loop]
 //   (every command takes --json)
 //
@@ -27,6 +28,7 @@
 #include <tracemodel/algo/walk.hpp>
 #include <tracemodel/formats/chrome_trace_reader.hpp>
 #include <tracemodel/formats/device_properties.hpp>
+#include <tracemodel/formats/flame_svg.hpp>
 #include <tracemodel/formats/json_output.hpp>
 #include <tracemodel/version.hpp>
 
@@ -43,6 +45,8 @@ constexpr const char* usage_text =
     "  tree    the call tree of each thread\n"
     "            --depth N                      levels to show (default: all)\n"
     "  links   forward/backward links and host-to-device links\n"
+    "  flame   a per-thread flame chart as a standalone SVG\n"
+    "            -o FILE.svg (required)             --width PIXELS (default 1600)\n"
     "  patterns  PyTorch's anti-patterns (TorchTidy), with the nearest user frame\n"
     "            --framework-prefix P           frames of files under P are not user code\n"
     "                                           (default: torch/)\n"
@@ -70,6 +74,8 @@ struct options {
   std::string framework_prefix = "torch/";
   std::optional<std::string> name_regex;
   bool for_loop = true;
+  std::string output;
+  double width = 1600;
 };
 
 std::size_t parse_count(std::string_view flag, const char* value) {
@@ -92,7 +98,8 @@ options parse(int argc, char** argv) {
     std::printf("tracemodel %d.%d.%d\n", tmod::version_major, tmod::version_minor, tmod::version_patch);
     std::exit(0);
   }
-  if (o.command != "stats" && o.command != "tree" && o.command != "links" && o.command != "patterns")
+  if (o.command != "stats" && o.command != "tree" && o.command != "links" && o.command != "patterns" &&
+      o.command != "flame")
     throw usage_error{"unknown command '" + o.command + "'"};
   for (int i = 2; i < argc; ++i) {
     const std::string_view a = argv[i];
@@ -127,6 +134,11 @@ options parse(int argc, char** argv) {
       } catch (const std::regex_error& e) {
         throw usage_error{"--name: not a regular expression: " + std::string(e.what())};
       }
+    } else if (a == "-o" && o.command == "flame") {
+      o.output = value();
+    } else if (a == "--width" && o.command == "flame") {
+      o.width = static_cast<double>(parse_count(a, value()));
+      if (o.width < 100 || o.width > 100000) throw usage_error{"--width takes 100 to 100000 pixels"};
     } else if (a == "--no-for-loop" && o.command == "patterns") {
       o.for_loop = false;
     } else if (a.starts_with("-")) {
@@ -138,6 +150,7 @@ options parse(int argc, char** argv) {
     }
   }
   if (o.trace.empty()) throw usage_error{"missing TRACE"};
+  if (o.command == "flame" && o.output.empty()) throw usage_error{"flame needs -o FILE.svg"};
   return o;
 }
 
@@ -290,6 +303,25 @@ int cmd_links(const options& o, tmod::event_table& t) {
   return 0;
 }
 
+int cmd_flame(const options& o, tmod::event_table& t) {
+  tmod::analyze(t);
+  tmod::flame_options fo;
+  fo.width = o.width;
+  fo.title = o.trace.substr(o.trace.find_last_of('/') + 1);
+  try {
+    tmod::write_flame_svg_file(t, o.output, fo);
+  } catch (const std::runtime_error& e) {
+    std::fprintf(stderr, "tracemodel: %s\n", e.what());
+    return 1;
+  }
+  if (o.json) {
+    std::printf("{\"output\":\"%s\",\"events\":%zu}\n", o.output.c_str(), t.size());
+  } else {
+    std::printf("wrote %s (%zu events)\n", o.output.c_str(), t.size());
+  }
+  return 0;
+}
+
 int cmd_patterns(const options& o, tmod::event_table& t) {
   tmod::analyze(t);
   tmod::pattern_context ctx = tmod::context_of(t, tmod::device_properties(t));
@@ -344,6 +376,7 @@ int main(int argc, char** argv) {
     if (o.command == "stats") return cmd_stats(o, t);
     if (o.command == "tree") return cmd_tree(o, t);
     if (o.command == "patterns") return cmd_patterns(o, t);
+    if (o.command == "flame") return cmd_flame(o, t);
     return cmd_links(o, t);
   } catch (const tmod::input_error& e) {
     if (e.offset() != tmod::input_error::npos)

@@ -313,6 +313,26 @@ TEST_SUITE("tools") {
     CHECK(run("patterns --name \"(\" x.json").status == 2);
   }
 
+  TEST_CASE("tracemodel flame: writes a standalone SVG; -o is required") {
+    const std::string svg = std::string(TRACEMODEL_TEST_BINARY_DIR) + "/flame_cli_test.svg";
+    std::remove(svg.c_str());
+    const run_result r = run("flame " + quoted(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json")) +
+                             " -o " + quoted(svg) + " --width 800");
+    REQUIRE(r.status == 0);
+    CHECK(r.out.find("wrote ") == 0);
+    std::FILE* f = std::fopen(svg.c_str(), "rb");
+    REQUIRE(f != nullptr);
+    std::string text;
+    char buf[4096];
+    std::size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+    std::fclose(f);
+    CHECK(text.find("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"820.00\"") != std::string::npos);
+    CHECK(text.ends_with("</svg>\n"));
+    CHECK(run("flame " + quoted(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json"))).status == 2);
+    CHECK(run("flame x.json -o y.svg --width 5").status == 2);
+  }
+
   TEST_CASE("tracemodel stats --json: rows with exact totals") {
     const run_result r = run("stats --json --sort count --top 3 " +
                              quoted(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json")));
