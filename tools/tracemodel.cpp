@@ -46,7 +46,7 @@ constexpr const char* usage_text =
     "            --depth N                      levels to show (default: all)\n"
     "  links   forward/backward links and host-to-device links\n"
     "  flame   a per-thread flame chart as a standalone SVG\n"
-    "            -o FILE.svg (required)             --width PIXELS (default 1600)\n"
+    "            -o FILE.svg (required)         --width PIXELS (default 1600)\n"
     "  patterns  PyTorch's anti-patterns (TorchTidy), with the nearest user frame\n"
     "            --framework-prefix P           frames of files under P are not user code\n"
     "                                           (default: torch/)\n"
