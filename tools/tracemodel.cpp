@@ -4,6 +4,7 @@
 //   tracemodel tree TRACE [--depth N]
 //   tracemodel links TRACE
 //   tracemodel flame TRACE -o FILE.svg [--width PIXELS]
+//   tracemodel link --et ET.json --trace TRACE.json -o OUT.json
 //   tracemodel patterns TRACE [--framework-prefix P] [--name REGEX] [--no-for-loop]
 //   (every command takes --json)
 //
@@ -22,12 +23,14 @@
 #include <vector>
 
 #include <tracemodel/algo/analyze.hpp>
+#include <tracemodel/algo/et_link.hpp>
 #include <tracemodel/algo/key_averages.hpp>
 #include <tracemodel/algo/patterns.hpp>
 #include <tracemodel/algo/pytorch_patterns.hpp>
 #include <tracemodel/algo/walk.hpp>
 #include <tracemodel/formats/chrome_trace_reader.hpp>
 #include <tracemodel/formats/device_properties.hpp>
+#include <tracemodel/formats/execution_trace.hpp>
 #include <tracemodel/formats/flame_svg.hpp>
 #include <tracemodel/formats/json_output.hpp>
 #include <tracemodel/version.hpp>
@@ -47,6 +50,8 @@ constexpr const char* usage_text =
     "  links   forward/backward links and host-to-device links\n"
     "  flame   a per-thread flame chart as a standalone SVG\n"
     "            -o FILE.svg (required)         --width PIXELS (default 1600)\n"
+    "  link    join an execution trace with its host/device trace (TRACE is --trace)\n"
+    "            --et ET.json  --trace TRACE.json  -o OUT.json (the enhanced execution trace)\n"
     "  patterns  PyTorch's anti-patterns (TorchTidy), with the nearest user frame\n"
     "            --framework-prefix P           frames of files under P are not user code\n"
     "                                           (default: torch/)\n"
@@ -76,6 +81,7 @@ struct options {
   bool for_loop = true;
   std::string output;
   double width = 1600;
+  std::string et;
 };
 
 std::size_t parse_count(std::string_view flag, const char* value) {
@@ -99,7 +105,7 @@ options parse(int argc, char** argv) {
     std::exit(0);
   }
   if (o.command != "stats" && o.command != "tree" && o.command != "links" && o.command != "patterns" &&
-      o.command != "flame")
+      o.command != "flame" && o.command != "link")
     throw usage_error{"unknown command '" + o.command + "'"};
   for (int i = 2; i < argc; ++i) {
     const std::string_view a = argv[i];
@@ -134,7 +140,12 @@ options parse(int argc, char** argv) {
       } catch (const std::regex_error& e) {
         throw usage_error{"--name: not a regular expression: " + std::string(e.what())};
       }
-    } else if (a == "-o" && o.command == "flame") {
+    } else if (a == "--et" && o.command == "link") {
+      o.et = value();
+    } else if (a == "--trace" && o.command == "link") {
+      if (!o.trace.empty()) throw usage_error{"more than one trace given"};
+      o.trace = value();
+    } else if (a == "-o" && (o.command == "flame" || o.command == "link")) {
       o.output = value();
     } else if (a == "--width" && o.command == "flame") {
       o.width = static_cast<double>(parse_count(a, value()));
@@ -149,8 +160,10 @@ options parse(int argc, char** argv) {
       throw usage_error{"more than one trace given"};
     }
   }
-  if (o.trace.empty()) throw usage_error{"missing TRACE"};
+  if (o.trace.empty()) throw usage_error{o.command == "link" ? "link needs --trace TRACE.json" : "missing TRACE"};
   if (o.command == "flame" && o.output.empty()) throw usage_error{"flame needs -o FILE.svg"};
+  if (o.command == "link" && (o.et.empty() || o.output.empty()))
+    throw usage_error{"link needs --et ET.json, --trace TRACE.json and -o OUT.json"};
   return o;
 }
 
@@ -322,6 +335,67 @@ int cmd_flame(const options& o, tmod::event_table& t) {
   return 0;
 }
 
+int cmd_link(const options& o, tmod::event_table& t) {
+  tmod::execution_trace et;
+  try {
+    et = tmod::read_execution_trace_file(o.et);
+  } catch (const tmod::input_error& e) {
+    std::fprintf(stderr, "tracemodel: %s: %s\n", o.et.c_str(), e.what());
+    return 1;
+  }
+  tmod::analyze(t);
+  const tmod::et_link_result r = tmod::link_execution_trace(et, t);
+  {
+    std::FILE* f = std::fopen(o.output.c_str(), "wb");
+    const std::string plus = tmod::enhanced_execution_trace(et, t, r);
+    if (f == nullptr || std::fwrite(plus.data(), 1, plus.size(), f) != plus.size()) {
+      if (f != nullptr) std::fclose(f);
+      std::fprintf(stderr, "tracemodel: cannot write %s\n", o.output.c_str());
+      return 1;
+    }
+    std::fclose(f);
+  }
+  if (!o.json) {
+    std::printf("matched %zu of %zu execution-trace ops by %s%s\n", r.matched, r.op_nodes, r.method.c_str(),
+                r.iteration != tmod::no_event ? (" in " + std::string(t.name(r.iteration))).c_str() : "");
+    for (const auto& u : r.unmatched)
+      std::printf("  unmatched node %lld %s: %s\n", static_cast<long long>(et.nodes[u.node].id),
+                  et.nodes[u.node].name.c_str(), u.reason.c_str());
+    std::printf("device ops: %zu attached (%zu by correlation, %zu by external id, %zu by interval), %zu orphaned\n",
+                r.device_ops.size(), r.by[0], r.by[1], r.by[2], r.orphaned);
+    std::printf("wrote %s\n", o.output.c_str());
+    return 0;
+  }
+  std::string s;
+  tmod::json_output out = tmod::json_output::to_string(s);
+  out.raw("{\"method\":").string(r.method).raw(",\"op_nodes\":").unsigned_integer(r.op_nodes);
+  out.raw(",\"matched\":").unsigned_integer(r.matched).raw(",\"unmatched\":[");
+  for (std::size_t k = 0; k < r.unmatched.size(); ++k) {
+    const auto& n = et.nodes[r.unmatched[k].node];
+    out.raw(k ? "," : "").raw("{\"id\":").integer(n.id).raw(",\"name\":").string(n.name);
+    out.raw(",\"reason\":").string(r.unmatched[k].reason).ch('}');
+  }
+  out.raw("],\"matches\":[");
+  bool first = true;
+  for (std::size_t k = 0; k < et.nodes.size(); ++k) {
+    if (r.node_host[k] == tmod::no_event) continue;
+    const auto& e = t.events[r.node_host[k]];
+    out.raw(first ? "\n" : ",\n").raw("{\"id\":").integer(et.nodes[k].id).raw(",\"name\":").string(t.name(e));
+    out.raw(",\"tid\":");
+    write_tid(out, t, e.tid);
+    out.raw(",\"ts_ns\":").integer(e.start_ns).ch('}');
+    first = false;
+  }
+  out.raw("],\"device_ops\":{\"total\":").unsigned_integer(r.device_total);
+  out.raw(",\"attached\":").unsigned_integer(r.device_ops.size());
+  out.raw(",\"by_correlation\":").unsigned_integer(r.by[0]).raw(",\"by_external_id\":").unsigned_integer(r.by[1]);
+  out.raw(",\"by_interval\":").unsigned_integer(r.by[2]).raw(",\"orphaned\":").unsigned_integer(r.orphaned);
+  out.raw("},\"output\":").string(o.output).raw("}\n");
+  out.flush();
+  std::fputs(s.c_str(), stdout);
+  return 0;
+}
+
 int cmd_patterns(const options& o, tmod::event_table& t) {
   tmod::analyze(t);
   tmod::pattern_context ctx = tmod::context_of(t, tmod::device_properties(t));
@@ -377,6 +451,7 @@ int main(int argc, char** argv) {
     if (o.command == "tree") return cmd_tree(o, t);
     if (o.command == "patterns") return cmd_patterns(o, t);
     if (o.command == "flame") return cmd_flame(o, t);
+    if (o.command == "link") return cmd_link(o, t);
     return cmd_links(o, t);
   } catch (const tmod::input_error& e) {
     if (e.offset() != tmod::input_error::npos)

@@ -332,11 +332,13 @@ inline tensor relu(const tensor& a) {
   tensor out = empty(a->sizes);
   for (std::int64_t i = 0; i < a->rows(); ++i)
     for (std::int64_t j = 0; j < a->cols(); ++j) out->at(i, j) = std::max(0.0f, a->at(i, j));
-  attach(out, seq, "ReluBackward0", {a}, [out](const tensor& g) {
-    op_scope mask("aten::threshold_backward", {in(g), in(out), in(0.0)});
+  // The gradient formula keeps the input, not the output: a node that held its own output
+  // would keep itself alive (output -> grad_fn -> output).
+  attach(out, seq, "ReluBackward0", {a}, [a](const tensor& g) {
+    op_scope mask("aten::threshold_backward", {in(g), in(a), in(0.0)});
     tensor r = empty(g->sizes);
     for (std::int64_t i = 0; i < g->rows(); ++i)
-      for (std::int64_t j = 0; j < g->cols(); ++j) r->at(i, j) = out->at(i, j) > 0 ? g->at(i, j) : 0.0f;
+      for (std::int64_t j = 0; j < g->cols(); ++j) r->at(i, j) = a->at(i, j) > 0 ? g->at(i, j) : 0.0f;
     return std::vector<tensor>{r};
   });
   return out;

@@ -10,6 +10,7 @@
 
 #include <tracemodel/algo/pytorch_patterns.hpp>
 #include <tracemodel/formats/chrome_trace_reader.hpp>
+#include <tracemodel/formats/execution_trace.hpp>
 
 #include "../support/oracle.hpp"
 
@@ -331,6 +332,36 @@ TEST_SUITE("tools") {
     CHECK(text.ends_with("</svg>\n"));
     CHECK(run("flame " + quoted(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json"))).status == 2);
     CHECK(run("flame x.json -o y.svg --width 5").status == 2);
+  }
+
+  TEST_CASE("tracemodel link: the real execution-trace pair; summary, JSON, errors") {
+    const std::string out = std::string(TRACEMODEL_TEST_BINARY_DIR) + "/link_cli_test.json";
+    const std::string et = quoted(tmtest::data_path("kineto/execution_trace_benchmark_simple_add_et.json.gz"));
+    const std::string trace = quoted(tmtest::data_path("kineto/execution_trace_benchmark_simple_add_trace.json.gz"));
+    const run_result text = run("link --et " + et + " --trace " + trace + " -o " + quoted(out));
+    REQUIRE(text.status == 0);
+    CHECK(text.out.find("matched 36 of 36 execution-trace ops by order\n") == 0);
+    CHECK(text.out.find("device ops: 4 attached (0 by correlation, 0 by external id, 4 by interval), 0 orphaned") !=
+          std::string::npos);
+    const run_result js = run("link --json --et " + et + " --trace " + trace + " -o " + quoted(out));
+    REQUIRE(js.status == 0);
+    simdjson::dom::parser p;
+    simdjson::dom::element root;
+    REQUIRE_FALSE(p.parse(js.out).get(root));
+    CHECK(std::string_view(root["method"]) == "order");
+    CHECK(int64_t(root["matched"]) == 36);
+    CHECK(simdjson::dom::array(root["unmatched"]).size() == 0);
+    CHECK(simdjson::dom::array(root["matches"]).size() == 36);
+    CHECK(int64_t(root["device_ops"]["attached"]) == 4);
+    CHECK(int64_t(root["device_ops"]["orphaned"]) == 0);
+    // The output is an execution trace again.
+    const tracemodel::execution_trace back = tracemodel::read_execution_trace_file(out);
+    CHECK(back.nodes.size() == 38 + 4);
+    // Errors: a bad execution trace is a bad input file; missing options are bad usage.
+    CHECK(run("link --et " + quoted(tmtest::data_path("kineto/execution_trace_benchmark_simple_add_trace.json.gz")) +
+              " --trace " + trace + " -o " + quoted(out)).status == 1);
+    CHECK(run("link --et " + et + " --trace " + trace).status == 2);
+    CHECK(run("link --trace " + trace + " -o x.json").status == 2);
   }
 
   TEST_CASE("tracemodel stats --json: rows with exact totals") {

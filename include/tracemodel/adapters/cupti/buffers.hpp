@@ -55,7 +55,8 @@ class buffer_pool {
     std::uint32_t n = allocated_.load(std::memory_order_relaxed);
     while (n < capacity()) {
       if (allocated_.compare_exchange_weak(n, n + 1, std::memory_order_relaxed)) {
-        void* p = std::aligned_alloc(64, size_);
+        // aligned_alloc wants a multiple of the alignment; CUPTI is told `size_`.
+        void* p = std::aligned_alloc(64, (size_ + 63) & ~std::size_t{63});
         if (p == nullptr) {
           allocated_.fetch_sub(1, std::memory_order_relaxed);
           break;

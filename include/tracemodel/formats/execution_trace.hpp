@@ -1,0 +1,146 @@
+// tracemodel/formats — PyTorch execution traces (ExecutionGraphObserver / ExecutionTraceObserver).
+//
+//   tracemodel::execution_trace et = tracemodel::read_execution_trace_file("et.json.gz");
+//
+// An execution trace is `{"schema": "1.0.1", "pid": …, …, "nodes": [ … ]}`; each node has an
+// `id`, a `name`, a `parent` (or control dependencies, `ctrl_deps`, in newer schemas), the
+// RecordFunction handle `rf_id`, `seq_id`, `fw_parent`, `fw_tid`, `tid`, `scope`,
+// `op_schema`, inputs and outputs with their shapes and types, and, in newer versions, attrs.
+// The process and thread annotation nodes ("[pytorch|profiler|execution_graph|thread]",
+// "...execution_trace|process]") are marked `synthetic`. Every node's JSON is kept (minified)
+// so a writer can add fields and leave the rest as PyTorch wrote it.
+//
+// Errors follow the Chrome-trace reader's rules: `input_error` naming the problem (and the
+// byte offset where simdjson reports one), for empty, truncated (gzip too), malformed or
+// wrong-typed input; never a partial result.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <simdjson.h>
+
+#include "tracemodel/config.hpp"
+#include "tracemodel/detail/assert.hpp"
+#include "tracemodel/formats/chrome_trace_reader.hpp"
+#include "tracemodel/model/execution_trace.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+
+namespace detail {
+inline std::int64_t et_int(simdjson::dom::object o, std::string_view key, std::int64_t fallback, std::size_t node) {
+  simdjson::dom::element e;
+  if (o[key].get(e)) return fallback;
+  if (e.is_int64()) return e.get_int64().value_unsafe();
+  if (e.is_uint64()) return static_cast<std::int64_t>(e.get_uint64().value_unsafe());
+  if (e.is_null()) return fallback;
+  throw input_error("execution trace: node " + std::to_string(node) + ": \"" + std::string(key) +
+                    "\" is not an integer");
+}
+inline std::string et_string(simdjson::dom::object o, std::string_view key, std::size_t node, bool required) {
+  simdjson::dom::element e;
+  if (o[key].get(e)) {
+    if (required)
+      throw input_error("execution trace: node " + std::to_string(node) + " has no \"" + std::string(key) + "\"");
+    return {};
+  }
+  std::string_view s;
+  if (e.get_string().get(s))
+    throw input_error("execution trace: node " + std::to_string(node) + ": \"" + std::string(key) +
+                      "\" is not a string");
+  return std::string(s);
+}
+}  // namespace detail
+
+/// Parses an execution trace from JSON text.
+inline execution_trace read_execution_trace_string(std::string_view text) {
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) throw input_error("execution trace: empty input", 0);
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  const simdjson::padded_string padded(text);
+  if (const auto err = parser.parse(padded).get(root))
+    throw input_error(std::string("execution trace: invalid JSON: ") + simdjson::error_message(err));
+  simdjson::dom::object top;
+  if (root.get_object().get(top)) throw input_error("execution trace: the top level is not an object", 0);
+  execution_trace et;
+  simdjson::dom::array nodes;
+  bool have_nodes = false;
+  for (auto [key, value] : top) {
+    if (key == "nodes") {
+      if (value.get_array().get(nodes)) throw input_error("execution trace: \"nodes\" is not an array");
+      have_nodes = true;
+      continue;
+    }
+    if (key == "schema") {
+      std::string_view s;
+      if (value.get_string().get(s)) throw input_error("execution trace: \"schema\" is not a string");
+      et.schema = std::string(s);
+    } else if (key == "pid" && value.is_int64()) {
+      et.pid = value.get_int64().value_unsafe();
+    }
+    if (!et.header_json.empty()) et.header_json += ',';
+    et.header_json += '"';
+    detail::append_json_escaped(et.header_json, key);
+    et.header_json += "\":";
+    et.header_json += simdjson::minify(value);
+  }
+  if (!have_nodes) throw input_error("execution trace: no \"nodes\" array (not an execution trace)", 0);
+  et.nodes.reserve(nodes.size());
+  std::size_t k = 0;
+  for (simdjson::dom::element e : nodes) {
+    simdjson::dom::object o;
+    if (e.get_object().get(o)) throw input_error("execution trace: node " + std::to_string(k) + " is not an object");
+    et_node n;
+    simdjson::dom::element id;
+    if (o["id"].get(id) || !id.is_int64())
+      throw input_error("execution trace: node " + std::to_string(k) + " has no integer \"id\"");
+    n.id = id.get_int64().value_unsafe();
+    n.name = detail::et_string(o, "name", k, true);
+    n.parent = detail::et_int(o, "parent", -1, k);
+    simdjson::dom::element deps;
+    if (n.parent < 0 && !o["ctrl_deps"].get(deps)) {
+      simdjson::dom::array list;
+      if (deps.is_int64()) {
+        n.parent = deps.get_int64().value_unsafe();
+      } else if (!deps.get_array().get(list)) {
+        for (simdjson::dom::element d : list)
+          if (d.is_int64()) {
+            n.parent = d.get_int64().value_unsafe();
+            break;
+          }
+      }
+    }
+    n.rf_id = detail::et_int(o, "rf_id", -1, k);
+    n.seq_id = detail::et_int(o, "seq_id", -1, k);
+    n.fw_parent = detail::et_int(o, "fw_parent", -1, k);
+    n.fw_tid = detail::et_int(o, "fw_tid", 0, k);
+    n.tid = detail::et_int(o, "tid", 0, k);
+    n.scope = detail::et_int(o, "scope", -1, k);
+    n.op_schema = detail::et_string(o, "op_schema", k, false);
+    n.synthetic = n.name.starts_with("[pytorch|profiler|execution_") &&
+                  (n.name.ends_with("|process]") || n.name.ends_with("|thread]"));
+    n.json = simdjson::minify(e);
+    for (std::string_view io : {"inputs", "input_shapes", "input_types", "outputs", "output_shapes", "output_types"}) {
+      simdjson::dom::element v;
+      if (o[io].get(v)) continue;
+      if (!n.io_json.empty()) n.io_json += ',';
+      n.io_json += '"';
+      n.io_json += io;
+      n.io_json += "\":";
+      n.io_json += simdjson::minify(v);
+    }
+    et.nodes.push_back(std::move(n));
+    ++k;
+  }
+  return et;
+}
+
+/// Reads an execution trace file (.json or .json.gz).
+inline execution_trace read_execution_trace_file(const std::string& path) {
+  const trace_text text = load_trace_text(path);
+  return read_execution_trace_string(std::string_view(text.data(), text.size()));
+}
+
+TRACEMODEL_END_NAMESPACE
