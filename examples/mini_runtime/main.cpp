@@ -60,7 +60,7 @@ struct mlp {
 /// A batch: inputs from a normal distribution, the label 1 when the first four features sum
 /// above zero. The labels are written one row at a time, the way a Python loop would.
 std::pair<tensor, tensor> make_batch(std::mt19937& rng, std::int64_t batch) {
-  mini::frame f;
+  MINI_FRAME();
   tensor x = mini::zeros({batch, 8});
   {
     mini::op_scope op("aten::normal_", {mini::in(x), mini::in(0.0), mini::in(1.0)});
@@ -78,7 +78,7 @@ std::pair<tensor, tensor> make_batch(std::mt19937& rng, std::int64_t batch) {
 
 /// Plain SGD, one parameter tensor at a time (PyTorch's `foreach=False`).
 void sgd_step(const std::vector<tensor>& params, double lr) {
-  mini::frame f;
+  MINI_FRAME();
   mini::annotation step("Optimizer.step#SGD.step");
   mini::annotation single("optim::sgd::_single_tensor_sgd");
   for (const tensor& p : params)
@@ -86,7 +86,7 @@ void sgd_step(const std::vector<tensor>& params, double lr) {
 }
 
 float train_step(mlp& model, mini::engine& engine, std::mt19937& rng, int step) {
-  mini::frame f;
+  MINI_FRAME();
   mini::annotation profiler_step("ProfilerStep#" + std::to_string(step));
   auto [x, y] = make_batch(rng, 16);
   const tensor loss = mini::binary_cross_entropy_with_logits(model.forward(x), y);
@@ -180,7 +180,7 @@ int main(int argc, char** argv) {
   queue.start();
   float first_loss = 0, last_loss = 0;
   {
-    mini::frame f;
+    MINI_FRAME();
     mini::engine engine;
     std::mt19937 rng(7);
     mlp model(rng);

@@ -23,7 +23,6 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
-#include <source_location>
 #include <span>
 #include <string>
 #include <thread>
@@ -106,21 +105,17 @@ class annotation {
 };
 
 /// A frame of the user's program, "main.cpp(57): train_step", recorded as a script call.
+/// `MINI_FRAME()` opens one for the enclosing function.
 class frame {
  public:
-  explicit frame(std::source_location at = std::source_location::current()) {
+  frame(std::string_view file, unsigned line, std::string_view function) {
     if (session == nullptr) return;
-    std::string_view file = at.file_name();
     file = file.substr(file.find_last_of('/') + 1);
-    std::string fn = at.function_name();
-    // "void train_step(mini::mlp&, ...)" -> "train_step"
-    const std::size_t paren = fn.find('(');
-    if (paren != std::string::npos) fn.resize(paren);
-    fn = fn.substr(fn.find_last_of(' ') + 1);
-    if (const std::size_t scope = fn.rfind("::"); scope != std::string::npos) fn = fn.substr(scope + 2);
-    name_ = std::string(file) + "(" + std::to_string(at.line()) + "): " + fn;
+    name_ = std::string(file) + "(" + std::to_string(line) + "): " + std::string(function);
     start_ = queue_type::now();
   }
+  frame(const frame&) = delete;
+  frame& operator=(const frame&) = delete;
   ~frame() {
     if (session != nullptr && !name_.empty()) session->record_script_call(name_, start_, queue_type::now());
   }
@@ -129,6 +124,7 @@ class frame {
   std::string name_;
   tracemodel::approx_time start_{};
 };
+#define MINI_FRAME() ::mini::frame mini_frame_(__FILE__, __LINE__, __func__)
 
 /// A module's scope: ops inside record it in their module hierarchy.
 class module_scope {
