@@ -88,6 +88,18 @@ TEST_SUITE("algo") {
           "4: aten::t -> TBackward0\n");
   }
 
+  TEST_CASE("link_forward_backward: a wrapper ending in the same nanosecond as its backward op") {
+    // A trace file does not say which op is a wrapper by scope, only by name, so the wrapper
+    // inherits the key; when both end at once the inner op (the later start) still gets the link.
+    table_builder b;
+    b.op("aten::mm", 0, 50).seq(7);
+    b.op("autograd::engine::evaluate_function: MmBackward0", 100, 200, 2);
+    b.op("MmBackward0", 110, 200, 2).seq(7, 1);
+    event_table t = b.take();
+    const auto links = link_forward_backward(t);
+    CHECK(link_text(t, links) == "1: aten::mm -> MmBackward0\n");
+  }
+
   struct literal_links : pytorch_links {
     using thread_resolver = literal_thread_ids;
   };

@@ -76,6 +76,8 @@ TEST_SUITE("examples") {
       if (const auto* op = e.get_if<event_kind::op>()) {
         if (op->fwd_thread_id > 0 && !t.name(e).starts_with("autograd::engine")) {
           ++backward_ops;
+          INFO("backward op " << std::string(t.name(e)) << " seq " << op->sequence_number << " start "
+                              << e.start_ns << " end " << op->end_ns);
           CHECK(linked.count(i) == 1);
         }
         steps += t.name(e).starts_with("ProfilerStep#") ? 1 : 0;

@@ -179,7 +179,8 @@ struct link_forward_backward_fn {
       }
 
       // 3. The ops with a sequence number, each with the thread its key names, sorted by the
-      //    visit order (end or start time; ties in start order), so the visit is sequential.
+      //    visit order (end time, ties: the later start first; or start time, ties in table
+      //    order), so the visit is sequential.
       struct keyed {
         std::int64_t seq;
         std::int64_t start;
@@ -204,6 +205,13 @@ struct link_forward_backward_fn {
         order_key.push_back(Policy::visit_by_end ? o.end : o.start);
       }
       ops = {};
+      // Ties in the visit key go to the op that started later: with equal ends that is the
+      // inner one, so a backward op whose wrapper ends in the same nanosecond still gets the
+      // link (the order is reversed here, and the sort below is stable).
+      if constexpr (Policy::visit_by_end) {
+        std::reverse(with_seq.begin(), with_seq.end());
+        std::reverse(order_key.begin(), order_key.end());
+      }
       {
         const auto order = detail::stable_order(order_key);
         order_key = {};
