@@ -244,11 +244,9 @@ et_link_result link_execution_trace(const execution_trace& et, const basic_event
       for (const auto& [x, y] : detail::align_by_name(a, b, o.window)) r.node_host[nodes[x]] = (*ops)[y];
     }
   }
-  std::vector<bool> host_used(t.size(), false);
   for (std::size_t k : op_nodes) {
     if (r.node_host[k] != no_event) {
       ++r.matched;
-      host_used[r.node_host[k]] = true;
       continue;
     }
     std::string why;

@@ -85,11 +85,11 @@ struct link_device_activities_fn {
       // One pass: the ids of flow starts, runtime calls and ops, and what needs a parent.
       // Upper bounds: untouched reserved pages cost no memory, regrowth would.
       detail::id_map::pairs flow_pairs, call_pairs, op_pairs;
-      detail::scratch_vector<event_index> todo;
+      detail::scratch_vector<event_index> unplaced;
       flow_pairs.reserve(n);
       call_pairs.reserve(n);
       op_pairs.reserve(n);
-      todo.reserve(n);
+      unplaced.reserve(n);
       for (std::size_t i = 0; i < n; ++i) {
         const auto& e = t.events[i];
         const auto idx = static_cast<event_index>(i);
@@ -98,7 +98,7 @@ struct link_device_activities_fn {
             flow_pairs.emplace_back(d->flow_id, idx);
           const bool call = is_runtime_call(d->activity);
           if (call && d->correlation_id != 0) call_pairs.emplace_back(d->correlation_id, idx);
-          if (e.parent == no_event && (call || is_device_side(d->activity))) todo.push_back(idx);
+          if (e.parent == no_event && (call || is_device_side(d->activity))) unplaced.push_back(idx);
         } else if constexpr (Schema::template contains<event_kind::op>) {
           if (const auto* op = e.template get_if<event_kind::op>())
             if (op->correlation_id != 0) op_pairs.emplace_back(op->correlation_id, idx);
@@ -113,8 +113,8 @@ struct link_device_activities_fn {
       call_pairs = {};
       op_pairs = {};
 
-      s.links.reserve(todo.size());
-      for (const event_index idx : todo) {
+      s.links.reserve(unplaced.size());
+      for (const event_index idx : unplaced) {
         auto& e = t.events[idx];
         const auto* d = e.template get_if<device>();
         if (is_runtime_call(d->activity)) {
@@ -165,7 +165,7 @@ struct link_device_activities_fn {
         }
         s.unlinked += done ? 0 : 1;
       }
-      if constexpr (Policy::inherit_thread) inherit_threads(t, todo);
+      if constexpr (Policy::inherit_thread) inherit_threads(t, unplaced);
     }
     return s;
   }
