@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -28,6 +29,84 @@ std::string link_text(const event_table& t, const Links& links) {
     out += std::to_string(l.id) + ": " + std::string(t.name(l.from)) + " -> " +
            std::string(t.name(l.to)) + "\n";
   return out;
+}
+
+/// The forward/backward rules written out plainly (ordered maps, whole-table sorts), as the
+/// reference for the randomized test: wrappers inherit from the next op of their thread, forward
+/// threads in order of first appearance, keys (thread, seq), visit by end (ties: the later
+/// start first) or by start, the latest-starting forward op wins, consumed on a match.
+template <class Policy>
+std::vector<std::pair<event_index, event_index>> reference_fwd_bwd(event_table& t) {
+  std::vector<event_index> ops;
+  for (event_index i = 0; i < t.size(); ++i)
+    if (t.events[i].is<event_kind::op>()) ops.push_back(i);
+  std::stable_sort(ops.begin(), ops.end(), [&](event_index a, event_index b) {
+    return t.events[a].start_ns < t.events[b].start_ns;
+  });
+  auto op = [&](event_index i) -> extra_fields<event_kind::op>& {
+    return t.events[i].get<event_kind::op>();
+  };
+  using thread = std::pair<process_key, thread_key>;
+  auto thread_of = [&](event_index i) { return thread{t.events[i].pid, t.events[i].tid}; };
+  std::map<thread, event_index> prev;
+  for (event_index i : ops) {
+    const auto it = prev.find(thread_of(i));
+    if (it != prev.end()) {
+      auto& w = op(it->second);
+      const bool backward = op(i).scope == op_scope::backward_function || op(i).fwd_thread_id > 0;
+      if (backward && w.scope == op_scope::function &&
+          t.strings.view(w.name).starts_with(Policy::wrapper_prefix)) {
+        w.sequence_number = op(i).sequence_number;
+        w.fwd_thread_id = op(i).fwd_thread_id;
+      }
+    }
+    prev[thread_of(i)] = i;
+  }
+  std::map<process_key, std::vector<thread_key>> forward_threads;
+  for (event_index i : ops) {
+    if (op(i).sequence_number < 0 || op(i).fwd_thread_id != 0) continue;
+    auto& v = forward_threads[t.events[i].pid];
+    if (std::find(v.begin(), v.end(), t.events[i].tid) == v.end()) v.push_back(t.events[i].tid);
+  }
+  struct keyed {
+    std::size_t position;
+    event_index index;
+    std::tuple<process_key, thread_key, std::int64_t> key;
+    bool forward;
+  };
+  std::vector<keyed> ks;
+  for (std::size_t p = 0; p < ops.size(); ++p) {
+    const event_index i = ops[p];
+    const auto& f = op(i);
+    if (f.sequence_number < 0) continue;
+    const process_key pid = t.events[i].pid;
+    const thread_key th = f.fwd_thread_id == 0
+                              ? t.events[i].tid
+                              : Policy::thread_resolver::resolve(f.fwd_thread_id, forward_threads[pid]);
+    ks.push_back({p, i, {pid, th, f.sequence_number}, f.fwd_thread_id == 0});
+  }
+  auto end_of = [&](event_index i) {
+    const std::int64_t e = op(i).end_ns;
+    return e == no_end_ns ? std::numeric_limits<std::int64_t>::max() : e;
+  };
+  std::sort(ks.begin(), ks.end(), [&](const keyed& a, const keyed& b) {
+    if (Policy::visit_by_end && end_of(a.index) != end_of(b.index))
+      return end_of(a.index) < end_of(b.index);
+    return Policy::visit_by_end ? a.position > b.position : a.position < b.position;
+  });
+  std::map<std::tuple<process_key, thread_key, std::int64_t>, event_index> slots;
+  std::vector<std::pair<event_index, event_index>> links;
+  for (const keyed& k : ks) {
+    const auto it = slots.find(k.key);
+    if (k.forward) {
+      if (it == slots.end() || t.events[k.index].start_ns >= t.events[it->second].start_ns)
+        slots[k.key] = k.index;
+    } else if (it != slots.end()) {
+      links.emplace_back(it->second, k.index);
+      if (Policy::consume_on_match) slots.erase(it);
+    }
+  }
+  return links;
 }
 }  // namespace
 
@@ -134,6 +213,49 @@ TEST_SUITE("algo") {
     const auto links = link_forward_backward(t);
     // PyTorch's packed key would take "seq 5 + 2^48" for seq 5 and mix tid 65537 with tid 1.
     CHECK(link_text(t, links) == "1: seq 5 -> bwd seq 5\n2: tid 1 seq 9 -> bwd tid 1 seq 9\n");
+  }
+
+  TEST_CASE("link_forward_backward: random tables equal the plainly written rules") {
+    std::mt19937_64 rng(20261122);
+    auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
+    const char* names[] = {"aten::mm", "autograd::engine::evaluate_function: MmBackward0",
+                           "MmBackward0", "aten::add"};
+    for (int round = 0; round < 400; ++round) {
+      table_builder b;
+      const int n = 1 + pick(60);
+      for (int k = 0; k < n; ++k) {
+        const std::int64_t start = pick(40);
+        const std::int64_t end = pick(12) == 0 ? no_end_ns : start + pick(15);
+        const thread_key tid = static_cast<thread_key>(1 + pick(3)) * (pick(4) == 0 ? 1000 : 1);
+        b.op(names[pick(4)], start, end, tid, static_cast<process_key>(1 + pick(2) / 1));
+        b.seq(pick(4) == 0 ? -1 : pick(5), pick(2) == 0 ? 0 : static_cast<std::uint64_t>(pick(4)));
+        const int sc = pick(6);
+        b.scope(sc == 0 ? op_scope::backward_function : sc == 1 ? op_scope::user_scope : op_scope::function);
+      }
+      event_table t = b.take();
+      std::shuffle(t.events.begin(), t.events.end(), rng);  // tables need not be sorted
+      auto check = [&](auto policy) {
+        using P = decltype(policy);
+        event_table got_t = t, want_t = t;
+        std::vector<std::pair<event_index, event_index>> got;
+        std::uint64_t id = 0;
+        for (const flow_link& l : link_forward_backward(got_t, P{})) {
+          CHECK(l.id == ++id);
+          got.emplace_back(l.from, l.to);
+        }
+        const auto want = reference_fwd_bwd<P>(want_t);
+        INFO("round " << round << " events " << t.size());
+        CHECK(got == want);
+        for (event_index i = 0; i < t.size(); ++i) {  // the wrappers' inherited keys
+          CHECK(got_t.events[i].get<event_kind::op>().sequence_number ==
+                want_t.events[i].get<event_kind::op>().sequence_number);
+          CHECK(got_t.events[i].get<event_kind::op>().fwd_thread_id ==
+                want_t.events[i].get<event_kind::op>().fwd_thread_id);
+        }
+      };
+      check(pytorch_links{});
+      check(pytorch_1_13_links{});
+    }
   }
 
   TEST_CASE("link_forward_backward: the four fwdbwd flows of a real ROCm trace") {

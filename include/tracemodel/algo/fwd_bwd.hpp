@@ -117,113 +117,139 @@ struct link_forward_backward_fn {
     if constexpr (!Schema::template contains<event_kind::op>) {
       return links;
     } else {
-      // One read pass: the ops, compactly, in start order.
-      struct op_rec {
-        std::int64_t start;
-        std::int64_t end;
-        std::int64_t seq;
-        std::uint64_t fwd;
-        event_index index;
-        std::uint32_t thread;  // dense (pid, tid)
-        op_scope scope;
-      };
-      detail::scratch_vector<op_rec> ops;
-      ops.reserve(t.size());
-      detail::pair_ids threads;
+      // Start order (the table's own when it is sorted, as materialized tables are).
+      const std::size_t n = t.size();
       bool sorted = true;
-      for (std::size_t i = 0; i < t.size(); ++i) {
-        const auto& e = t.events[i];
-        const auto* op = e.template get_if<event_kind::op>();
+      for (std::size_t i = 1; i < n && sorted; ++i)
+        sorted = t.events[i - 1].start_ns <= t.events[i].start_ns;
+      detail::scratch_vector<event_index> order_storage;
+      if (!sorted) {
+        detail::scratch_vector<std::int64_t> starts(n);
+        for (std::size_t i = 0; i < n; ++i) starts[i] = t.events[i].start_ns;
+        order_storage = detail::stable_order(starts);
+      }
+
+      // One read pass in start order. Wrappers inherit from the backward op that follows them
+      // on their thread (decided when that op comes); the ops with a sequence number become
+      // compact records, kept in start order (a wrapper's record is inserted at its place).
+      struct keyed {
+        std::int64_t seq;
+        std::int64_t start;
+        std::int64_t end;      // `open` for ops that never ended
+        std::uint64_t fwd;     // forward thread id, 0 for a forward op
+        event_index index;
+        std::uint32_t thread;  // dense (pid, tid); after resolution: the thread its key names
+      };
+      constexpr std::int64_t open = std::numeric_limits<std::int64_t>::max();
+      detail::scratch_vector<keyed> recs;
+      recs.reserve(n);  // an upper bound: untouched pages cost nothing
+      detail::pair_ids threads;
+      struct previous {
+        event_index index = no_event;
+        bool wrapper_scope = false;  // function scope: may be a wrapper
+      };
+      std::vector<previous> prev;
+      auto before = [](const keyed& a, const keyed& b) {
+        return a.start < b.start || (a.start == b.start && a.index < b.index);
+      };
+      for (std::size_t r = 0; r < n; ++r) {
+        const auto i = sorted ? static_cast<event_index>(r) : order_storage[r];
+        auto& e = t.events[i];
+        auto* op = e.template get_if<event_kind::op>();
         if (op == nullptr) continue;
-        const std::int64_t end = e.end_ns();
-        sorted = sorted && (ops.empty() || ops.back().start <= e.start_ns);
-        ops.push_back({e.start_ns, end == no_end_ns ? std::numeric_limits<std::int64_t>::max() : end,
-                       op->sequence_number, op->fwd_thread_id, static_cast<event_index>(i),
-                       threads.id(static_cast<std::uint64_t>(e.pid), e.tid), op->scope});
-      }
-      if (!sorted)
-        std::stable_sort(ops.begin(), ops.end(),
-                         [](const op_rec& a, const op_rec& b) { return a.start < b.start; });
-
-      // 1. Wrappers inherit from the backward op that follows them on their thread.
-      if constexpr (!Policy::wrapper_prefix.empty()) {
-        std::vector<std::size_t> last(threads.size(), ops.size());
-        for (std::size_t k = 0; k < ops.size(); ++k) {
-          op_rec& cur = ops[k];
-          const std::size_t prev = last[cur.thread];
-          last[cur.thread] = k;
-          if (prev == ops.size()) continue;
-          op_rec& w = ops[prev];
-          const bool backward = cur.scope == op_scope::backward_function || cur.fwd > 0;
-          if (!backward || w.scope != op_scope::function) continue;
-          auto& wf = t.events[w.index].template get<event_kind::op>();
-          if (!t.strings.view(wf.name).starts_with(Policy::wrapper_prefix)) continue;
-          wf.sequence_number = w.seq = cur.seq;
-          wf.fwd_thread_id = w.fwd = cur.fwd;
+        const std::uint32_t th = threads.id(static_cast<std::uint64_t>(e.pid), e.tid);
+        if (th >= prev.size()) prev.resize(th + 1);
+        const std::int64_t end = op->end_ns == no_end_ns ? open : op->end_ns;
+        if constexpr (!Policy::wrapper_prefix.empty()) {
+          const previous w = prev[th];
+          const bool backward = op->scope == op_scope::backward_function || op->fwd_thread_id > 0;
+          if (backward && w.wrapper_scope) {
+            auto& we = t.events[w.index];
+            auto& wf = we.template get<event_kind::op>();
+            if (t.strings.view(wf.name).starts_with(Policy::wrapper_prefix)) {
+              const bool had = wf.sequence_number >= 0;
+              wf.sequence_number = op->sequence_number;
+              wf.fwd_thread_id = op->fwd_thread_id;
+              const keyed wk{wf.sequence_number, we.start_ns,
+                             wf.end_ns == no_end_ns ? open : wf.end_ns, wf.fwd_thread_id, w.index,
+                             th};
+              // Its record, if it has one, is among the last ones (it is the previous op of
+              // this thread): update or insert it in start order.
+              auto it = recs.end();
+              while (it != recs.begin() && before(wk, *(it - 1))) --it;
+              const bool found = had && it != recs.begin() && (it - 1)->index == w.index;
+              if (found) {
+                if (wk.seq >= 0)
+                  *(it - 1) = wk;
+                else
+                  recs.erase(it - 1);
+              } else if (wk.seq >= 0) {
+                recs.insert(it, wk);
+              }
+            }
+          }
+          prev[th] = {i, op->scope == op_scope::function};
         }
+        if (op->sequence_number >= 0)
+          recs.push_back({op->sequence_number, e.start_ns, end, op->fwd_thread_id, i, th});
       }
+      prev = {};
+      order_storage = {};
 
-      // 2. Threads that recorded forward ops, per process, in order of first appearance.
+      // Threads that recorded forward ops, per process, in order of first appearance.
       std::vector<std::pair<process_key, std::vector<thread_key>>> forward_threads;
       auto forward_threads_of = [&](process_key pid) -> std::vector<thread_key>& {
         for (auto& [p, v] : forward_threads)
           if (p == pid) return v;
         return forward_threads.emplace_back(pid, std::vector<thread_key>{}).second;
       };
-      std::vector<bool> seen_forward(threads.size(), false);
-      for (const op_rec& o : ops) {
-        if (o.seq < 0 || o.fwd != 0 || seen_forward[o.thread]) continue;
-        seen_forward[o.thread] = true;
-        const auto& [pid, tid] = threads.pair(o.thread);
-        forward_threads_of(static_cast<process_key>(pid)).push_back(tid);
+      {
+        std::vector<bool> seen_forward(threads.size(), false);
+        for (const keyed& k : recs) {
+          if (k.fwd != 0 || seen_forward[k.thread]) continue;
+          seen_forward[k.thread] = true;
+          const auto& [pid, tid] = threads.pair(k.thread);
+          forward_threads_of(static_cast<process_key>(pid)).push_back(tid);
+        }
+      }
+      // Backward ops: the thread their key names.
+      {
+        std::uint32_t last_thread = detail::pair_ids::no_id, last_resolved = 0;
+        std::uint64_t last_fwd = 0;
+        for (keyed& k : recs) {
+          if (k.fwd == 0) continue;
+          if (k.thread != last_thread || k.fwd != last_fwd) {
+            const auto [pid, tid] = threads.pair(k.thread);
+            const thread_key r = Policy::thread_resolver::resolve(
+                k.fwd, forward_threads_of(static_cast<process_key>(pid)));
+            last_thread = k.thread;
+            last_fwd = k.fwd;
+            last_resolved = threads.id(pid, r);
+          }
+          k.thread = last_resolved;
+        }
       }
 
-      // 3. The ops with a sequence number, each with the thread its key names, sorted by the
-      //    visit order (end time, ties: the later start first; or start time, ties in table
-      //    order), so the visit is sequential.
-      struct keyed {
-        std::int64_t seq;
-        std::int64_t start;
-        event_index index;
-        std::uint32_t thread;  // forward op: its thread; backward op: the one its key names
-        bool forward;
-      };
-      detail::scratch_vector<keyed> with_seq;
-      detail::scratch_vector<std::int64_t> order_key;
-      with_seq.reserve(ops.size());
-      order_key.reserve(ops.size());
-      for (const op_rec& o : ops) {
-        if (o.seq < 0) continue;
-        std::uint32_t th = o.thread;
-        if (o.fwd > 0) {
-          const auto& [pid, tid] = threads.pair(o.thread);
-          const thread_key r = Policy::thread_resolver::resolve(
-              o.fwd, forward_threads_of(static_cast<process_key>(pid)));
-          th = threads.id(pid, r);
+      // The visit order: end time, ties to the op that started later (with equal ends that is
+      // the inner one, so a backward op whose wrapper ends in the same nanosecond still gets
+      // the link); or start time. The keys are read reversed for the first, and the sort is
+      // stable.
+      struct visit_keys {
+        const detail::scratch_vector<keyed>& r;
+        [[nodiscard]] std::size_t size() const noexcept { return r.size(); }
+        std::int64_t operator[](std::size_t k) const noexcept {
+          return Policy::visit_by_end ? r[r.size() - 1 - k].end : r[k].start;
         }
-        with_seq.push_back({o.seq, o.start, o.index, th, o.fwd == 0});
-        order_key.push_back(Policy::visit_by_end ? o.end : o.start);
-      }
-      ops = {};
-      // Ties in the visit key go to the op that started later: with equal ends that is the
-      // inner one, so a backward op whose wrapper ends in the same nanosecond still gets the
-      // link (the order is reversed here, and the sort below is stable).
-      if constexpr (Policy::visit_by_end) {
-        std::reverse(with_seq.begin(), with_seq.end());
-        std::reverse(order_key.begin(), order_key.end());
-      }
-      {
-        const auto order = detail::stable_order(order_key);
-        order_key = {};
-        detail::scratch_vector<keyed> sorted(with_seq.size());
-        for (std::size_t r = 0; r < order.size(); ++r) sorted[r] = with_seq[order[r]];
-        with_seq.swap(sorted);
-      }
+      };
+      const detail::scratch_vector<std::uint32_t> visit = detail::stable_order(visit_keys{recs});
+      auto visited = [&](std::size_t k) -> const keyed& {
+        return Policy::visit_by_end ? recs[recs.size() - 1 - visit[k]] : recs[visit[k]];
+      };
       // Slots per thread: arrays over the sequence numbers unless they are sparse. A slot keeps
       // the forward op and its start, so the visit never goes back to the table.
       std::vector<std::int64_t> max_seq(threads.size(), -1);
       std::vector<std::size_t> count(threads.size(), 0);
-      for (const keyed& k : with_seq) {
+      for (const keyed& k : recs) {
         max_seq[k.thread] = std::max(max_seq[k.thread], k.seq);
         ++count[k.thread];
       }
@@ -236,9 +262,10 @@ struct link_forward_backward_fn {
           slots[th].use_sparse();
       }
       std::uint64_t next_id = 1;
-      for (const keyed& k : with_seq) {
+      for (std::size_t v = 0; v < recs.size(); ++v) {
+        const keyed& k = visited(v);
         detail::forward_slot& slot = slots[k.thread][k.seq];
-        if (k.forward) {
+        if (k.fwd == 0) {
           if (slot.index == no_event || k.start >= slot.start) slot = {k.start, k.index};
         } else if (slot.index != no_event) {
           links.push_back({flow_kind::fwd_bwd, next_id++, slot.index, k.index});

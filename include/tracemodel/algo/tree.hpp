@@ -185,93 +185,101 @@ struct build_tree_fn {
     const std::size_t n = t.events.size();
     stats.events = n;
 
-    // One read pass: what the replay needs of each event, 32 bytes each.
-    struct item {
-      std::int64_t start;
-      std::int64_t end;  // `open` for events that never ended
-      std::uint32_t thread;
-      std::uint32_t linked;  // 1: a linker placed it
-      thread_key fwd;        // the fallback thread, 0 for none
-    };
-    detail::scratch_vector<item> items(n);
+    // The replay reads the table in processing order and writes each parent as it finds it
+    // (the event's line is in cache then). Tables are usually sorted by start already
+    // (materialized and read tables are): that is tried first, and the first event out of order
+    // switches to a computed order (the replay restarts; what it wrote is written again).
+    // HTA's ties always need the computed order (equal starts open the longer event first).
     detail::scratch_vector<event_index> parent(n, no_event);
-    detail::pair_ids keys;
-    bool sorted = true;
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto& e = t.events[i];
-      const std::int64_t end = e.end_ns();
-      const auto [a, b] = key_policy::key(e.pid, e.tid);
-      const bool linked = e.link != parent_link::none && e.link != parent_link::tree &&
-                          e.parent != no_event;
-      const std::optional<thread_key> fwd = fallback::thread(e);
-      items[i] = {e.start_ns, end == no_end_ns ? open : end, keys.id(a, b), linked ? 1u : 0u,
-                  fwd ? *fwd : 0};
-      if (linked) parent[i] = e.parent;
-      sorted = sorted && (i == 0 || items[i - 1].start <= e.start_ns);
-    }
-
-    // Processing order: start time, stable; HTA ties open the longer event first.
     detail::scratch_vector<event_index> order_storage;
-    if (!sorted || close_first) {
-      detail::scratch_vector<std::int64_t> starts(n);
-      for (std::size_t i = 0; i < n; ++i) starts[i] = items[i].start;
-      order_storage = detail::stable_order(starts);
-      if constexpr (close_first) {
-        for (std::size_t a = 0; a < n;) {
-          std::size_t b = a + 1;
-          while (b < n && items[order_storage[b]].start == items[order_storage[a]].start) ++b;
-          if (b - a > 1)
-            std::stable_sort(order_storage.begin() + static_cast<std::ptrdiff_t>(a),
-                             order_storage.begin() + static_cast<std::ptrdiff_t>(b),
-                             [&items](event_index x, event_index y) {
-                               return items[x].end > items[y].end;
-                             });
-          a = b;
-        }
-      }
-    }
-    const bool identity = order_storage.empty();
-    auto at = [&](std::size_t r) -> event_index {
-      return identity ? static_cast<event_index>(r) : order_storage[r];
-    };
-
-    std::vector<detail::replay_stack> stacks(keys.size());
+    detail::pair_ids keys;
+    std::vector<detail::replay_stack> stacks;
     struct unfinished {
       event_index index;
       bool closes_later;  // PyTorch closes it: a frame with an end is below it
     };
     std::vector<unfinished> missing;
-    for (std::size_t r = 0; r < n; ++r) {
-      const event_index i = at(r);
-      const item& it = items[i];
-      if (it.linked) {
-        ++stats.linked_before;
-        continue;
+    auto linked_before = [](const auto& e) {
+      return e.link != parent_link::none && e.link != parent_link::tree && e.parent != no_event;
+    };
+    auto replay = [&](bool identity) -> bool {
+      stats = {};
+      stats.events = n;
+      stacks.clear();
+      missing.clear();
+      std::int64_t last_start = std::numeric_limits<std::int64_t>::min();
+      for (std::size_t r = 0; r < n; ++r) {
+        const event_index i = identity ? static_cast<event_index>(r) : order_storage[r];
+        auto& e = t.events[i];
+        if (identity) {
+          if (e.start_ns < last_start) return false;
+          last_start = e.start_ns;
+        }
+        if (linked_before(e)) {
+          parent[i] = e.parent;
+          ++stats.linked_before;
+          continue;
+        }
+        const std::int64_t end_ns = e.end_ns();
+        const std::int64_t end = end_ns == no_end_ns ? open : end_ns;
+        const bool instant = end != open && end <= e.start_ns;
+        const auto [a, b] = key_policy::key(e.pid, e.tid);
+        const std::uint32_t thread = keys.id(a, b);
+        if (thread >= stacks.size()) stacks.resize(thread + 1);
+        detail::replay_stack& s = stacks[thread];
+        s.close_before(e.start_ns, close_first && !instant);
+        event_index p = s.top();
+        bool fell_back = false;
+        if (p == no_event) {
+          if (const std::optional<thread_key> fwd = fallback::thread(e)) {
+            const auto [fa, fb] = key_policy::key(e.pid, *fwd);
+            const std::uint32_t id = keys.find(fa, fb);
+            if (id != detail::pair_ids::no_id && id < stacks.size()) {
+              detail::replay_stack& f = stacks[id];
+              f.close_before(e.start_ns, close_first && !instant);
+              p = f.top();
+              fell_back = p != no_event;
+            }
+          }
+        }
+        parent[i] = p;
+        e.parent = p;
+        e.link = p == no_event ? parent_link::none : parent_link::tree;
+        stats.fallback_parents += fell_back ? 1 : 0;
+        if (instant) continue;
+        if (end == open) missing.push_back({i, s.min_end() != open});
+        if (s.frames.empty() && fell_back) s.anchor = p;
+        s.push(i, end);
       }
-      const bool instant = it.end != open && it.end <= it.start;
-      detail::replay_stack& s = stacks[it.thread];
-      s.close_before(it.start, close_first && !instant);
-      event_index p = s.top();
-      bool fell_back = false;
-      if (p == no_event && it.fwd != 0) {
-        const auto [a, b] = key_policy::key(t.events[i].pid, it.fwd);
-        const std::uint32_t id = keys.find(a, b);
-        if (id != detail::pair_ids::no_id) {
-          detail::replay_stack& f = stacks[id];
-          f.close_before(it.start, close_first && !instant);
-          p = f.top();
-          fell_back = p != no_event;
+      return true;
+    };
+    if (close_first || !replay(true)) {
+      detail::scratch_vector<std::int64_t> starts(n);
+      for (std::size_t i = 0; i < n; ++i) starts[i] = t.events[i].start_ns;
+      order_storage = detail::stable_order(starts);
+      if constexpr (close_first) {
+        auto end_of = [&](event_index x) {
+          const std::int64_t e = t.events[x].end_ns();
+          return e == no_end_ns ? open : e;
+        };
+        for (std::size_t a = 0; a < n;) {
+          std::size_t b = a + 1;
+          while (b < n && starts[order_storage[b]] == starts[order_storage[a]]) ++b;
+          if (b - a > 1)
+            std::stable_sort(order_storage.begin() + static_cast<std::ptrdiff_t>(a),
+                             order_storage.begin() + static_cast<std::ptrdiff_t>(b),
+                             [&](event_index x, event_index y) { return end_of(x) > end_of(y); });
+          a = b;
         }
       }
-      parent[i] = p;
-      stats.fallback_parents += fell_back ? 1 : 0;
-      if (instant) continue;
-      if (it.end == open) missing.push_back({i, s.min_end() != open});
-      if (s.frames.empty() && fell_back) s.anchor = p;
-      s.push(i, it.end);
+      std::fill(parent.begin(), parent.end(), no_event);
+      replay(false);
     }
+    const bool identity = order_storage.empty();
+    auto at = [&](std::size_t r) -> event_index {
+      return identity ? static_cast<event_index>(r) : order_storage[r];
+    };
     stacks = {};
-    items = {};
 
     // Children lists, in processing order (start time, then table order).
     detail::scratch_vector<std::uint32_t> cursor(n + 1, 0);
@@ -295,15 +303,9 @@ struct build_tree_fn {
       t.children[fill[parent[i]]++] = i;
     }
     fill = {};
-    // One write pass.
+    // One write pass: the children ranges (parents were written by the replay).
     for (std::size_t i = 0; i < n; ++i) {
       auto& e = t.events[i];
-      const bool linked = e.link != parent_link::none && e.link != parent_link::tree &&
-                          e.parent != no_event;
-      if (!linked) {
-        e.parent = parent[i];
-        e.link = parent[i] == no_event ? parent_link::none : parent_link::tree;
-      }
       e.first_child = cursor[i];
       e.child_count = cursor[i + 1] - cursor[i];
     }
