@@ -68,6 +68,17 @@ class region_cache {
     return true;
   }
   void set_limit(std::size_t bytes) noexcept;
+  /// Unmaps every cached region; the limit stays.
+  void release() noexcept {
+    std::size_t limit = 0;
+    {
+      std::lock_guard lock(mutex_);
+      limit = limit_;
+    }
+    set_limit(0);
+    std::lock_guard lock(mutex_);
+    limit_ = limit;
+  }
   [[nodiscard]] std::size_t cached_bytes() const noexcept {
     std::lock_guard lock(mutex_);
     return cached_;
@@ -186,6 +197,16 @@ inline void big_deallocate(void* p, std::size_t bytes) noexcept {
 inline void set_region_cache_limit(std::size_t bytes) noexcept {
   region_cache::instance().set_limit(bytes);
 }
+
+}  // namespace detail
+
+/// Gives the memory of freed large arrays (event tables, the algorithms' scratch arrays),
+/// which tracemodel keeps for reuse, back to the operating system. Call it after a large
+/// analysis when the process goes on with other work; `block_pool::instance().trim()` does
+/// the same for recording blocks.
+inline void release_cached_arrays() noexcept { detail::region_cache::instance().release(); }
+
+namespace detail {
 
 template <class T>
 struct big_allocator {
