@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include <string>
 #include <vector>
 
@@ -151,6 +153,15 @@ TEST_SUITE("algo") {
     CHECK(text.find("A       50.00%       0.080us    93.75%       0.150us         2\n") != std::string::npos);
     CHECK(text.find("C ") == std::string::npos);  // only the top 2
     CHECK(text.find("Self time total: 0.160us") != std::string::npos);
+  }
+
+  TEST_CASE("format_duration: PyTorch's units, negative and extreme values") {
+    CHECK(format_duration(0) == "0.000us");
+    CHECK(format_duration(12'345) == "12.345us");
+    CHECK(format_duration(1'234'567) == "1.235ms");
+    CHECK(format_duration(2'000'000'000) == "2.000s");
+    CHECK(format_duration(-1'500) == "-1.500us");
+    CHECK(format_duration(std::numeric_limits<std::int64_t>::min()) == "-9223372036.855s");
   }
 
   TEST_CASE("key_averages: grouping by input shapes and by stack") {

@@ -171,11 +171,12 @@ inline constexpr key_averages_fn key_averages{};
 
 /// A duration as PyTorch prints it: "12.345us", "1.234ms", "2.000s".
 inline std::string format_duration(std::int64_t ns) {
-  const double v = static_cast<double>(ns);
-  if (ns < 0) return "-" + format_duration(-ns);
-  if (ns < 1'000'000) return fmt::format("{:.3f}us", v / 1e3);
-  if (ns < 1'000'000'000) return fmt::format("{:.3f}ms", v / 1e6);
-  return fmt::format("{:.3f}s", v / 1e9);
+  const std::string_view sign = ns < 0 ? "-" : "";
+  const std::uint64_t mag = ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
+  const double v = static_cast<double>(mag);
+  if (mag < 1'000'000) return fmt::format("{}{:.3f}us", sign, v / 1e3);
+  if (mag < 1'000'000'000) return fmt::format("{}{:.3f}ms", sign, v / 1e6);
+  return fmt::format("{}{:.3f}s", sign, v / 1e9);
 }
 
 /// The rows as a text table (the first `top` rows; 0: all).
