@@ -123,11 +123,7 @@ struct link_forward_backward_fn {
       for (std::size_t i = 1; i < n && sorted; ++i)
         sorted = t.events[i - 1].start_ns <= t.events[i].start_ns;
       detail::scratch_vector<event_index> order_storage;
-      if (!sorted) {
-        detail::scratch_vector<std::int64_t> starts(n);
-        for (std::size_t i = 0; i < n; ++i) starts[i] = t.events[i].start_ns;
-        order_storage = detail::stable_order(starts);
-      }
+      if (!sorted) order_storage = detail::start_order(t.events);
 
       // One read pass in start order. Wrappers inherit from the backward op that follows them
       // on their thread (decided when that op comes); the ops with a sequence number become
@@ -158,9 +154,9 @@ struct link_forward_backward_fn {
         auto* op = e.template get_if<event_kind::op>();
         if (op == nullptr) continue;
         const std::uint32_t th = threads.id(static_cast<std::uint64_t>(e.pid), e.tid);
-        if (th >= prev.size()) prev.resize(th + 1);
         const std::int64_t end = op->end_ns == no_end_ns ? open : op->end_ns;
         if constexpr (!Policy::wrapper_prefix.empty()) {
+          if (th >= prev.size()) prev.resize(th + 1);
           const previous w = prev[th];
           const bool backward = op->scope == op_scope::backward_function || op->fwd_thread_id > 0;
           if (backward && w.wrapper_scope) {

@@ -66,10 +66,7 @@ struct assign_tensor_ids_fn {
   template <class Schema>
   tensor_id_stats operator()(basic_event_table<Schema>& t) const {
     tensor_id_stats s;
-    const std::size_t n = t.size();
-    std::vector<std::int64_t> starts(n);
-    for (std::size_t i = 0; i < n; ++i) starts[i] = t.events[i].start_ns;
-    const auto order = detail::stable_order(starts);
+    const auto order = detail::start_order(t.events);
 
     detail::pair_ids addresses;                 // (address, device) -> dense address id
     std::vector<std::uint32_t> live;            // address id -> current storage version + 1

@@ -181,9 +181,8 @@ struct build_tree_fn {
     constexpr bool close_first = Policy::ties_type::close_first;
     constexpr std::int64_t open = std::numeric_limits<std::int64_t>::max();
 
-    tree_stats stats;
+    tree_stats stats;  // filled by the replay
     const std::size_t n = t.events.size();
-    stats.events = n;
 
     // The replay reads the table in processing order and writes each parent as it finds it
     // (the event's line is in cache then). Tables are usually sorted by start already
@@ -254,9 +253,7 @@ struct build_tree_fn {
       return true;
     };
     if (close_first || !replay(true)) {
-      detail::scratch_vector<std::int64_t> starts(n);
-      for (std::size_t i = 0; i < n; ++i) starts[i] = t.events[i].start_ns;
-      order_storage = detail::stable_order(starts);
+      order_storage = detail::start_order(t.events);
       if constexpr (close_first) {
         auto end_of = [&](event_index x) {
           const std::int64_t e = t.events[x].end_ns();
@@ -264,7 +261,7 @@ struct build_tree_fn {
         };
         for (std::size_t a = 0; a < n;) {
           std::size_t b = a + 1;
-          while (b < n && starts[order_storage[b]] == starts[order_storage[a]]) ++b;
+          while (b < n && t.events[order_storage[b]].start_ns == t.events[order_storage[a]].start_ns) ++b;
           if (b - a > 1)
             std::stable_sort(order_storage.begin() + static_cast<std::ptrdiff_t>(a),
                              order_storage.begin() + static_cast<std::ptrdiff_t>(b),

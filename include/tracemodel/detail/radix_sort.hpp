@@ -82,5 +82,16 @@ scratch_vector<std::uint32_t> stable_order(const Keys& keys) {
   return order;
 }
 
+/// The stable start-time order of an event table's events (`events[i].start_ns`).
+template <class Events>
+scratch_vector<std::uint32_t> start_order(const Events& events) {
+  struct starts {
+    const Events& e;
+    [[nodiscard]] std::size_t size() const noexcept { return e.size(); }
+    std::int64_t operator[](std::size_t i) const noexcept { return e[i].start_ns; }
+  };
+  return stable_order(starts{events});
+}
+
 }  // namespace detail
 TRACEMODEL_END_NAMESPACE

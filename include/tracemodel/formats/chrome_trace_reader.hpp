@@ -1172,10 +1172,7 @@ class chrome_reader {
 
   void sort_events() {
     const std::size_t n = t_.events.size();
-    std::vector<std::int64_t> starts(n);
-    for (std::size_t i = 0; i < n; ++i) starts[i] = t_.events[i].start_ns;
-    const auto order = stable_order(starts);
-    starts = {};
+    const auto order = start_order(t_.events);
     // Apply the permutation in place, cycle by cycle: no second copy of the events.
     std::vector<bool> done(n, false);
     for (std::size_t i = 0; i < n; ++i) {
