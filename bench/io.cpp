@@ -1,6 +1,7 @@
 // Reading and writing Chrome traces, on a generated trace of about 200 MB (the synthetic
 // training workload of bench/workload.hpp with op inputs, written by tracemodel):
 //   io/read        the file into an event table (load, decompress-free, parse, sort, bind)
+//   io/read_parallel  the same with read_options::parallel (parsing on a second thread)
 //   io/read_floor  simdjson alone, iterating every field of every event of the same file
 //   io/write       the table back into a file
 // Throughput counters are MB/s of the file. The first run in a process also reports the peak
@@ -53,8 +54,10 @@ std::size_t file_size(const std::string& p) {
   return static_cast<std::size_t>(n);
 }
 
-void io_read(benchmark::State& state) {
+void io_read(benchmark::State& state, bool parallel) {
   const std::string& p = trace_path();
+  tmod::read_options opt;
+  opt.parallel = parallel;
   const std::size_t bytes = file_size(p);
   static bool first = true;
   std::size_t events = 0;
@@ -65,7 +68,7 @@ void io_read(benchmark::State& state) {
       bench::reset_peak();
       rss0 = status_kb("VmRSS:");
     }
-    tmod::event_table t = tmod::read_chrome_trace_file(p);
+    tmod::event_table t = tmod::read_chrome_trace_file(p, opt);
     events = t.size();
     if (measure) {
       first = false;
@@ -123,7 +126,11 @@ void io_write(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(io_read)->Name("io/read")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(io_read, serial, false)->Name("io/read")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(io_read, parallel, true)
+    ->Name("io/read_parallel")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(io_read_floor)->Name("io/read_floor")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(io_write)->Name("io/write")->Unit(benchmark::kMillisecond)->UseRealTime();
 

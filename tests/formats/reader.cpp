@@ -12,38 +12,14 @@
 
 #include "../collect/test_values.hpp"
 #include "../support/json.hpp"
+#include "../support/real_traces.hpp"
 
 using namespace tracemodel;
 
 namespace {
 
-const char* const real_traces[] = {
-    "kineto/amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz",
-    "kineto/call_stack_backward_thread.json",
-    "kineto/cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
-    "kineto/critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz",
-    "kineto/critical_path_cuda_event_sync_event_sync_trace.json.gz",
-    "kineto/execution_trace_benchmark_simple_add_trace.json.gz",
-    "kineto/triton_example_triton_example.json.gz",
-    "pytorch-1.13-kineto/adamw_zero_grad.kineto.json",
-    "pytorch-1.13-kineto/conv_bn_infer.kineto.json",
-    "pytorch-1.13-kineto/dataloader_sync.kineto.json",
-    "pytorch-1.13-kineto/for_loop_indexing.kineto.json",
-    "pytorch-1.13-kineto/memory_profile.kineto.json",
-    "pytorch-1.13-kineto/mlp_train.kineto.json",
-    "pytorch-1.13-kineto/nested_scopes_64.kineto.json",
-    "pytorch-1.13-kineto/script_module.kineto.json",
-    "pytorch-1.13-kineto/threads_fork.kineto.json",
-    "pytorch-1.13/adamw_zero_grad.chrome_trace.json",
-    "pytorch-1.13/conv_bn_infer.chrome_trace.json",
-    "pytorch-1.13/dataloader_sync.chrome_trace.json",
-    "pytorch-1.13/for_loop_indexing.chrome_trace.json",
-    "pytorch-1.13/memory_profile.chrome_trace.json",
-    "pytorch-1.13/mlp_train.chrome_trace.json",
-    "pytorch-1.13/nested_scopes_64.chrome_trace.json",
-    "pytorch-1.13/script_module.chrome_trace.json",
-    "pytorch-1.13/threads_fork.chrome_trace.json",
-};
+using tmtest::real_traces;
+
 
 /// Events (X, i, I, B) in a file, counted independently of the reader.
 std::size_t count_events(const std::string& path) {
@@ -322,6 +298,122 @@ TEST_SUITE("formats") {
         CHECK(e.offset() == c.offset);
       }
     }
+  }
+
+  TEST_CASE("read_chrome_trace: op input lists read from the text equal simdjson's reading") {
+    auto op = [](const std::string& args) {
+      return R"({"traceEvents":[{"ph":"X","cat":"cpu_op","name":"f","pid":1,"tid":1,"ts":1,"dur":1,"args":{)" +
+             args + "}}]}";
+    };
+    auto read = [](const std::string& json, bool fast) {
+      read_options o;
+      o.fast_paths = fast;
+      std::string copy = json;
+      return read_chrome_trace(copy, copy.size(), o);
+    };
+    // Usual and unusual shapes: both paths give the same table.
+    const std::string shapes[] = {
+        R"("Input Dims":[[4, 8], [], [[1], [2, 3]], [[[]]], [-5, 0]],"Input type":["float","","TensorList","TensorList","long"])",
+        R"("Input Dims" : [ [ 1 ,2 ] ] , "Input Strides":[[2,1]], "Input type" : [ "float" ])",
+        R"("Input Dims":[[123456789012345678]],"Input type":["fl\u006fat"])",  // an escape: simdjson
+        R"("Input Dims":[[1234567890123456789]],"Input type":["float"])",      // 19 digits: simdjson
+        R"("Input Dims":[[],[]],"Input type":["Scalar","ScalarList"],"Concrete Inputs":["2.5","[1, 2]"])",
+        R"("Input Dims":[[1]],"Input type":["Scalar"],"Concrete Inputs":[3])",  // a number: simdjson
+        R"("Input Dims":[],"Input type":[])",
+    };
+    for (const std::string& a : shapes) {
+      INFO(a);
+      const event_table fast = read(op(a), true), slow = read(op(a), false);
+      CHECK(chrome_trace_string(fast) == chrome_trace_string(slow));
+    }
+    // Exact inputs of the first shape.
+    const event_table t = read(op(shapes[0]), true);
+    const auto ins = t.inputs_of(t.events[0]);
+    REQUIRE(ins.size() == 9);
+    auto dims = [&t](const input_value& v) {
+      return std::vector<std::int64_t>(t.sizes(v).begin(), t.sizes(v).end());
+    };
+    CHECK(ins[0].kind == input_kind::tensor);
+    CHECK(dims(ins[0]) == std::vector<std::int64_t>{4, 8});
+    CHECK(ins[1].kind == input_kind::other);  // no type, no dims
+    CHECK(ins[2].kind == input_kind::tensor_list);
+    CHECK(ins[2].rank == 2);
+    CHECK(dims(ins[3]) == std::vector<std::int64_t>{1});
+    CHECK(dims(ins[4]) == std::vector<std::int64_t>{2, 3});
+    CHECK(ins[5].kind == input_kind::tensor_list);
+    CHECK(ins[6].kind == input_kind::tensor_list);  // the inner list
+    CHECK(ins[7].kind == input_kind::tensor);       // its empty entry: a tensor of rank 0
+    CHECK(ins[7].rank == 0);
+    CHECK(dims(ins[8]) == std::vector<std::int64_t>{-5, 0});
+    // Malformed lists: the same error from both paths (the fast path leaves them to simdjson).
+    const std::string bad[] = {
+        R"("Input Dims":[[1,]])", R"("Input Dims":[[1.5]])", R"("Input Dims":[[01]])",
+        R"("Input Dims":[[1,[2]]])", R"("Input Dims":[1])", R"("Input Dims":[[1 2]])",
+        R"("Input Dims":)" + std::string(70, '[') + std::string(70, ']'),
+        R"("Input type":["a",])", R"("Input type":["a" "b"])",
+    };
+    for (const std::string& a : bad) {
+      INFO(a);
+      std::string fast_error = "none", slow_error = "none";
+      try {
+        (void)read(op(a), true);
+      } catch (const input_error& e) {
+        fast_error = e.what() + std::string(" @") + std::to_string(e.offset());
+      }
+      try {
+        (void)read(op(a), false);
+      } catch (const input_error& e) {
+        slow_error = e.what() + std::string(" @") + std::to_string(e.offset());
+      }
+      CHECK(fast_error != "none");
+      CHECK(fast_error == slow_error);
+    }
+  }
+
+  TEST_CASE("read_chrome_trace: a base time after the events (as Kineto writes it) shifts them") {
+    const std::string events =
+        R"("traceEvents": [{"ph":"X","cat":"cpu_op","name":"f","pid":1,"tid":1,"ts":10.5,"dur":3},)"
+        R"({"ph":"B","cat":"cpu_op","name":"open","pid":1,"tid":2,"ts":11},)"
+        R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":11,"dur":1,"args":{"correlation":4}},)"
+        R"({"ph":"s","id":4,"pid":1,"tid":1,"ts":11,"cat":"ac2g","name":"ac2g"},)"
+        R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":12.25,"dur":2,"args":{"correlation":4}},)"
+        R"({"ph":"f","id":4,"pid":0,"tid":7,"ts":12.25,"cat":"ac2g","name":"ac2g","bp":"e"}])";
+    const event_table before = read_chrome_trace_string("{\"baseTimeNanoseconds\": 1700000000000000000, " + events + "}");
+    const event_table after = read_chrome_trace_string("{" + events + ", \"baseTimeNanoseconds\": 1700000000000000000}");
+    CHECK(chrome_trace_string(after) == chrome_trace_string(before));
+    REQUIRE(after.size() == 4);
+    CHECK(after.events[0].start_ns == 1700000000000010500);
+    CHECK(after.events[0].end_ns() == 1700000000000013500);
+    CHECK(after.events[1].end_ns() == no_end_ns);  // never ended: stays without an end
+    const auto& k = after.events[3].get<event_kind::device_activity>();
+    CHECK(after.events[3].start_ns == 1700000000000012250);
+    CHECK(k.flow_id == 4);
+    CHECK_FALSE(k.flow_start);
+  }
+
+  TEST_CASE("read_chrome_trace: times that overflow with the base time, a second traceEvents") {
+    auto error_of = [](const std::string& json) -> std::pair<std::string, std::size_t> {
+      try {
+        (void)read_chrome_trace_string(json);
+      } catch (const input_error& e) {
+        return {e.what(), e.offset()};
+      }
+      return {"no error", 0};
+    };
+    const std::string big_ts = R"([{"ph":"X","ts":9000000000000000,"dur":1}])";
+    const std::string base = R"("baseTimeNanoseconds": 9000000000000000000)";
+    const std::string base_first = "{" + base + R"(, "traceEvents": )" + big_ts + "}";
+    auto [what, at] = error_of(base_first);
+    CHECK(what.find("out of range") != std::string::npos);
+    CHECK(at == base_first.find("{\"ph\""));  // the event
+    const std::string base_last = R"({"traceEvents": )" + big_ts + ", " + base + "}";
+    std::tie(what, at) = error_of(base_last);
+    CHECK(what.find("out of range") != std::string::npos);
+    CHECK(at == base_last.find("9000000000000000000"));  // the base
+    const std::string twice = R"({"traceEvents": [{"ph":"X","ts":1}], "traceEvents": []})";
+    std::tie(what, at) = error_of(twice);
+    CHECK(what.find("appears twice") != std::string::npos);
+    CHECK(at == 37);
   }
 
   TEST_CASE("read_chrome_trace_file: truncated and corrupt gzip") {

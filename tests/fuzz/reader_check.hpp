@@ -13,8 +13,9 @@ namespace fuzz {
 enum class reader_outcome { rejected, round_trip_exact, round_trip_differs };
 
 /// Reads `data`: it must be rejected with input_error, or read into a table that writes a
-/// trace which reads back and writes the same bytes again. Anything else escapes as an
-/// exception or a crash.
+/// trace which reads back and writes the same bytes again; reading every value through
+/// simdjson (no fast paths) on the two-thread pipeline must give the same table. Anything else
+/// escapes as an exception or a crash.
 inline reader_outcome check_reader(const char* data, std::size_t size) {
   std::string buf(data, size);
   tracemodel::read_options opt;
@@ -26,6 +27,13 @@ inline reader_outcome check_reader(const char* data, std::size_t size) {
     return reader_outcome::rejected;
   }
   const std::string a = tracemodel::chrome_trace_string(t);
+  // Every value through simdjson, and the two-thread pipeline: the same table.
+  tracemodel::read_options slow = opt;
+  slow.fast_paths = false;
+  slow.parallel_threshold = 0;
+  std::string again(data, size);
+  if (tracemodel::chrome_trace_string(tracemodel::read_chrome_trace(again, size, slow)) != a)
+    return reader_outcome::round_trip_differs;
   std::string copy = a;
   const std::string b =
       tracemodel::chrome_trace_string(tracemodel::read_chrome_trace(copy, copy.size(), opt));

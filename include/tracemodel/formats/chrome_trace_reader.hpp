@@ -35,13 +35,17 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <functional>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -60,6 +64,17 @@ struct read_options {
   /// Called after each batch with (bytes read, total bytes) of the decompressed text.
   std::function<void(std::size_t, std::size_t)> progress;
   std::size_t batch_bytes = std::size_t{1} << 20;
+  /// Parse on a second thread while this one scans and builds the table, when `traceEvents`
+  /// has at least `parallel_threshold` bytes and the machine more than one core. Off by
+  /// default: on the 2-vCPU machine the benchmarks run on, the parser thread slows down by
+  /// more than the work it takes over (bench/io.cpp, io/read_parallel); it may pay off where
+  /// cores share a larger cache.
+  bool parallel = false;
+  std::size_t parallel_threshold = std::size_t{8} << 20;
+  /// Read op input lists (`Input Dims`, `Input type`, ...) straight from the text when they
+  /// have the usual shape; false reads every value through simdjson (same result, slower:
+  /// tests compare the two).
+  bool fast_paths = true;
 };
 
 /// The text of a trace file (decompressed if it was gzip) followed by simdjson's padding, in
@@ -207,22 +222,75 @@ struct dims_entry {
   std::uint32_t count = 0;  ///< list: elements; leaf: dims
   std::uint32_t first = 0;  ///< leaf: offset in the ints
 };
-struct parsed_dims {
-  std::vector<dims_entry> entries;
-  std::vector<std::int64_t> ints;
-  bool present = false;
-  void clear() {
-    entries.clear();
-    ints.clear();
-    present = false;
-  }
-};
 
 template <class Schema>
 class chrome_reader {
   using table_t = basic_event_table<Schema>;
   using event_t = typename table_t::event_type;
   using value_t = simdjson::ondemand::value;
+
+  // ---- records as read -------------------------------------------------------------------------
+  /// A pid or tid as read: numbers stay numbers; strings become string keys when the event is
+  /// built (the producer does not touch the table).
+  struct key_value {
+    std::uint64_t number = 0;
+    std::string_view text;
+    bool is_string = false;
+  };
+  /// Op inputs as read: `count` entries of the batch's `dims` from `first`.
+  struct dims_range {
+    std::uint32_t first = 0, count = 0;
+    bool present = false;
+  };
+  struct string_range {
+    std::uint32_t first = 0, count = 0;
+  };
+  /// One record as read.
+  struct fields {
+    std::string_view ph, name, cat, scope, bp;
+    bool has_ph = false, has_ts = false, has_dur = false, has_id = false;
+    key_value pid, tid;
+    std::int64_t ts = 0, dur = 0;
+    std::uint64_t id = 0;
+    std::size_t at = 0;       ///< where the record starts
+    std::size_t args_at = 0;  ///< where `args` starts
+    bool has_args = false;
+    std::string_view raw_args = "{}";  ///< metadata records: the `args` object as JSON text
+    std::uint32_t args_first = 0, args_count = 0;  ///< in the batch's `args`
+    dims_range dims, strides;
+    string_range types, concrete;  ///< in the batch's `strings`
+  };
+  /// A batch's place: the separators around it ('[' or ',' before, ',' or ']' after).
+  struct bounds {
+    std::size_t open = 0, close = 0;
+    bool first = false, last = false;
+  };
+
+  /// A parsed batch: its records and what they refer to. String views point into the text or
+  /// into the batch's parser (unescaped strings), which stays with the batch until it is built.
+  struct batch {
+    simdjson::ondemand::parser parser;
+    std::vector<fields> events;
+    std::vector<raw_arg> args;
+    std::vector<dims_entry> dims;  ///< Input Dims and Input Strides entries
+    std::vector<std::int64_t> ints;
+    std::vector<std::string_view> strings;  ///< Input type and Concrete Inputs items
+    bounds where;
+    void clear() {
+      events.clear();
+      args.clear();
+      dims.clear();
+      ints.clear();
+      strings.clear();
+    }
+  };
+  /// The dims of one input list as the consumer reads them.
+  struct dims_view {
+    std::span<const dims_entry> entries;
+    const std::int64_t* ints = nullptr;
+    bool present = false;
+  };
+
 
  public:
   /// `buf`: the text (`len` bytes) and at least simdjson's padding after it.
@@ -233,9 +301,7 @@ class chrome_reader {
     std::size_t p = scan_.skip_space(0);
     if (p >= len_) throw input_error("empty input: no JSON value", 0);
     if (buf_[p] == '[') {
-      const std::size_t end = scan_.skip_value(p);
-      check_trailing(end);
-      read_events(p, end);
+      check_trailing(read_events(p));
     } else if (buf_[p] == '{') {
       read_top_level(p);
     } else {
@@ -254,8 +320,8 @@ class chrome_reader {
   }
 
   void read_top_level(std::size_t p) {
-    std::size_t events_begin = 0, events_end = 0;
     bool have_events = false;
+    std::size_t base_at = 0;
     std::size_t q = scan_.skip_space(p + 1);
     if (q < len_ && buf_[q] == '}') {
       check_trailing(q + 1);
@@ -269,13 +335,18 @@ class chrome_reader {
       std::size_t c = scan_.skip_space(key_end);
       if (c >= len_ || buf_[c] != ':') throw input_error("expected ':' after a key", c);
       const std::size_t v = scan_.skip_space(c + 1);
-      const std::size_t v_end = scan_.skip_value(v);
+      std::size_t v_end = 0;
       if (key == "traceEvents") {
+        // Read where it stands (one pass over the text): a base time that comes later, as
+        // Kineto writes it, shifts the events afterwards.
+        if (v >= len_) throw input_error("unexpected end of input: a value was expected", v);
         if (buf_[v] != '[') throw input_error("traceEvents: expected an array", v);
-        events_begin = v;
-        events_end = v_end;
+        if (have_events) throw input_error("traceEvents appears twice", q);
+        base_ = t_.info.base_time_ns;
+        v_end = read_events(v);
         have_events = true;
       } else {
+        v_end = scan_.skip_value(v);
         const std::string_view raw(buf_.data() + v, v_end - v);
         validate_standalone(raw, v);
         if (key == "baseTimeNanoseconds") {
@@ -288,6 +359,7 @@ class chrome_reader {
           }
           t_.info.base_time_ns = base;
           t_.info.has_base_time = true;
+          base_at = v;
         } else if (key != "schemaVersion" && key != "displayTimeUnit") {
           t_.info.metadata.emplace_back(t_.strings.intern(key), t_.strings.intern(raw));
         }
@@ -302,8 +374,32 @@ class chrome_reader {
     }
     check_trailing(q + 1);
     if (!have_events) throw input_error("not a trace: the object has no traceEvents", p);
-    base_ = t_.info.base_time_ns;
-    read_events(events_begin, events_end);
+    if (t_.info.base_time_ns != base_) shift_times(t_.info.base_time_ns - base_, base_at);
+  }
+
+  /// Adds `d` to every time read so far (the base time came after the events).
+  void shift_times(std::int64_t d, std::size_t at) {
+    auto add = [d, at](std::int64_t& x) {
+      if (__builtin_add_overflow(x, d, &x))
+        throw input_error("baseTimeNanoseconds: times out of range with this base", at);
+    };
+    for (event_t& e : t_.events) {
+      add(e.start_ns);
+      e.visit([&](auto& f) {
+        if constexpr (requires { f.end_ns; })
+          if (f.end_ns != no_end_ns) add(f.end_ns);
+      });
+    }
+    for (raw_flow& f : flows_) add(f.ts);
+    base_ += d;
+  }
+
+  /// `base_ + ts` for the record at `at`, or an error when it does not fit.
+  static std::int64_t absolute(std::int64_t base, std::int64_t ts, std::size_t at) {
+    std::int64_t r = 0;
+    if (__builtin_add_overflow(base, ts, &r))
+      throw input_error("ts, dur: times out of range with baseTimeNanoseconds", at);
+    return r;
   }
 
   std::string unescape_key(std::size_t q, std::size_t key_end) {
@@ -327,35 +423,182 @@ class chrome_reader {
   }
 
   // ---- the events array, in batches ---------------------------------------------------------
-  void read_events(std::size_t begin, std::size_t end) {
-    // `begin` is '[', `end` is just after the matching ']'.
-    std::size_t p = scan_.skip_space(begin + 1);
-    if (p < end && buf_[p] == ']') return;
-    std::size_t batch_open = begin;  // '[' or ',' before the batch's first element
-    std::size_t batch_bytes = 0;
-    while (true) {
-      const std::size_t e_end = scan_.skip_value(p);
-      batch_bytes += e_end - p;
-      const std::size_t sep = scan_.skip_space(e_end);
-      if (sep >= len_) throw input_error("unexpected end of input in traceEvents (truncated?)", sep);
-      if (buf_[sep] != ',' && buf_[sep] != ']')
-        throw input_error("expected ',' or ']' between trace events", sep);
-      const bool last = buf_[sep] == ']';
-      if (last || batch_bytes >= opt_.batch_bytes) {
-        parse_batch(batch_open, sep);
-        if (batch_open == begin && !last) reserve_like_first_batch(sep - begin, end - begin);
-        if (opt_.progress) opt_.progress(sep, len_);
-        batch_open = sep;
-        batch_bytes = 0;
+  //
+  // Three jobs, in file order: the structural scanner splits the array into batches of about
+  // `batch_bytes`; simdjson parses each batch into a `batch` (fields, args, dims as read; the
+  // table is not touched); the events of parsed batches are built into the table. With
+  // `read_options::parallel` the parsing runs on a second thread, a few batches ahead, while
+  // the calling thread scans and builds. Each batch has its own simdjson parser, whose string
+  // buffer the batch's unescaped strings point into. Errors are thrown as
+  // a serial read throws them: the first in file order.
+
+  /// Finds the batches of the events array one after the other.
+  class splitter {
+   public:
+    splitter(const chrome_reader& r, std::size_t begin, std::size_t first)
+        : r_(r), p_(first), open_(begin) {}
+    /// The next batch, false after the last; throws for malformed structure.
+    bool next(bounds& out) {
+      if (done_) return false;
+      std::size_t bytes = 0;
+      while (true) {
+        const std::size_t e_end = r_.scan_.skip_value(p_, max_event_depth);
+        bytes += e_end - p_;
+        const std::size_t sep = r_.scan_.skip_space(e_end);
+        if (sep >= r_.len_)
+          throw input_error("unexpected end of input in traceEvents (truncated?)", sep);
+        if (r_.buf_[sep] != ',' && r_.buf_[sep] != ']')
+          throw input_error("expected ',' or ']' between trace events", sep);
+        const bool last = r_.buf_[sep] == ']';
+        if (!last) {
+          p_ = r_.scan_.skip_space(sep + 1);
+          if (p_ < r_.len_ && r_.buf_[p_] == ']') throw input_error("trailing ',' in traceEvents", sep);
+        }
+        if (last || bytes >= r_.opt_.batch_bytes) {
+          out = {open_, sep, count_++ == 0, last};
+          open_ = sep;
+          done_ = last;
+          return true;
+        }
       }
-      if (last) break;
-      p = scan_.skip_space(sep + 1);
-      if (p < len_ && buf_[p] == ']') throw input_error("trailing ',' in traceEvents", sep);
     }
+
+   private:
+    const chrome_reader& r_;
+    std::size_t p_;      // the next element
+    std::size_t open_;   // the separator before it
+    std::size_t count_ = 0;
+    bool done_ = false;
+  };
+
+  /// Reads the array at `begin` (a '['); returns the position after its ']'.
+  std::size_t read_events(std::size_t begin) {
+    const std::size_t first = scan_.skip_space(begin + 1);
+    if (first >= len_) throw input_error("unexpected end of input in traceEvents (truncated?)", first);
+    if (buf_[first] == ']') return first + 1;
+    events_begin_ = begin;
+    splitter split(*this, begin, first);
+    const bool parallel = opt_.parallel && len_ - begin >= opt_.parallel_threshold &&
+                          std::thread::hardware_concurrency() > 1;
+    bounds bd;
+    if (!parallel) {
+      batches_.resize(1);
+      while (split.next(bd)) {
+        parse_batch(bd, batches_[0]);
+        build_batch(batches_[0]);
+      }
+    } else {
+      bd = read_events_parallel(split);
+    }
+    return bd.close + 1;  // (the last batch's)
   }
 
-  /// Reserves the table's arrays for the whole array of `total` bytes, extrapolated from what
-  /// its first `done` bytes produced (with a margin): growing a vector of hundreds of
+  static constexpr std::size_t pipeline_depth = 3;      // batches parsed ahead, at most
+  static constexpr std::size_t max_event_depth = 1023;  // 1024 levels with the array
+
+  /// Returns the last batch's bounds.
+  bounds read_events_parallel(splitter& split) {
+    batches_.resize(pipeline_depth);
+    struct shared_state {
+      std::mutex m;
+      std::condition_variable cv;
+      std::vector<bounds> found;  // batches the scanner found
+      bool scanned = false;       // no more will be found
+      std::size_t parsed = 0, built = 0;
+      bool parser_done = false, stop = false;
+      std::exception_ptr parse_error;
+    } st;
+    std::thread parser([&] {
+      for (std::size_t k = 0;; ++k) {
+        bounds bd;
+        {
+          std::unique_lock lock(st.m);
+          st.cv.wait(lock, [&] {
+            return st.stop || (k < st.found.size() && k < st.built + pipeline_depth) ||
+                   (st.scanned && k >= st.found.size());
+          });
+          if (st.stop || k >= st.found.size()) break;
+          bd = st.found[k];
+        }
+        try {
+          parse_batch(bd, batches_[k % pipeline_depth]);
+        } catch (...) {
+          std::lock_guard lock(st.m);
+          st.parse_error = std::current_exception();
+          break;
+        }
+        std::lock_guard lock(st.m);
+        st.parsed = k + 1;
+        st.cv.notify_all();
+      }
+      std::lock_guard lock(st.m);
+      st.parser_done = true;
+      st.cv.notify_all();
+    });
+    struct join_guard {
+      shared_state& st;
+      std::thread& t;
+      ~join_guard() {
+        {
+          std::lock_guard lock(st.m);
+          st.stop = true;
+          st.cv.notify_all();
+        }
+        t.join();
+      }
+    } guard{st, parser};
+    std::exception_ptr scan_error;  // thrown once the batches before it are built
+    std::size_t found = 0;
+    bool scanning = true;
+    bounds last;
+    for (std::size_t k = 0;; ++k) {
+      // Keep the parser supplied: the batches up to one more than it may parse ahead.
+      while (scanning && found < k + pipeline_depth + 1) {
+        bounds bd;
+        bool more = false;
+        try {
+          more = split.next(bd);
+        } catch (...) {
+          scan_error = std::current_exception();
+        }
+        std::lock_guard lock(st.m);
+        if (more) {
+          st.found.push_back(bd);
+          ++found;
+          last = bd;
+        } else {
+          scanning = false;
+          st.scanned = true;
+        }
+        st.cv.notify_all();
+      }
+      {
+        std::unique_lock lock(st.m);
+        st.cv.wait(lock, [&] { return k < st.parsed || st.parser_done; });
+        if (k >= st.parsed) {
+          if (st.parse_error) std::rethrow_exception(st.parse_error);
+          break;  // every batch found was built
+        }
+      }
+      build_batch(batches_[k % pipeline_depth]);
+      std::lock_guard lock(st.m);
+      st.built = k + 1;
+      st.cv.notify_all();
+    }
+    if (scan_error) std::rethrow_exception(scan_error);
+    return last;
+  }
+
+  /// Builds a parsed batch's events into the table.
+  void build_batch(batch& b) {
+    for (const fields& f : b.events) build_event(f, b);
+    if (b.where.first && !b.where.last)
+      reserve_like_first_batch(b.where.close - events_begin_, len_ - events_begin_);
+    if (opt_.progress) opt_.progress(b.where.close, len_);
+  }
+
+  /// Reserves the table's arrays for `total` bytes of events (the rest of the text: the array
+  /// is most of a trace), extrapolated from what the first `done` bytes produced (with a margin): growing a vector of hundreds of
   /// megabytes copies it and touches twice the memory. Reserved pages that stay unused are
   /// never touched.
   void reserve_like_first_batch(std::size_t done, std::size_t total) {
@@ -371,9 +614,12 @@ class chrome_reader {
     grow(flows_);
   }
 
-  /// Parses the elements between the separators at `open` and `close` in place: the two
-  /// separators become '[' and ']' for the parse and are restored afterwards.
-  void parse_batch(std::size_t open, std::size_t close) {
+  /// Parses the elements between the separators at `open` and `close` in place into `b`: the
+  /// two separators become '[' and ']' for the parse and are restored afterwards.
+  void parse_batch(const bounds& where, batch& b) {
+    b.clear();
+    b.where = where;
+    const std::size_t open = where.open, close = where.close;
     const char saved_open = buf_[open], saved_close = buf_[close];
     buf_[open] = '[';
     buf_[close] = ']';
@@ -389,7 +635,7 @@ class chrome_reader {
     const simdjson::padded_string_view view(buf_.data() + open, close - open + 1,
                                             buf_.size() - open);
     simdjson::ondemand::document doc;
-    if (const auto err = parser_.iterate(view).get(doc)) fail(err, open);
+    if (const auto err = b.parser.iterate(view).get(doc)) fail(err, open);
     doc_ = &doc;
     struct forget {
       simdjson::ondemand::document*& d;
@@ -406,7 +652,7 @@ class chrome_reader {
         if (err == simdjson::INCORRECT_TYPE) throw input_error("trace event: expected an object", at);
         fail(err, at);
       }
-      read_event(obj, at);
+      read_event(obj, at, b);
     }
   }
 
@@ -439,17 +685,6 @@ class chrome_reader {
   }
 
   // ---- one event -------------------------------------------------------------------------------
-  struct fields {
-    std::string_view ph, name, cat, scope, bp;
-    bool has_ph = false, has_ts = false, has_dur = false, has_id = false;
-    std::uint64_t pid = 0, tid = 0;
-    std::int64_t ts = 0, dur = 0;
-    std::uint64_t id = 0;
-    std::size_t args_at = 0;  ///< where `args` starts (metadata records keep it as raw JSON)
-    bool has_args = false;
-    std::size_t ts_offset = 0, dur_offset = 0;
-  };
-
   /// A field's key: its text in the buffer when it has no escapes (no copy), else unescaped.
   std::string_view key_of(simdjson::ondemand::field& fld, std::size_t at) {
     const char* k = fld.key().raw();
@@ -480,104 +715,173 @@ class chrome_reader {
     return v;
   }
 
-  /// A pid or tid: numbers stay numbers, strings become string keys.
-  std::uint64_t read_key(value_t v, std::string_view what) {
+  /// A pid or tid: a number, or a string (made a string key when the event is built).
+  key_value read_key(value_t v, std::string_view what) {
+    key_value k;
+    std::int64_t n = 0;
+    if (v.get_int64().get(n) == simdjson::SUCCESS) {  // the usual case
+      k.number = static_cast<std::uint64_t>(n);
+      return k;
+    }
     const std::size_t at = offset_of(v);
     simdjson::ondemand::json_type type;
     if (const auto err = v.type().get(type)) fail(err, at);
-    if (type == simdjson::ondemand::json_type::string)
-      return t_.string_key(get_or_fail(v.get_string(), what, at));
+    if (type == simdjson::ondemand::json_type::string) {
+      k.text = get_or_fail(v.get_string(), what, at);
+      k.is_string = true;
+      return k;
+    }
     if (type != simdjson::ondemand::json_type::number)
       throw input_error(std::string(what) + ": expected a number or a string", at);
     std::int64_t i = 0;
-    if (v.get_int64().get(i) == simdjson::SUCCESS) return static_cast<std::uint64_t>(i);
-    std::uint64_t u = 0;
-    if (v.get_uint64().get(u) == simdjson::SUCCESS) return u;
+    if (v.get_int64().get(i) == simdjson::SUCCESS) {
+      k.number = static_cast<std::uint64_t>(i);
+      return k;
+    }
+    if (v.get_uint64().get(k.number) == simdjson::SUCCESS) return k;
     throw input_error(std::string(what) + ": not an integer in range", at);
   }
+  std::uint64_t key(const key_value& k) {
+    return k.is_string ? t_.string_key(k.text) : k.number;
+  }
 
-  std::int64_t read_micros(value_t v, std::string_view what, std::size_t& at) {
-    at = offset_of(v);
+  std::int64_t read_micros(value_t v, std::string_view what) {
+    // The usual case first: a well-formed number that fits, parsed from its text once.
+    std::string_view text = v.raw_json_token();
+    while (!text.empty() && is_json_space(text.back())) text.remove_suffix(1);
+    std::int64_t ns = 0;
+    if (is_json_number_start(text) && parse_micros(text, ns)) return ns;
+    // Otherwise find out what is wrong, as simdjson sees it.
+    const std::size_t at = offset_of(v);
     simdjson::ondemand::json_type type;
     if (const auto err = v.type().get(type)) fail(err, at);
     if (type != simdjson::ondemand::json_type::number)
       throw input_error(std::string(what) + ": expected a number", at);
     double check = 0;  // validates the number (and rejects out-of-range values)
     if (v.get_double().get(check)) number_error(v, what, at);
-    std::string_view tok = v.raw_json_token();
-    while (!tok.empty() && is_json_space(tok.back())) tok.remove_suffix(1);
-    std::int64_t ns = 0;
-    if (!parse_micros(tok, ns)) throw input_error(std::string(what) + ": number out of range", at);
+    if (!parse_micros(text, ns)) throw input_error(std::string(what) + ": number out of range", at);
     return ns;
   }
+  /// A number's text starts as JSON wants it: an optional '-', then a digit, and no digit after
+  /// a leading zero (parse_micros checks the rest of the grammar).
+  static bool is_json_number_start(std::string_view t) noexcept {
+    std::size_t i = !t.empty() && t[0] == '-' ? 1 : 0;
+    if (i >= t.size() || t[i] < '0' || t[i] > '9') return false;
+    return !(t[i] == '0' && i + 1 < t.size() && t[i + 1] >= '0' && t[i + 1] <= '9');
+  }
 
-  void read_event(simdjson::ondemand::object& obj, std::size_t at) {
-    fields f;
-    args_.clear();
-    dims_.clear();
-    strides_.clear();
-    types_.clear();
-    concrete_.clear();
+  /// The keys of a trace event that the model reads.
+  enum class event_key : std::uint8_t { other, ph, name, cat, pid, tid, ts, dur, s, bp, id, args };
+  static event_key event_key_of(std::string_view k) noexcept {
+    switch (k.size()) {
+      case 1: return k[0] == 's' ? event_key::s : event_key::other;
+      case 2:
+        if (k == "ph") return event_key::ph;
+        if (k == "ts") return event_key::ts;
+        if (k == "id") return event_key::id;
+        if (k == "bp") return event_key::bp;
+        return event_key::other;
+      case 3:
+        if (k == "pid") return event_key::pid;
+        if (k == "tid") return event_key::tid;
+        if (k == "dur") return event_key::dur;
+        if (k == "cat") return event_key::cat;
+        return event_key::other;
+      case 4:
+        if (k == "name") return event_key::name;
+        if (k == "args") return event_key::args;
+        return event_key::other;
+      default: return event_key::other;
+    }
+  }
+  /// A string value; the offset is looked up only for the error.
+  std::string_view string_or_fail(value_t& v, std::string_view what) {
+    std::string_view out;
+    if (const auto err = v.get_string().get(out)) {
+      if (err == simdjson::INCORRECT_TYPE) throw input_error(std::string(what) + ": wrong type", offset_of(v));
+      fail(err, offset_of(v));
+    }
+    return out;
+  }
+
+  void read_event(simdjson::ondemand::object& obj, std::size_t at, batch& b) {
+    fields& f = b.events.emplace_back();
+    f.at = at;
+    f.args_first = static_cast<std::uint32_t>(b.args.size());
     for (auto field_result : obj) {
       simdjson::ondemand::field field;
       if (const auto err = std::move(field_result).get(field)) fail(err, at);
-      const std::string_view key = key_of(field, at);
       value_t& v = field.value();
-      if (key == "ph") {
-        f.ph = get_or_fail(v.get_string(), "ph", offset_of(v));
-        f.has_ph = true;
-      } else if (key == "name") {
-        f.name = get_or_fail(v.get_string(), "name", offset_of(v));
-      } else if (key == "cat") {
-        f.cat = get_or_fail(v.get_string(), "cat", offset_of(v));
-      } else if (key == "pid") {
-        f.pid = read_key(v, "pid");
-      } else if (key == "tid") {
-        f.tid = read_key(v, "tid");
-      } else if (key == "ts") {
-        f.ts = read_micros(v, "ts", f.ts_offset);
-        f.has_ts = true;
-      } else if (key == "dur") {
-        f.dur = read_micros(v, "dur", f.dur_offset);
-        f.has_dur = true;
-      } else if (key == "s") {
-        f.scope = get_or_fail(v.get_string(), "s", offset_of(v));
-      } else if (key == "bp") {
-        f.bp = get_or_fail(v.get_string(), "bp", offset_of(v));
-      } else if (key == "id") {
-        f.id = read_id(v);
-        f.has_id = true;
-      } else if (key == "args") {
-        read_args(v, f);
-      } else {
-        skip_value(v);  // tts, cname, ...: not part of the model, validated and dropped
+      switch (event_key_of(key_of(field, at))) {
+        case event_key::ph:
+          f.ph = string_or_fail(v, "ph");
+          f.has_ph = true;
+          break;
+        case event_key::name: f.name = string_or_fail(v, "name"); break;
+        case event_key::cat: f.cat = string_or_fail(v, "cat"); break;
+        case event_key::pid: f.pid = read_key(v, "pid"); break;
+        case event_key::tid: f.tid = read_key(v, "tid"); break;
+        case event_key::ts:
+          f.ts = read_micros(v, "ts");
+          f.has_ts = true;
+          break;
+        case event_key::dur:
+          f.dur = read_micros(v, "dur");
+          f.has_dur = true;
+          break;
+        case event_key::s: f.scope = string_or_fail(v, "s"); break;
+        case event_key::bp: f.bp = string_or_fail(v, "bp"); break;
+        case event_key::id:
+          f.id = read_id(v);
+          f.has_id = true;
+          break;
+        case event_key::args: read_args(v, f, b); break;
+        case event_key::other:
+          skip_value(v);  // tts, cname, ...: not part of the model, validated and dropped
+          break;
       }
     }
+    f.args_count = static_cast<std::uint32_t>(b.args.size()) - f.args_first;
     if (!f.has_ph) throw input_error("trace event without \"ph\"", at);
     if (f.ph.size() != 1) throw input_error("trace event with an unknown \"ph\"", at);
-    const char ph = f.ph[0];
-    switch (ph) {
+    switch (f.ph[0]) {
       case 'X':
       case 'i':
       case 'I':
       case 'B':
-        if (!f.has_ts) throw input_error("trace event without \"ts\"", at);
-        add_event(f, ph, at);
-        break;
       case 'E':
         if (!f.has_ts) throw input_error("trace event without \"ts\"", at);
-        end_event(f);
         break;
       case 's':
       case 'f':
       case 't':
         if (!f.has_ts || !f.has_id) throw input_error("flow event without \"ts\" or \"id\"", at);
-        flows_.push_back({ph, f.bp == "e", f.id, t_.strings.intern(f.cat), f.pid, f.tid,
-                          base_ + f.ts, at});
+        break;
+      case 'M':  // (found here: the text after the batch is the producer's to change)
+        if (f.has_args) f.raw_args = {buf_.data() + f.args_at, scan_.skip_value(f.args_at) - f.args_at};
+        break;
+      default: break;
+    }
+  }
+
+  /// Builds one record into the table (the consumer's side of `read_event`).
+  void build_event(const fields& f, const batch& b) {
+    const std::uint64_t pid = key(f.pid), tid = key(f.tid);
+    switch (const char ph = f.ph[0]) {
+      case 'X':
+      case 'i':
+      case 'I':
+      case 'B': add_event(f, b, ph, pid, tid); break;
+      case 'E': end_event(f, pid, tid); break;
+      case 's':
+      case 'f':
+      case 't':
+        flows_.push_back({ph, f.bp == "e", f.id, t_.strings.intern(f.cat), pid, tid,
+                          absolute(base_, f.ts, f.at), f.at});
         break;
       case 'M':
-        t_.info.records.push_back({t_.strings.intern(f.name), static_cast<process_key>(f.pid), f.tid,
-                                   t_.strings.intern(raw_args(f))});
+        t_.info.records.push_back({t_.strings.intern(f.name), static_cast<process_key>(pid), tid,
+                                   t_.strings.intern(f.raw_args)});
         break;
       default: t_.anomalies.add(anomaly::unsupported_record); break;
     }
@@ -603,7 +907,7 @@ class chrome_reader {
       }
       return u;
     }
-    return read_key(v, "id");
+    return read_key(v, "id").number;  // strings were handled above
   }
 
   void skip_value(value_t v, int depth = 0) {
@@ -647,7 +951,7 @@ class chrome_reader {
     }
   }
 
-  void read_args(value_t v, fields& f) {
+  void read_args(value_t v, fields& f, batch& b) {
     const std::size_t at = offset_of(v);
     simdjson::ondemand::json_type type;
     if (const auto err = v.type().get(type)) fail(err, at);
@@ -662,18 +966,20 @@ class chrome_reader {
       a.key = key_of(fld, at);
       value_t& x = fld.value();
       a.offset = offset_of(x);
-      if (a.key == "Input Dims") {
-        read_dims(x, dims_, 0);
-        dims_.present = true;
-        continue;
-      }
-      if (a.key == "Input Strides") {
-        read_dims(x, strides_, 0);
-        strides_.present = true;
+      if (a.key == "Input Dims" || a.key == "Input Strides") {
+        dims_range& r = a.key == "Input Dims" ? f.dims : f.strides;
+        r.first = static_cast<std::uint32_t>(b.dims.size());  // a repeated key: the last wins
+        if (!opt_.fast_paths || !read_dims_text(a.offset, b)) read_dims(x, b, 0);
+        r.count = static_cast<std::uint32_t>(b.dims.size()) - r.first;
+        r.present = true;
         continue;
       }
       if (a.key == "Input type" || a.key == "Concrete Inputs") {
-        read_strings(x, a.key == "Input type" ? types_ : concrete_, a.offset);
+        string_range& r = a.key == "Input type" ? f.types : f.concrete;
+        r.first = static_cast<std::uint32_t>(b.strings.size());
+        if (!opt_.fast_paths || !read_strings_text(a.offset, b.strings))
+          read_strings(x, b.strings, a.offset);
+        r.count = static_cast<std::uint32_t>(b.strings.size()) - r.first;
         continue;
       }
       simdjson::ondemand::json_type xt;
@@ -716,11 +1022,11 @@ class chrome_reader {
           break;
         }
       }
-      args_.push_back(a);
+      b.args.push_back(a);
     }
   }
 
-  void read_dims(value_t v, parsed_dims& out, int depth) {
+  void read_dims(value_t v, batch& out, int depth) {
     const std::size_t at = offset_of(v);
     if (depth > 64) throw input_error("Input Dims: nested too deeply", at);
     simdjson::ondemand::array a;
@@ -734,31 +1040,142 @@ class chrome_reader {
       return;
     }
     // An entry: an array of numbers (a tensor's dims) or of arrays (a list).
-    const std::size_t self = out.entries.size();
-    out.entries.push_back({false, 0, static_cast<std::uint32_t>(out.ints.size())});
+    const std::size_t self = out.dims.size();
+    out.dims.push_back({false, 0, static_cast<std::uint32_t>(out.ints.size())});
     for (auto el : a) {
       value_t x;
       if (const auto err = el.get(x)) fail(err, at);
+      std::int64_t n = 0;
+      if (!out.dims[self].list && x.get_int64().get(n) == simdjson::SUCCESS) {  // the usual case
+        out.ints.push_back(n);
+        ++out.dims[self].count;
+        continue;
+      }
       simdjson::ondemand::json_type type;
       if (const auto err = x.type().get(type)) fail(err, at);
       if (type == simdjson::ondemand::json_type::array) {
-        if (!out.entries[self].list && out.entries[self].count > 0)
+        if (!out.dims[self].list && out.dims[self].count > 0)
           throw input_error("Input Dims: mixed numbers and lists", offset_of(x));
-        out.entries[self].list = true;
-        ++out.entries[self].count;
+        out.dims[self].list = true;
+        ++out.dims[self].count;
         read_dims(x, out, depth + 1);
       } else if (type == simdjson::ondemand::json_type::number) {
-        if (out.entries[self].list)
+        if (out.dims[self].list)
           throw input_error("Input Dims: mixed numbers and lists", offset_of(x));
         out.ints.push_back(get_or_fail(x.get_int64(), "Input Dims", offset_of(x)));
-        ++out.entries[self].count;
+        ++out.dims[self].count;
       } else {
         throw input_error("Input Dims/Strides: expected numbers or arrays", offset_of(x));
       }
     }
   }
 
-  void read_strings(value_t v, std::vector<std::string>& out, std::size_t at) {
+  // Fast paths for the op input lists, which are most of a Kineto trace's values: read from the
+  // text without a simdjson value per element (simdjson stage 1 has validated the batch's
+  // strings and UTF-8). Anything unusual returns false with nothing added, and simdjson reads
+  // the value instead (and names the error, if there is one).
+
+  /// `Input Dims` / `Input Strides` when they are arrays of entries that hold integers or
+  /// entries, 64 levels at most.
+  bool read_dims_text(std::size_t p, batch& out) const {
+    const char* s = buf_.data();
+    const std::size_t dims0 = out.dims.size(), ints0 = out.ints.size();
+    auto bail = [&] {
+      out.dims.resize(dims0);
+      out.ints.resize(ints0);
+      return false;
+    };
+    if (p >= len_ || s[p] != '[') return false;
+    ++p;
+    std::uint32_t open[66];  // the entry open at each depth (depth 1: the outer array)
+    int depth = 1;
+    bool expect_value = true, allow_close = true;
+    while (true) {
+      while (p < len_ && is_json_space(s[p])) ++p;
+      if (p >= len_) return bail();
+      const char c = s[p];
+      if (c == ']') {
+        if (!allow_close) return bail();
+        ++p;
+        if (--depth == 0) return true;
+        expect_value = false;
+        continue;
+      }
+      if (!expect_value) {
+        if (c != ',') return bail();
+        ++p;
+        expect_value = true;
+        allow_close = false;
+        continue;
+      }
+      if (c == '[') {  // an entry
+        if (depth >= 65) return bail();
+        if (depth >= 2) {
+          dims_entry& parent = out.dims[open[depth]];
+          if (!parent.list && parent.count > 0) return bail();
+          parent.list = true;
+          ++parent.count;
+        }
+        open[++depth] = static_cast<std::uint32_t>(out.dims.size());
+        out.dims.push_back({false, 0, static_cast<std::uint32_t>(out.ints.size())});
+        ++p;
+        allow_close = true;
+        continue;
+      }
+      if (depth < 2 || out.dims[open[depth]].list) return bail();
+      // An integer: -?(0|[1-9][0-9]*), within int64, not followed by a fraction or exponent.
+      std::size_t q = p;
+      const bool neg = s[q] == '-';
+      if (neg) ++q;
+      if (q >= len_ || s[q] < '0' || s[q] > '9') return bail();
+      if (s[q] == '0' && q + 1 < len_ && s[q + 1] >= '0' && s[q + 1] <= '9') return bail();
+      std::uint64_t v = 0;
+      int digits = 0;
+      for (; q < len_ && s[q] >= '0' && s[q] <= '9'; ++q, ++digits)
+        v = v * 10 + static_cast<std::uint64_t>(s[q] - '0');
+      if (digits > 18 || (q < len_ && (s[q] == '.' || s[q] == 'e' || s[q] == 'E'))) return bail();
+      out.ints.push_back(neg ? -static_cast<std::int64_t>(v) : static_cast<std::int64_t>(v));
+      ++out.dims[open[depth]].count;
+      p = q;
+      expect_value = false;
+      allow_close = true;
+    }
+  }
+
+  /// `Input type` / `Concrete Inputs` when they are arrays of strings without escapes.
+  bool read_strings_text(std::size_t p, std::vector<std::string_view>& out) const {
+    const char* s = buf_.data();
+    const std::size_t n0 = out.size();
+    auto bail = [&] {
+      out.resize(n0);
+      return false;
+    };
+    auto space = [&] {
+      while (p < len_ && is_json_space(s[p])) ++p;
+    };
+    if (p >= len_ || s[p] != '[') return false;
+    ++p;
+    space();
+    if (p < len_ && s[p] == ']') return true;
+    while (true) {
+      if (p >= len_ || s[p] != '"') return bail();
+      std::size_t q = p + 1;
+      while (q < len_ && s[q] != '"') {
+        if (s[q] == '\\' || static_cast<unsigned char>(s[q]) < 0x20) return bail();
+        ++q;
+      }
+      if (q >= len_) return bail();
+      out.emplace_back(s + p + 1, q - p - 1);
+      p = q + 1;
+      space();
+      if (p < len_ && s[p] == ']') return true;
+      if (p >= len_ || s[p] != ',') return bail();
+      ++p;
+      space();
+    }
+  }
+
+  void read_strings(value_t v, std::vector<std::string_view>& out, std::size_t at) {
     simdjson::ondemand::array a;
     if (v.get_array().get(a)) throw input_error("Input type/Concrete Inputs: expected an array", at);
     for (auto el : a) {
@@ -778,15 +1195,15 @@ class chrome_reader {
   }
 
   // ---- building events --------------------------------------------------------------------------
-  void add_event(const fields& f, char ph, std::size_t at) {
+  void add_event(const fields& f, const batch& b, char ph, std::uint64_t pid, std::uint64_t tid) {
     const activity_type act = f.cat.empty() ? activity_type::cpu_op : activity_type_from(f.cat);
     event_t& e = t_.events.emplace_back();
-    e.start_ns = base_ + f.ts;
-    e.pid = static_cast<process_key>(f.pid);
-    e.tid = f.tid;
+    e.start_ns = absolute(base_, f.ts, f.at);
+    e.pid = static_cast<process_key>(pid);
+    e.tid = tid;
     std::int64_t end = e.start_ns;
     if (ph == 'X') {
-      end = e.start_ns + (f.has_dur ? f.dur : 0);
+      end = absolute(e.start_ns, f.has_dur && f.dur > 0 ? f.dur : 0, f.at);
       if (f.dur < 0) {
         t_.anomalies.add(anomaly::end_before_start);
         end = e.start_ns;
@@ -803,8 +1220,8 @@ class chrome_reader {
         op.scope = act == activity_type::user_annotation ? op_scope::user_scope : op_scope::function;
         op.end_ns = begin ? no_end_ns : end;
         op.end_tid = e.tid;
-        fill_payload(e, op);
-        build_inputs(op);
+        fill_payload(e, f, b, op);
+        build_inputs(op, f, b);
         built = true;
       }
     } else if (act == activity_type::python_function) {
@@ -813,24 +1230,24 @@ class chrome_reader {
           auto& c = e.fields.template emplace<Schema::template index_of<event_kind::native_call>>();
           c.name = t_.strings.intern(f.name);
           c.end_ns = end;
-          fill_payload(e, c);
+          fill_payload(e, f, b, c);
           built = true;
         }
       } else if constexpr (Schema::template contains<event_kind::script_call>) {
         auto& c = e.fields.template emplace<Schema::template index_of<event_kind::script_call>>();
         c.name = t_.strings.intern(f.name);
         c.end_ns = end;
-        fill_payload(e, c);
+        fill_payload(e, f, b, c);
         built = true;
       }
     } else if (act == activity_type::cpu_instant_event && f.name == "[memory]") {
       if constexpr (Schema::template contains<event_kind::allocation>) {
-        fill_payload(e, e.fields.template emplace<Schema::template index_of<event_kind::allocation>>());
+        fill_payload(e, f, b, e.fields.template emplace<Schema::template index_of<event_kind::allocation>>());
         built = true;
       }
     } else if (act == activity_type::cpu_instant_event && f.name == "[OutOfMemory]") {
       if constexpr (Schema::template contains<event_kind::out_of_memory>) {
-        fill_payload(e, e.fields.template emplace<Schema::template index_of<event_kind::out_of_memory>>());
+        fill_payload(e, f, b, e.fields.template emplace<Schema::template index_of<event_kind::out_of_memory>>());
         built = true;
       }
     }
@@ -841,7 +1258,7 @@ class chrome_reader {
         d.category = t_.strings.intern(f.cat);
         d.activity = act;
         d.end_ns = end;
-        fill_payload(e, d);
+        fill_payload(e, f, b, d);
         built = true;
       }
     }
@@ -851,15 +1268,14 @@ class chrome_reader {
       return;
     }
     if (begin) open_.push_back(static_cast<event_index>(t_.events.size() - 1));
-    (void)at;
   }
 
-  void end_event(const fields& f) {
+  void end_event(const fields& f, std::uint64_t pid, std::uint64_t tid) {
     // The innermost open `B` of the same pid and tid.
     for (auto it = open_.rbegin(); it != open_.rend(); ++it) {
       event_t& e = t_.events[*it];
-      if (static_cast<std::uint64_t>(e.pid) != f.pid || e.tid != f.tid) continue;
-      std::int64_t end = base_ + f.ts;
+      if (static_cast<std::uint64_t>(e.pid) != pid || e.tid != tid) continue;
+      std::int64_t end = absolute(base_, f.ts, f.at);
       if (end < e.start_ns) {
         t_.anomalies.add(anomaly::end_before_start);
         end = e.start_ns;
@@ -873,16 +1289,10 @@ class chrome_reader {
     t_.anomalies.add(anomaly::unmatched_end);
   }
 
-  /// The `args` object of a record as its JSON text ("{}" when it has none).
-  std::string_view raw_args(const fields& f) const {
-    if (!f.has_args) return "{}";
-    return {buf_.data() + f.args_at, scan_.skip_value(f.args_at) - f.args_at};
-  }
-
   /// Fills payload fields from the args, keeps the other args as attributes.
   template <class P>
-  void fill_payload(event_t& e, P& payload) {
-    for (const raw_arg& a : args_) {
+  void fill_payload(event_t& e, const fields& f, const batch& b, P& payload) {
+    for (const raw_arg& a : std::span(b.args).subspan(f.args_first, f.args_count)) {
       if constexpr (std::is_same_v<P, extra_fields<event_kind::op>>) {
         if (a.key == "finished") {
           if ((a.kind == raw_arg::type::boolean && !a.b) ||
@@ -1019,8 +1429,15 @@ class chrome_reader {
   }
 
   // ---- op inputs from Input Dims / Input type / Input Strides / Concrete Inputs ---------------
-  void build_inputs(extra_fields<event_kind::op>& op) {
-    if (!dims_.present && types_.empty()) return;
+  void build_inputs(extra_fields<event_kind::op>& op, const fields& f, const batch& b) {
+    if (!f.dims.present && f.types.count == 0) return;
+    auto view = [&b](const dims_range& r) {
+      return dims_view{std::span(b.dims).subspan(r.first, r.count), b.ints.data(), r.present};
+    };
+    dims_ = view(f.dims);
+    strides_ = view(f.strides);
+    types_ = std::span(b.strings).subspan(f.types.first, f.types.count);
+    concrete_ = std::span(b.strings).subspan(f.concrete.first, f.concrete.count);
     const auto first = static_cast<std::uint32_t>(t_.inputs.size());
     std::size_t d = 0, s = 0;  // positions in dims_.entries and strides_.entries
     const std::size_t tops = std::max(count_top(dims_), types_.size());
@@ -1049,13 +1466,13 @@ class chrome_reader {
     op.inputs = {first, static_cast<std::uint32_t>(t_.inputs.size() - first)};
   }
 
-  static std::size_t count_top(const parsed_dims& p) {
+  static std::size_t count_top(const dims_view& p) {
     std::size_t n = 0;
     for (std::size_t i = 0; i < p.entries.size(); i = skip_entry(p, i)) ++n;
     return n;
   }
   /// The position after the entry at `i` and its elements.
-  static std::size_t skip_entry(const parsed_dims& p, std::size_t i) {
+  static std::size_t skip_entry(const dims_view& p, std::size_t i) {
     if (i >= p.entries.size()) return i;
     std::size_t pending = 1;
     while (pending > 0 && i < p.entries.size()) {
@@ -1386,9 +1803,11 @@ class chrome_reader {
   simdjson::ondemand::parser parser_;
   simdjson::ondemand::document* doc_ = nullptr;  // the batch being parsed
   std::int64_t base_ = 0;
-  std::vector<raw_arg> args_;
-  parsed_dims dims_, strides_;
-  std::vector<std::string> types_, concrete_;
+  std::size_t events_begin_ = 0;  // the traceEvents array's '['
+  std::vector<batch> batches_;
+  // The inputs of the op being built (build_inputs).
+  dims_view dims_, strides_;
+  std::span<const std::string_view> types_, concrete_;
   std::vector<event_index> open_;  // `B` records waiting for their `E`
   std::vector<raw_flow> flows_;
 };

@@ -1,0 +1,228 @@
+// The reader's two-thread pipeline (a producer parsing batches ahead of the thread that builds
+// the table) against the serial read: the same tables, the same errors at the same offsets, the
+// same progress reports; a consumer that fails stops the producer. Small batches make many
+// hand-overs even on small inputs; ThreadSanitizer runs this group.
+#include <doctest/doctest.h>
+
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <tracemodel/formats/chrome_trace_reader.hpp>
+#include <tracemodel/formats/chrome_trace_writer.hpp>
+
+#include "../support/json.hpp"
+#include "../support/real_traces.hpp"
+
+namespace tmod = tracemodel;
+
+namespace {
+
+tmod::read_options options(bool parallel, std::size_t batch_bytes) {
+  tmod::read_options o;
+  o.batch_bytes = batch_bytes;
+  o.parallel = parallel;
+  o.parallel_threshold = 0;
+  return o;
+}
+
+/// Everything a read produces that can differ: the written trace (events, args, inputs, flows,
+/// metadata), the anomaly counts and the links.
+struct outcome {
+  std::string trace;
+  tmod::anomaly_counts anomalies;
+  std::size_t links = 0;
+  std::vector<std::pair<std::size_t, std::size_t>> progress;
+  std::string error;
+  std::size_t error_offset = 0;
+};
+
+outcome read(std::string text, bool parallel, std::size_t batch_bytes) {
+  outcome o;
+  tmod::read_options opt = options(parallel, batch_bytes);
+  opt.progress = [&o](std::size_t at, std::size_t total) { o.progress.emplace_back(at, total); };
+  try {
+    const tmod::event_table t = tmod::read_chrome_trace(text, text.size(), opt);
+    o.trace = tmod::chrome_trace_string(t);
+    o.anomalies = t.anomalies;
+    o.links = t.links.size();
+  } catch (const tmod::input_error& e) {
+    o.error = e.what();
+    o.error_offset = e.offset();
+  }
+  return o;
+}
+
+void check_same(const outcome& serial, const outcome& parallel) {
+  CHECK(parallel.error == serial.error);
+  CHECK(parallel.error_offset == serial.error_offset);
+  CHECK(parallel.trace == serial.trace);
+  CHECK(parallel.anomalies.n == serial.anomalies.n);
+  CHECK(parallel.links == serial.links);
+  CHECK(parallel.progress == serial.progress);
+}
+
+/// A trace of `n` records of every kind the reader builds: ops with inputs and args of every
+/// JSON type, begin/end pairs, instants, runtime calls and kernels with ac2g flows, fwdbwd
+/// flows, metadata, string thread ids, escaped names, and a few anomalies. One record per
+/// element of the result.
+std::vector<std::string> make_records(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int k) { return static_cast<int>(rng() % static_cast<unsigned>(k)); };
+  std::vector<std::string> r;
+  r.push_back(R"({"ph":"M","name":"process_name","pid":7,"tid":0,"args":{"name":"trainer"}})");
+  r.push_back(R"({"ph":"M","name":"thread_name","pid":7,"tid":"stream \"7\"","args":{"name":"s"}})");
+  long ts = 1000;
+  int corr = 1, flow = 1;
+  while (r.size() < n) {
+    ts += 1 + pick(5);
+    const std::string t = std::to_string(ts) + "." + std::to_string(pick(1000));
+    switch (pick(9)) {
+      case 0:
+      case 1:
+        r.push_back(R"({"ph":"X","cat":"cpu_op","name":"aten::mm","pid":7,"tid":)" +
+                    std::to_string(1 + pick(3)) + R"(,"ts":)" + t + R"(,"dur":)" +
+                    std::to_string(pick(40)) +
+                    R"(,"args":{"External id":)" + std::to_string(r.size()) +
+                    R"(,"Sequence number":)" + std::to_string(pick(50)) +
+                    R"(,"Fwd thread id":1,"Input Dims":[[4,8],[8,2],[],[[1],[2,3]]],)"
+                    R"("Input type":["float","float","Scalar","TensorList"],)"
+                    R"("Input Strides":[[8,1],[2,1],[],[[1],[3,1]]],"Concrete Inputs":["","","2.5",""],)"
+                    R"("flag":true,"none":null,"ratio":0.25,"big":18446744073709551615,"obj":{"a":[1,{"b":2}]}}})");
+        break;
+      case 2:
+        r.push_back(R"({"ph":"X","cat":"user_annotation","name":"step \u00e9 \"q\"","pid":7,"tid":1,"ts":)" + t +
+                    R"(,"dur":)" + std::to_string(pick(3) == 0 ? -1 : 50) + "}");
+        break;
+      case 3:
+        r.push_back(R"({"ph":"B","name":"region","pid":7,"tid":"worker","ts":)" + t + "}");
+        r.push_back(R"({"ph":"E","pid":7,"tid":"worker","ts":)" + std::to_string(ts + 3) + "}");
+        break;
+      case 4:
+        r.push_back(R"({"ph":"i","s":"t","cat":"cpu_instant_event","name":"[memory]","pid":7,"tid":1,"ts":)" + t +
+                    R"(,"args":{"Addr":4096,"Bytes":256,"Total Allocated":1024,"Device Type":0,"Device Id":-1}})");
+        break;
+      case 5:
+      case 6: {
+        const std::string c = std::to_string(corr++);
+        r.push_back(R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":7,"tid":1,"ts":)" + t +
+                    R"(,"dur":2,"args":{"correlation":)" + c + "}}");
+        r.push_back(R"({"ph":"s","id":)" + c + R"(,"pid":7,"tid":1,"ts":)" + t + R"(,"cat":"ac2g","name":"ac2g"})");
+        const std::string k = std::to_string(ts + 4);
+        r.push_back(R"({"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":"stream \"7\"","ts":)" + k +
+                    R"(,"dur":3,"args":{"correlation":)" + c + R"(,"device":0,"stream":7,"grid":[1,2,3]}})");
+        r.push_back(R"({"ph":"f","id":)" + c + R"(,"pid":0,"tid":"stream \"7\"","ts":)" + k +
+                    R"(,"cat":"ac2g","name":"ac2g","bp":"e"})");
+        break;
+      }
+      case 7: {
+        const std::string id = std::to_string(flow++);
+        r.push_back(R"({"ph":"X","cat":"cpu_op","name":"fwd","pid":7,"tid":1,"ts":)" + t + R"(,"dur":1})");
+        r.push_back(R"({"ph":"s","id":)" + id + R"(,"pid":7,"tid":1,"ts":)" + t + R"(,"cat":"fwdbwd","name":"fwdbwd"})");
+        const std::string b = std::to_string(ts + 2);
+        r.push_back(R"({"ph":"X","cat":"cpu_op","name":"bwd","pid":7,"tid":2,"ts":)" + b + R"(,"dur":1})");
+        r.push_back(R"({"ph":"f","id":)" + id + R"(,"pid":7,"tid":2,"ts":)" + b +
+                    R"(,"cat":"fwdbwd","name":"fwdbwd","bp":"e"})");
+        break;
+      }
+      default:
+        r.push_back(R"({"ph":"C","name":"counter","pid":7,"ts":)" + t + R"(,"args":{"v":1}})");
+        break;
+    }
+  }
+  return r;
+}
+
+std::string join(const std::vector<std::string>& records) {
+  std::string s = "{\"schemaVersion\":1,\"baseTimeNanoseconds\":1700000000000000000,\"traceEvents\":[\n";
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (i > 0) s += ",\n";
+    s += records[i];
+  }
+  s += "\n]}";
+  return s;
+}
+
+}  // namespace
+
+TEST_SUITE("concurrency") {
+  TEST_CASE("parallel read: every real trace reads as the serial read does") {
+    for (const char* f : tmtest::real_traces) {
+      INFO(f);
+      const std::string text = tmtest::read_file(tmtest::data_path(f));
+      const outcome serial = read(text, false, 4096);
+      REQUIRE(serial.error.empty());
+      check_same(serial, read(text, true, 4096));
+      // Default batches: the same table again.
+      CHECK(read(text, true, std::size_t{1} << 20).trace == serial.trace);
+    }
+  }
+
+  TEST_CASE("parallel read: a generated trace of every record kind, in batches of any size") {
+    const std::string text = join(make_records(3000, 1));
+    const outcome serial = read(text, false, std::size_t{1} << 20);
+    REQUIRE(serial.error.empty());
+    CHECK(serial.links > 0);
+    CHECK(serial.anomalies[tmod::anomaly::end_before_start] > 0);
+    CHECK(serial.anomalies[tmod::anomaly::unsupported_record] > 0);
+    for (const std::size_t batch : {std::size_t{1}, std::size_t{300}, std::size_t{4096}, std::size_t{65536}}) {
+      INFO("batch bytes " << batch);
+      const outcome s = read(text, false, batch);
+      CHECK(s.trace == serial.trace);
+      check_same(s, read(text, true, batch));
+    }
+  }
+
+  TEST_CASE("parallel read: errors in any batch are the serial read's errors, at its offsets") {
+    const std::vector<std::string> good = make_records(2000, 2);
+    // A fault in record k, early, in the middle and last.
+    for (const std::size_t k : {std::size_t{2}, std::size_t{1000}, good.size() - 1}) {
+      const std::pair<const char*, std::string> faults[] = {
+          {"number out of range", R"({"ph":"X","ts":1e999})"},
+          {"unknown ph", R"({"ph":"XY","ts":1})"},
+          {"wrong type", R"({"ph":"X","ts":1,"name":7})"},
+          {"invalid JSON", R"({"ph":"X","ts":1,,"dur":1})"},
+          {"too deep", R"({"ph":"X","ts":1,"args":{"a":)" + std::string(2000, '[') + std::string(2000, ']') + "}}"},
+          {"not an object", "[1]"},
+      };
+      for (const auto& [what, record] : faults) {
+        INFO("record " << k << ": " << what);
+        std::vector<std::string> records = good;
+        records[k] = record;
+        const std::string text = join(records);
+        const outcome serial = read(text, false, 512);
+        REQUIRE(!serial.error.empty());
+        check_same(serial, read(text, true, 512));
+      }
+      INFO("record " << k << ": truncated");
+      std::string text = join(good);
+      const std::size_t cut = text.find(good[k]) + good[k].size() / 2;
+      text.resize(cut);
+      const outcome serial = read(text, false, 512);
+      REQUIRE(!serial.error.empty());
+      check_same(serial, read(text, true, 512));
+    }
+    std::string trailing = join(good);
+    trailing.insert(trailing.rfind(']'), ",");
+    const outcome serial = read(trailing, false, 512);
+    CHECK(serial.error.find("trailing") != std::string::npos);
+    check_same(serial, read(trailing, true, 512));
+  }
+
+  TEST_CASE("parallel read: a failure while building stops the parser thread") {
+    std::string text = join(make_records(3000, 3));
+    tmod::read_options opt = options(true, 256);
+    int calls = 0;
+    opt.progress = [&calls](std::size_t, std::size_t) {
+      if (++calls == 3) throw std::runtime_error("stop here");
+    };
+    CHECK_THROWS_WITH_AS(tmod::read_chrome_trace(text, text.size(), opt), "stop here", std::runtime_error);
+    CHECK(calls == 3);
+    // The buffer is restored: it reads again, completely.
+    opt.progress = nullptr;
+    CHECK(tmod::read_chrome_trace(text, text.size(), opt).size() ==
+          tmod::read_chrome_trace(text, text.size(), options(false, 256)).size());
+  }
+}
