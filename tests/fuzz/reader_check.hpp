@@ -30,6 +30,7 @@ inline reader_outcome check_reader(const char* data, std::size_t size) {
   // Every value through simdjson, and the two-thread pipeline: the same table.
   tracemodel::read_options slow = opt;
   slow.fast_paths = false;
+  slow.parallel = true;
   slow.parallel_threshold = 0;
   std::string again(data, size);
   if (tracemodel::chrome_trace_string(tracemodel::read_chrome_trace(again, size, slow)) != a)

@@ -429,8 +429,8 @@ class chrome_reader {
   // table is not touched); the events of parsed batches are built into the table. With
   // `read_options::parallel` the parsing runs on a second thread, a few batches ahead, while
   // the calling thread scans and builds. Each batch has its own simdjson parser, whose string
-  // buffer the batch's unescaped strings point into. Errors are thrown as
-  // a serial read throws them: the first in file order.
+  // buffer the batch's unescaped strings point into. Errors are thrown as a serial read throws
+  // them: the first in file order.
 
   /// Finds the batches of the events array one after the other.
   class splitter {
@@ -598,9 +598,9 @@ class chrome_reader {
   }
 
   /// Reserves the table's arrays for `total` bytes of events (the rest of the text: the array
-  /// is most of a trace), extrapolated from what the first `done` bytes produced (with a margin): growing a vector of hundreds of
-  /// megabytes copies it and touches twice the memory. Reserved pages that stay unused are
-  /// never touched.
+  /// is most of a trace), extrapolated from what the first `done` bytes produced (with a
+  /// margin): growing a vector of hundreds of megabytes copies it and touches twice the memory.
+  /// Reserved pages that stay unused are never touched.
   void reserve_like_first_batch(std::size_t done, std::size_t total) {
     const double scale = 1.25 * static_cast<double>(total) / static_cast<double>(done);
     auto grow = [scale](auto& v) {
@@ -733,11 +733,7 @@ class chrome_reader {
     }
     if (type != simdjson::ondemand::json_type::number)
       throw input_error(std::string(what) + ": expected a number or a string", at);
-    std::int64_t i = 0;
-    if (v.get_int64().get(i) == simdjson::SUCCESS) {
-      k.number = static_cast<std::uint64_t>(i);
-      return k;
-    }
+    // Not an int64 (tried above): an unsigned one above 2^63 still fits.
     if (v.get_uint64().get(k.number) == simdjson::SUCCESS) return k;
     throw input_error(std::string(what) + ": not an integer in range", at);
   }
@@ -857,7 +853,8 @@ class chrome_reader {
       case 't':
         if (!f.has_ts || !f.has_id) throw input_error("flow event without \"ts\" or \"id\"", at);
         break;
-      case 'M':  // (found here: the text after the batch is the producer's to change)
+      case 'M':  // cut on the parsing side: the builder never scans text, whose batch
+                 // separators a parser thread may be rewriting meanwhile
         if (f.has_args) f.raw_args = {buf_.data() + f.args_at, scan_.skip_value(f.args_at) - f.args_at};
         break;
       default: break;
