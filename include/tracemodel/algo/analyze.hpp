@@ -5,11 +5,14 @@
 // Links device activities to what launched them, links forward to backward ops, builds the call
 // tree, and stores both kinds of links in `table.links` (forward/backward first, in flow-id
 // order, then host/device). The two linkers touch disjoint events (device activities; ops), so
-// on large tables they run at the same time on two threads; the tree comes after both, since
-// it leaves linked parents alone and the forward-thread fallback reads the forward thread ids
-// the wrapper inheritance sets.
+// on large tables they run at the same time on two threads. The tree needs what both wrote to
+// the table (it leaves linked parents alone, and the forward-thread fallback reads the forward
+// thread ids the wrapper inheritance sets), so it waits for the device links and for the
+// forward/backward linker's pass over the table; the linker's matching, which reads only its
+// own records, goes on meanwhile.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <exception>
 #include <thread>
@@ -43,16 +46,33 @@ struct analyze_fn {
     const bool parallel = opt.parallel && t.size() >= opt.parallel_threshold &&
                           std::thread::hardware_concurrency() > 1;
     if (parallel) {
-      std::exception_ptr failure;
+      // Second thread: the linker's table pass, then its matching on its own records. This
+      // thread: the device links, then (once the linker's pass is done) the tree, while the
+      // matching goes on.
+      std::exception_ptr failure;  // read after the join
+      bool collect_ok = false;     // read after `collected`
+      std::atomic<bool> collected{false};
       std::thread linker([&] {
+        fwd_bwd_records r;
         try {
-          fwd_bwd = link_forward_backward(t, LinkPolicy{});
+          r = link_forward_backward.collect(t, LinkPolicy{});
+          collect_ok = true;
+        } catch (...) {
+          failure = std::current_exception();
+        }
+        collected.store(true, std::memory_order_release);
+        collected.notify_one();
+        if (!collect_ok) return;
+        try {
+          fwd_bwd = link_forward_backward.match(r, LinkPolicy{});
         } catch (...) {
           failure = std::current_exception();
         }
       });
       try {
         a.device = link_device_activities(t, DevicePolicy{});
+        collected.wait(false, std::memory_order_acquire);
+        if (collect_ok) a.tree = build_tree(t, TreePolicy{});
       } catch (...) {
         linker.join();
         throw;
@@ -62,8 +82,8 @@ struct analyze_fn {
     } else {
       a.device = link_device_activities(t, DevicePolicy{});
       fwd_bwd = link_forward_backward(t, LinkPolicy{});
+      a.tree = build_tree(t, TreePolicy{});
     }
-    a.tree = build_tree(t, TreePolicy{});
     a.fwd_bwd_links = fwd_bwd.size();
     t.links.clear();
     t.links.reserve(fwd_bwd.size() + a.device.links.size());

@@ -5,12 +5,14 @@
 //
 // Device activities (kernels, memcpy, memset, synchronization, CUDA events, GPU annotations)
 // and the runtime or driver calls that launched them share a correlation id; a device profiler
-// may also draw an `ac2g` flow from the call to the activity. Two passes, as PyTorch:
-//  1. collect the flow starts of the host-to-device kind (a duplicate start is counted as an
-//     anomaly and the first one kept), and the runtime calls by correlation id;
+// may also draw an `ac2g` flow from the call to the activity. As PyTorch:
+//  1. the flow starts of the host-to-device kind (a duplicate start is counted as an anomaly and
+//     the first one kept), and the runtime calls by correlation id;
 //  2. a device activity's parent is its flow's start if it ends a flow, else the runtime call
 //     with its correlation id, else the op with its external id (PyTorch's linked activity);
 //     a runtime call's parent is the op with its external id.
+// Both happen in one pass where they can: what a launch started usually comes after it in the
+// table, and an answer found early is final (first ids win). The rest waits for a second pass.
 // PyTorch then lets device subtrees inherit the thread of their parent: its Kineto events have no
 // thread of their own. Ours keep their track (pid = device, tid = stream), which writers and
 // viewers need, so that step is the opt-in policy `pytorch_thread_inheritance`.
@@ -26,7 +28,9 @@
 //   inherit_thread     linked device activities take their parent's pid and tid (off)
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "tracemodel/config.hpp"
@@ -82,41 +86,102 @@ struct link_device_activities_fn {
     if constexpr (Schema::template contains<event_kind::device_activity>) {
       constexpr event_kind device = event_kind::device_activity;
       const std::size_t n = t.size();
-      // One pass: the ids of flow starts, runtime calls and ops, and what needs a parent.
-      // Upper bounds: untouched reserved pages cost no memory, regrowth would.
-      detail::id_map::pairs flow_pairs, call_pairs, op_pairs;
-      detail::scratch_vector<event_index> unplaced;
-      flow_pairs.reserve(n);
-      call_pairs.reserve(n);
-      op_pairs.reserve(n);
-      unplaced.reserve(n);
+      // One pass: the ids of flow starts, runtime calls and ops go into maps as they come, and
+      // each device activity or runtime call without a parent is placed at once when the rule
+      // that decides it can be answered already (in a table sorted by start, launches and ops
+      // come before what they launched; the maps keep the first index of an id, so an answer
+      // found early is final). The rest waits for the second pass over the complete maps; their
+      // links keep their place in the list (a placeholder each, removed if nothing is found).
+      detail::id_map flow_starts(n), calls(n), ops(n);
+      struct waiting {
+        event_index index;
+        std::uint32_t slot;  // its placeholder in s.links (device activities)
+      };
+      detail::scratch_vector<waiting> later;
+      detail::scratch_vector<event_index> unplaced;  // all of them, for thread inheritance
+      s.links.reserve(n);  // an upper bound: untouched reserved pages cost no memory
+      constexpr auto no_slot = std::numeric_limits<std::uint32_t>::max();
+      auto is_flow_end = [](const auto* d) {
+        return Policy::use_flows && d->flow_type == flow_kind::async_cpu_gpu && !d->flow_start &&
+               d->flow_id != 0;
+      };
+      auto link = [&](event_index child, event_index parent, parent_link how, std::uint64_t id,
+                      std::uint32_t slot) {
+        set_parent(t, child, parent, how);
+        const flow_link l{flow_kind::async_cpu_gpu, id, parent, child};
+        if (slot == no_slot)
+          s.links.push_back(l);
+        else
+          s.links[slot] = l;
+      };
+      // Places a device activity by the first rule that applies (flow end, correlation id,
+      // external id) if that rule's map has the id; false if it has to wait.
+      auto place_now = [&](event_index idx, const auto* d) -> bool {
+        if (is_runtime_call(d->activity)) {
+          if constexpr (Policy::link_runtime_calls && Policy::use_external_id) {
+            if (d->external_id == 0) return true;
+            const event_index op = ops.find(d->external_id);
+            if (op == no_event) return false;
+            set_parent(t, idx, op, parent_link::external_id);
+            ++s.runtime_calls;
+          }
+          return true;
+        }
+        if (is_flow_end(d)) {
+          const event_index start = flow_starts.find(d->flow_id);
+          if (start == no_event) return false;
+          link(idx, start, parent_link::flow, d->flow_id, no_slot);
+          ++s.by_flow;
+          return true;
+        }
+        if (Policy::use_correlation && d->correlation_id != 0) {
+          const event_index call = calls.find(d->correlation_id);
+          if (call == no_event) return false;
+          link(idx, call, parent_link::correlation, d->correlation_id, no_slot);
+          ++s.by_correlation;
+          return true;
+        }
+        if (Policy::use_external_id && d->external_id != 0) {
+          const event_index op = ops.find(d->external_id);
+          if (op == no_event) return false;
+          link(idx, op, parent_link::external_id, d->external_id, no_slot);
+          ++s.by_external_id;
+          return true;
+        }
+        ++s.unlinked;
+        return true;
+      };
       for (std::size_t i = 0; i < n; ++i) {
         const auto& e = t.events[i];
         const auto idx = static_cast<event_index>(i);
         if (const auto* d = e.template get_if<device>()) {
           if (d->flow_start && d->flow_type == flow_kind::async_cpu_gpu && d->flow_id != 0)
-            flow_pairs.emplace_back(d->flow_id, idx);
+            s.duplicate_flow_starts += flow_starts.insert(d->flow_id, idx) ? 0 : 1;
           const bool call = is_runtime_call(d->activity);
-          if (call && d->correlation_id != 0) call_pairs.emplace_back(d->correlation_id, idx);
-          if (e.parent == no_event && (call || is_device_side(d->activity))) unplaced.push_back(idx);
+          if (call && d->correlation_id != 0) calls.insert(d->correlation_id, idx);
+          if (e.parent == no_event && (call || is_device_side(d->activity))) {
+            if constexpr (Policy::inherit_thread) unplaced.push_back(idx);
+            if (!place_now(idx, d)) {
+              std::uint32_t slot = no_slot;
+              if (!call) {
+                slot = static_cast<std::uint32_t>(s.links.size());
+                s.links.push_back({flow_kind::async_cpu_gpu, 0, no_event, idx});
+              }
+              later.push_back({idx, slot});
+            }
+          }
         } else if constexpr (Schema::template contains<event_kind::op>) {
           if (const auto* op = e.template get_if<event_kind::op>())
-            if (op->correlation_id != 0) op_pairs.emplace_back(op->correlation_id, idx);
+            if (op->correlation_id != 0) ops.insert(op->correlation_id, idx);
         }
       }
-      detail::id_map flow_starts, calls, ops;
-      s.duplicate_flow_starts = flow_starts.build(flow_pairs);
       t.anomalies.add(anomaly::duplicate_flow_start, s.duplicate_flow_starts);
-      calls.build(call_pairs);
-      ops.build(op_pairs);
-      flow_pairs = {};
-      call_pairs = {};
-      op_pairs = {};
 
-      s.links.reserve(unplaced.size());
-      for (const event_index idx : unplaced) {
-        auto& e = t.events[idx];
-        const auto* d = e.template get_if<device>();
+      // Second pass: every rule in turn, over the complete maps.
+      bool placeholders_left = false;
+      for (const waiting& w : later) {
+        const event_index idx = w.index;
+        const auto* d = t.events[idx].template get_if<device>();
         if (is_runtime_call(d->activity)) {
           if constexpr (Policy::link_runtime_calls && Policy::use_external_id)
             if (d->external_id != 0)
@@ -127,24 +192,20 @@ struct link_device_activities_fn {
           continue;
         }
         bool done = false;
-        if constexpr (Policy::use_flows) {
-          if (d->flow_type == flow_kind::async_cpu_gpu && !d->flow_start && d->flow_id != 0) {
-            if (const event_index start = flow_starts.find(d->flow_id); start != no_event) {
-              set_parent(t, idx, start, parent_link::flow);
-              s.links.push_back({flow_kind::async_cpu_gpu, d->flow_id, start, idx});
-              ++s.by_flow;
-              done = true;
-            } else {
-              ++s.flow_ends_without_start;
-              t.anomalies.add(anomaly::flow_end_without_start);
-            }
+        if (is_flow_end(d)) {
+          if (const event_index start = flow_starts.find(d->flow_id); start != no_event) {
+            link(idx, start, parent_link::flow, d->flow_id, w.slot);
+            ++s.by_flow;
+            done = true;
+          } else {
+            ++s.flow_ends_without_start;
+            t.anomalies.add(anomaly::flow_end_without_start);
           }
         }
         if constexpr (Policy::use_correlation) {
           if (!done && d->correlation_id != 0) {
             if (const event_index call = calls.find(d->correlation_id); call != no_event) {
-              set_parent(t, idx, call, parent_link::correlation);
-              s.links.push_back({flow_kind::async_cpu_gpu, d->correlation_id, call, idx});
+              link(idx, call, parent_link::correlation, d->correlation_id, w.slot);
               ++s.by_correlation;
               done = true;
             } else {
@@ -156,15 +217,19 @@ struct link_device_activities_fn {
         if constexpr (Policy::use_external_id) {
           if (!done && d->external_id != 0) {
             if (const event_index op = ops.find(d->external_id); op != no_event) {
-              set_parent(t, idx, op, parent_link::external_id);
-              s.links.push_back({flow_kind::async_cpu_gpu, d->external_id, op, idx});
+              link(idx, op, parent_link::external_id, d->external_id, w.slot);
               ++s.by_external_id;
               done = true;
             }
           }
         }
         s.unlinked += done ? 0 : 1;
+        placeholders_left = placeholders_left || !done;
       }
+      if (placeholders_left)
+        s.links.erase(std::remove_if(s.links.begin(), s.links.end(),
+                                     [](const flow_link& l) { return l.from == no_event; }),
+                      s.links.end());
       if constexpr (Policy::inherit_thread) inherit_threads(t, unplaced);
     }
     return s;

@@ -106,170 +106,221 @@ class sequence_slots {
 };
 }  // namespace detail
 
+/// What the forward/backward linker keeps between its two steps: `collect` reads the table
+/// (and lets wrappers inherit their keys), `match` works on these records alone. `analyze`
+/// runs `match` while the tree builder works on the table.
+struct fwd_bwd_records {
+  struct keyed {
+    std::int64_t seq;
+    std::int64_t start;
+    std::int64_t end;      // `open` for ops that never ended
+    std::uint64_t fwd;     // forward thread id, 0 for a forward op
+    event_index index;
+    std::uint32_t thread;  // dense (pid, tid); after resolution: the thread its key names
+  };
+  static constexpr std::int64_t open = std::numeric_limits<std::int64_t>::max();
+  detail::scratch_vector<keyed> recs;  ///< ops with a sequence number, in start order
+  detail::pair_ids threads;
+};
+
 struct link_forward_backward_fn {
   template <class Schema, class Policy = pytorch_links>
-  table_vector<flow_link> operator()(basic_event_table<Schema>& t, Policy = {}) const {
+  table_vector<flow_link> operator()(basic_event_table<Schema>& t, Policy p = {}) const {
+    fwd_bwd_records r = collect(t, p);
+    return match(r, p);
+  }
+
+  /// Step one: wrappers inherit their keys; the ops with a sequence number become records.
+  template <class Schema, class Policy = pytorch_links>
+  fwd_bwd_records collect(basic_event_table<Schema>& t, Policy = {}) const {
     static_assert(fwd_bwd_policy<Policy>,
                   "tracemodel::link_forward_backward(table, P): P must model fwd_bwd_policy "
                   "(algo/fwd_bwd.hpp)");
-    table_vector<flow_link> links;
-    links.reserve(t.size() / 2);
-    if constexpr (!Schema::template contains<event_kind::op>) {
-      return links;
-    } else {
-      // Start order (the table's own when it is sorted, as materialized tables are).
+    fwd_bwd_records out;
+    if constexpr (Schema::template contains<event_kind::op>) {
+      using keyed = fwd_bwd_records::keyed;
+      constexpr std::int64_t open = fwd_bwd_records::open;
+      auto& recs = out.recs;
+      auto& threads = out.threads;
       const std::size_t n = t.size();
-      bool sorted = true;
-      for (std::size_t i = 1; i < n && sorted; ++i)
-        sorted = t.events[i - 1].start_ns <= t.events[i].start_ns;
-      detail::scratch_vector<event_index> order_storage;
-      if (!sorted) order_storage = detail::start_order(t.events);
-
+      recs.reserve(n);  // an upper bound: untouched pages cost nothing
       // One read pass in start order. Wrappers inherit from the backward op that follows them
       // on their thread (decided when that op comes); the ops with a sequence number become
       // compact records, kept in start order (a wrapper's record is inserted at its place).
-      struct keyed {
-        std::int64_t seq;
-        std::int64_t start;
-        std::int64_t end;      // `open` for ops that never ended
-        std::uint64_t fwd;     // forward thread id, 0 for a forward op
-        event_index index;
-        std::uint32_t thread;  // dense (pid, tid); after resolution: the thread its key names
-      };
-      constexpr std::int64_t open = std::numeric_limits<std::int64_t>::max();
-      detail::scratch_vector<keyed> recs;
-      recs.reserve(n);  // an upper bound: untouched pages cost nothing
-      detail::pair_ids threads;
+      // The table's own order is tried first (materialized and read tables are sorted by
+      // start); the first event out of order undoes what the pass wrote and starts again in a
+      // computed order.
       struct previous {
         event_index index = no_event;
         bool wrapper_scope = false;  // function scope: may be a wrapper
       };
+      struct undo {
+        event_index index;
+        std::int64_t seq;
+        std::uint64_t fwd;
+      };
       std::vector<previous> prev;
+      detail::scratch_vector<undo> written;
+      written.reserve(n);
+      detail::scratch_vector<event_index> order_storage;
       auto before = [](const keyed& a, const keyed& b) {
         return a.start < b.start || (a.start == b.start && a.index < b.index);
       };
-      for (std::size_t r = 0; r < n; ++r) {
-        const auto i = sorted ? static_cast<event_index>(r) : order_storage[r];
-        auto& e = t.events[i];
-        auto* op = e.template get_if<event_kind::op>();
-        if (op == nullptr) continue;
-        const std::uint32_t th = threads.id(static_cast<std::uint64_t>(e.pid), e.tid);
-        const std::int64_t end = op->end_ns == no_end_ns ? open : op->end_ns;
-        if constexpr (!Policy::wrapper_prefix.empty()) {
-          if (th >= prev.size()) prev.resize(th + 1);
-          const previous w = prev[th];
-          const bool backward = op->scope == op_scope::backward_function || op->fwd_thread_id > 0;
-          if (backward && w.wrapper_scope) {
-            auto& we = t.events[w.index];
-            auto& wf = we.template get<event_kind::op>();
-            if (t.strings.view(wf.name).starts_with(Policy::wrapper_prefix)) {
-              const bool had = wf.sequence_number >= 0;
-              wf.sequence_number = op->sequence_number;
-              wf.fwd_thread_id = op->fwd_thread_id;
-              const keyed wk{wf.sequence_number, we.start_ns,
-                             wf.end_ns == no_end_ns ? open : wf.end_ns, wf.fwd_thread_id, w.index,
-                             th};
-              // Its record, if it has one, is among the last ones (it is the previous op of
-              // this thread): update or insert it in start order.
-              auto it = recs.end();
-              while (it != recs.begin() && before(wk, *(it - 1))) --it;
-              const bool found = had && it != recs.begin() && (it - 1)->index == w.index;
-              if (found) {
-                if (wk.seq >= 0)
-                  *(it - 1) = wk;
-                else
-                  recs.erase(it - 1);
-              } else if (wk.seq >= 0) {
-                recs.insert(it, wk);
+      auto pass = [&](bool identity) -> bool {
+        std::int64_t last_start = std::numeric_limits<std::int64_t>::min();
+        for (std::size_t r = 0; r < n; ++r) {
+          const auto i = identity ? static_cast<event_index>(r) : order_storage[r];
+          auto& e = t.events[i];
+          if (identity) {
+            if (e.start_ns < last_start) return false;
+            last_start = e.start_ns;
+          }
+          auto* op = e.template get_if<event_kind::op>();
+          if (op == nullptr) continue;
+          const std::uint32_t th = threads.id(static_cast<std::uint64_t>(e.pid), e.tid);
+          const std::int64_t end = op->end_ns == no_end_ns ? open : op->end_ns;
+          if constexpr (!Policy::wrapper_prefix.empty()) {
+            if (th >= prev.size()) prev.resize(th + 1);
+            const previous w = prev[th];
+            const bool backward = op->scope == op_scope::backward_function || op->fwd_thread_id > 0;
+            if (backward && w.wrapper_scope) {
+              auto& we = t.events[w.index];
+              auto& wf = we.template get<event_kind::op>();
+              if (t.strings.view(wf.name).starts_with(Policy::wrapper_prefix)) {
+                const bool had = wf.sequence_number >= 0;
+                if (identity) written.push_back({w.index, wf.sequence_number, wf.fwd_thread_id});
+                wf.sequence_number = op->sequence_number;
+                wf.fwd_thread_id = op->fwd_thread_id;
+                const keyed wk{wf.sequence_number, we.start_ns,
+                               wf.end_ns == no_end_ns ? open : wf.end_ns, wf.fwd_thread_id,
+                               w.index, th};
+                // Its record, if it has one, is among the last ones (it is the previous op of
+                // this thread): update or insert it in start order.
+                auto it = recs.end();
+                while (it != recs.begin() && before(wk, *(it - 1))) --it;
+                const bool found = had && it != recs.begin() && (it - 1)->index == w.index;
+                if (found) {
+                  if (wk.seq >= 0)
+                    *(it - 1) = wk;
+                  else
+                    recs.erase(it - 1);
+                } else if (wk.seq >= 0) {
+                  recs.insert(it, wk);
+                }
               }
             }
+            prev[th] = {i, op->scope == op_scope::function};
           }
-          prev[th] = {i, op->scope == op_scope::function};
+          if (op->sequence_number >= 0)
+            recs.push_back({op->sequence_number, e.start_ns, end, op->fwd_thread_id, i, th});
         }
-        if (op->sequence_number >= 0)
-          recs.push_back({op->sequence_number, e.start_ns, end, op->fwd_thread_id, i, th});
-      }
-      prev = {};
-      order_storage = {};
-
-      // Threads that recorded forward ops, per process, in order of first appearance.
-      std::vector<std::pair<process_key, std::vector<thread_key>>> forward_threads;
-      auto forward_threads_of = [&](process_key pid) -> std::vector<thread_key>& {
-        for (auto& [p, v] : forward_threads)
-          if (p == pid) return v;
-        return forward_threads.emplace_back(pid, std::vector<thread_key>{}).second;
+        return true;
       };
-      {
-        std::vector<bool> seen_forward(threads.size(), false);
-        for (const keyed& k : recs) {
-          if (k.fwd != 0 || seen_forward[k.thread]) continue;
-          seen_forward[k.thread] = true;
-          const auto& [pid, tid] = threads.pair(k.thread);
-          forward_threads_of(static_cast<process_key>(pid)).push_back(tid);
+      if (!pass(true)) {
+        for (auto u = written.rbegin(); u != written.rend(); ++u) {
+          auto& f = t.events[u->index].template get<event_kind::op>();
+          f.sequence_number = u->seq;
+          f.fwd_thread_id = u->fwd;
         }
+        written = {};
+        prev.clear();
+        recs.clear();
+        threads = detail::pair_ids{};
+        order_storage = detail::start_order(t.events);
+        pass(false);
       }
-      // Backward ops: the thread their key names.
-      {
-        std::uint32_t last_thread = detail::pair_ids::no_id, last_resolved = 0;
-        std::uint64_t last_fwd = 0;
-        for (keyed& k : recs) {
-          if (k.fwd == 0) continue;
-          if (k.thread != last_thread || k.fwd != last_fwd) {
-            const auto [pid, tid] = threads.pair(k.thread);
-            const thread_key r = Policy::thread_resolver::resolve(
-                k.fwd, forward_threads_of(static_cast<process_key>(pid)));
-            last_thread = k.thread;
-            last_fwd = k.fwd;
-            last_resolved = threads.id(pid, r);
-          }
-          k.thread = last_resolved;
-        }
-      }
-
-      // The visit order: end time, ties to the op that started later (with equal ends that is
-      // the inner one, so a backward op whose wrapper ends in the same nanosecond still gets
-      // the link); or start time. The keys are read reversed for the first, and the sort is
-      // stable.
-      struct visit_keys {
-        const detail::scratch_vector<keyed>& r;
-        [[nodiscard]] std::size_t size() const noexcept { return r.size(); }
-        std::int64_t operator[](std::size_t k) const noexcept {
-          return Policy::visit_by_end ? r[r.size() - 1 - k].end : r[k].start;
-        }
-      };
-      const detail::scratch_vector<std::uint32_t> visit = detail::stable_order(visit_keys{recs});
-      auto visited = [&](std::size_t k) -> const keyed& {
-        return Policy::visit_by_end ? recs[recs.size() - 1 - visit[k]] : recs[visit[k]];
-      };
-      // Slots per thread: arrays over the sequence numbers unless they are sparse. A slot keeps
-      // the forward op and its start, so the visit never goes back to the table.
-      std::vector<std::int64_t> max_seq(threads.size(), -1);
-      std::vector<std::size_t> count(threads.size(), 0);
-      for (const keyed& k : recs) {
-        max_seq[k.thread] = std::max(max_seq[k.thread], k.seq);
-        ++count[k.thread];
-      }
-      std::vector<detail::sequence_slots> slots(threads.size());
-      for (std::size_t th = 0; th < slots.size(); ++th) {
-        if (max_seq[th] < 0) continue;
-        if (static_cast<std::uint64_t>(max_seq[th]) <= 4 * count[th] + 4096)
-          slots[th].reserve_dense(max_seq[th]);
-        else
-          slots[th].use_sparse();
-      }
-      std::uint64_t next_id = 1;
-      for (std::size_t v = 0; v < recs.size(); ++v) {
-        const keyed& k = visited(v);
-        detail::forward_slot& slot = slots[k.thread][k.seq];
-        if (k.fwd == 0) {
-          if (slot.index == no_event || k.start >= slot.start) slot = {k.start, k.index};
-        } else if (slot.index != no_event) {
-          links.push_back({flow_kind::fwd_bwd, next_id++, slot.index, k.index});
-          if constexpr (Policy::consume_on_match) slot.index = no_event;
-        }
-      }
-      return links;
     }
+    return out;
+  }
+
+  /// Step two: the links, from the records alone (the table is not read).
+  template <class Policy = pytorch_links>
+  table_vector<flow_link> match(fwd_bwd_records& r, Policy = {}) const {
+    static_assert(fwd_bwd_policy<Policy>,
+                  "tracemodel::link_forward_backward(table, P): P must model fwd_bwd_policy "
+                  "(algo/fwd_bwd.hpp)");
+    using keyed = fwd_bwd_records::keyed;
+    auto& recs = r.recs;
+    auto& threads = r.threads;
+    table_vector<flow_link> links;
+    links.reserve(recs.size() / 2);
+    // Threads that recorded forward ops, per process, in order of first appearance.
+    std::vector<std::pair<process_key, std::vector<thread_key>>> forward_threads;
+    auto forward_threads_of = [&](process_key pid) -> std::vector<thread_key>& {
+      for (auto& [p, v] : forward_threads)
+        if (p == pid) return v;
+      return forward_threads.emplace_back(pid, std::vector<thread_key>{}).second;
+    };
+    {
+      std::vector<bool> seen_forward(threads.size(), false);
+      for (const keyed& k : recs) {
+        if (k.fwd != 0 || seen_forward[k.thread]) continue;
+        seen_forward[k.thread] = true;
+        const auto& [pid, tid] = threads.pair(k.thread);
+        forward_threads_of(static_cast<process_key>(pid)).push_back(tid);
+      }
+    }
+    // Backward ops: the thread their key names.
+    {
+      std::uint32_t last_thread = detail::pair_ids::no_id, last_resolved = 0;
+      std::uint64_t last_fwd = 0;
+      for (keyed& k : recs) {
+        if (k.fwd == 0) continue;
+        if (k.thread != last_thread || k.fwd != last_fwd) {
+          const auto [pid, tid] = threads.pair(k.thread);
+          const thread_key named = Policy::thread_resolver::resolve(
+              k.fwd, forward_threads_of(static_cast<process_key>(pid)));
+          last_thread = k.thread;
+          last_fwd = k.fwd;
+          last_resolved = threads.id(pid, named);
+        }
+        k.thread = last_resolved;
+      }
+    }
+
+    // The visit order: end time, ties to the op that started later (with equal ends that is
+    // the inner one, so a backward op whose wrapper ends in the same nanosecond still gets
+    // the link); or start time. The keys are read reversed for the first, and the sort is
+    // stable.
+    struct visit_keys {
+      const detail::scratch_vector<keyed>& r;
+      [[nodiscard]] std::size_t size() const noexcept { return r.size(); }
+      std::int64_t operator[](std::size_t k) const noexcept {
+        return Policy::visit_by_end ? r[r.size() - 1 - k].end : r[k].start;
+      }
+    };
+    const detail::scratch_vector<std::uint32_t> visit = detail::stable_order(visit_keys{recs});
+    auto visited = [&](std::size_t k) -> const keyed& {
+      return Policy::visit_by_end ? recs[recs.size() - 1 - visit[k]] : recs[visit[k]];
+    };
+    // Slots per thread: arrays over the sequence numbers unless they are sparse. A slot keeps
+    // the forward op and its start, so the visit never goes back to the table.
+    std::vector<std::int64_t> max_seq(threads.size(), -1);
+    std::vector<std::size_t> count(threads.size(), 0);
+    for (const keyed& k : recs) {
+      max_seq[k.thread] = std::max(max_seq[k.thread], k.seq);
+      ++count[k.thread];
+    }
+    std::vector<detail::sequence_slots> slots(threads.size());
+    for (std::size_t th = 0; th < slots.size(); ++th) {
+      if (max_seq[th] < 0) continue;
+      if (static_cast<std::uint64_t>(max_seq[th]) <= 4 * count[th] + 4096)
+        slots[th].reserve_dense(max_seq[th]);
+      else
+        slots[th].use_sparse();
+    }
+    std::uint64_t next_id = 1;
+    for (std::size_t v = 0; v < recs.size(); ++v) {
+      const keyed& k = visited(v);
+      detail::forward_slot& slot = slots[k.thread][k.seq];
+      if (k.fwd == 0) {
+        if (slot.index == no_event || k.start >= slot.start) slot = {k.start, k.index};
+      } else if (slot.index != no_event) {
+        links.push_back({flow_kind::fwd_bwd, next_id++, slot.index, k.index});
+        if constexpr (Policy::consume_on_match) slot.index = no_event;
+      }
+    }
+    return links;
   }
 };
 

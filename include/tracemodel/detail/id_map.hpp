@@ -1,15 +1,18 @@
 // tracemodel — internal. Not part of the public API; do not include directly.
 //
-// `id_map`: from 64-bit ids (correlation ids, flow ids, external ids) to event indices, built
-// once from (id, index) pairs. Ids in traces are dense (Kineto numbers them 1, 2, ...; our
-// queues hand them out in blocks from one counter), so when the ids span at most a few times
-// their number, the map is a plain array indexed by (id - smallest): one access, no hashing, no
-// cache miss per probe. Otherwise it is a hash map. The first pair of an id wins; later pairs
-// with the same id are counted as duplicates.
+// `id_map`: from 64-bit ids (correlation ids, flow ids, external ids) to event indices, filled
+// one pair at a time while the table is read. Ids in traces are dense (Kineto numbers them 1,
+// 2, ...; our queues hand them out in blocks from one counter), so ids up to a few times the
+// table's size go straight into an array indexed by the id: one access, no hashing, and no
+// list of pairs to write and read again. The array is reserved, not filled: its pages (1024
+// ids each) are initialized when the first id lands in them, so a map that holds ids 1..N
+// touches 4N bytes. Larger ids go to a hash map. The first index of an id wins; later ones
+// are counted as duplicates.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
-#include <utility>
+#include <vector>
 
 #include "tracemodel/config.hpp"
 #include "tracemodel/detail/big_allocator.hpp"
@@ -21,56 +24,42 @@ namespace detail {
 
 class id_map {
  public:
-  using pairs = scratch_vector<std::pair<std::uint64_t, event_index>>;
+  /// A map for a table of `events` events (ids up to 4 * events + 4096 take the array).
+  explicit id_map(std::size_t events = 0)
+      : limit_(4 * events + 4096), ready_((limit_ + page - 1) / page, false) {
+    dense_ = static_cast<event_index*>(big_allocate(limit_ * sizeof(event_index)));
+  }
+  id_map(const id_map&) = delete;
+  id_map& operator=(const id_map&) = delete;
+  ~id_map() { big_deallocate(dense_, limit_ * sizeof(event_index)); }
 
-  /// Builds the map; returns the number of duplicate ids (ignored pairs).
-  std::size_t build(const pairs& p) {
-    std::size_t duplicates = 0;
-    dense_.clear();
-    sparse_.clear();
-    if (p.empty()) {
-      dense_mode_ = true;
-      lo_ = 1;
-      return 0;
-    }
-    std::uint64_t lo = p.front().first, hi = lo;
-    for (const auto& [id, i] : p) {
-      lo = id < lo ? id : lo;
-      hi = id > hi ? id : hi;
-    }
-    const std::uint64_t span = hi - lo + 1;
-    dense_mode_ = span <= 4 * p.size() + 4096;
-    lo_ = lo;
-    if (dense_mode_) {
-      dense_.assign(span, no_event);
-      for (const auto& [id, i] : p) {
-        event_index& slot = dense_[id - lo];
-        if (slot == no_event)
-          slot = i;
-        else
-          ++duplicates;
+  /// Maps `id` to `i` unless it is mapped already; returns whether it was new.
+  bool insert(std::uint64_t id, event_index i) {
+    if (id < limit_) {
+      const std::size_t p = id / page;
+      if (!ready_[p]) {
+        std::fill_n(dense_ + p * page, std::min(page, limit_ - p * page), no_event);
+        ready_[p] = true;
       }
-    } else {
-      sparse_ = flat_map<event_index>(p.size());
-      for (const auto& [id, i] : p)
-        if (!sparse_.try_emplace(id, i).second) ++duplicates;
+      event_index& slot = dense_[id];
+      if (slot != no_event) return false;
+      slot = i;
+      return true;
     }
-    return duplicates;
+    return sparse_.try_emplace(id, i).second;
   }
 
   [[nodiscard]] event_index find(std::uint64_t id) const noexcept {
-    if (dense_mode_) {
-      if (id < lo_ || id - lo_ >= dense_.size()) return no_event;
-      return dense_[id - lo_];
-    }
+    if (id < limit_) return ready_[id / page] ? dense_[id] : no_event;
     const event_index* i = sparse_.find(id);
     return i == nullptr ? no_event : *i;
   }
 
  private:
-  bool dense_mode_ = true;
-  std::uint64_t lo_ = 1;
-  scratch_vector<event_index> dense_;
+  static constexpr std::size_t page = 1024;
+  std::size_t limit_;
+  std::vector<bool> ready_;
+  event_index* dense_ = nullptr;
   flat_map<event_index> sparse_;
 };
 

@@ -1,0 +1,105 @@
+// `analyze` on two threads (the forward/backward linker's pass and matching on the second, the
+// device links and the tree on the calling one, the tree overlapping the matching) against
+// the same steps run one after another: the same parents, children, links, inherited keys and
+// counts. ThreadSanitizer runs this group.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <tracemodel/algo/analyze.hpp>
+#include <tracemodel/formats/chrome_trace_reader.hpp>
+#include <tracemodel/testing/builder.hpp>
+
+#include "../support/json.hpp"
+#include "../support/real_traces.hpp"
+
+namespace tmod = tracemodel;
+
+namespace {
+
+/// Everything `analyze` writes, as text (one line per event, then the links and the counts).
+std::string analysed(tmod::event_table t, bool parallel) {
+  tmod::analyze_options o;
+  o.parallel = parallel;
+  o.parallel_threshold = 0;
+  const tmod::analysis a = tmod::analyze(t, o);
+  std::string out;
+  for (const auto& e : t.events) {
+    out += std::to_string(e.parent) + " " + std::to_string(static_cast<int>(e.link)) + " " +
+           std::to_string(e.first_child) + " " + std::to_string(e.child_count) + " " +
+           std::to_string(e.end_ns());
+    if (const auto* op = e.get_if<tmod::event_kind::op>())
+      out += " " + std::to_string(op->sequence_number) + " " + std::to_string(op->fwd_thread_id);
+    out += "\n";
+  }
+  for (const tmod::event_index c : t.children) out += std::to_string(c) + ",";
+  out += "\n";
+  for (const tmod::flow_link& l : t.links)
+    out += std::to_string(static_cast<int>(l.kind)) + ":" + std::to_string(l.id) + ":" +
+           std::to_string(l.from) + ">" + std::to_string(l.to) + "\n";
+  out += std::to_string(a.fwd_bwd_links) + " " + std::to_string(a.tree.roots) + " " +
+         std::to_string(a.tree.fallback_parents) + " " + std::to_string(a.tree.borrowed_ends) + " " +
+         std::to_string(a.device.by_flow) + " " + std::to_string(a.device.by_correlation) + " " +
+         std::to_string(a.device.by_external_id) + " " + std::to_string(a.device.runtime_calls) +
+         " " + std::to_string(a.device.unlinked) + "\n";
+  return out;
+}
+
+}  // namespace
+
+TEST_SUITE("concurrency") {
+  TEST_CASE("parallel analyze: every real trace gives what the serial steps give") {
+    for (const char* f : tmtest::real_traces) {
+      INFO(f);
+      std::string text = tmtest::read_file(tmtest::data_path(f));
+      const tmod::event_table t = tmod::read_chrome_trace(text, text.size());
+      const std::string serial = analysed(t, false);
+      CHECK(analysed(t, true) == serial);
+    }
+  }
+
+  TEST_CASE("parallel analyze: random training-like tables, sorted or not") {
+    // Steps of forward ops with sequence numbers, backward ops (with their evaluate_function
+    // wrappers) on a second thread, launches with flows and kernels.
+    std::mt19937_64 rng(42);
+    auto pick = [&](int n) { return static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n)); };
+    for (int round = 0; round < 20; ++round) {
+      tmod::testing::table_builder b;
+      std::int64_t t = 0;
+      std::uint64_t corr = 1;
+      const int steps = 1 + static_cast<int>(pick(30));
+      std::int64_t seq = 0;
+      for (int s = 0; s < steps; ++s) {
+        const std::int64_t step_start = t;
+        for (int k = 0; k < 5; ++k, ++seq) {
+          b.op("aten::mm", t, t + 50, 1).seq(seq);
+          b.device("cudaLaunchKernel", tmod::activity_type::cuda_runtime, t + 10, t + 20, 1, 1)
+              .correlation(corr).external_id(0).flow(corr, true);
+          b.device("gemm", tmod::activity_type::kernel, t + 30, t + 90 + pick(50), 7, 0)
+              .correlation(corr).flow(pick(10) == 0 ? corr + 1000 : corr, false);
+          ++corr;
+          t += 60;
+        }
+        for (std::int64_t k = seq - 1; k >= seq - 5; --k) {
+          b.op("autograd::engine::evaluate_function: MmBackward0", t, t + 40, 2);
+          b.op("MmBackward0", t + 5, t + 35 + pick(10), 2).seq(k, 1).scope(tmod::op_scope::backward_function);
+          t += 50;
+        }
+        b.annotation("ProfilerStep", step_start, t, 1);
+        t += 10;
+      }
+      tmod::event_table table = b.take();
+      if (round % 2 == 1)
+        std::shuffle(table.events.begin(), table.events.end(), rng);
+      else  // the step annotation was added after its ops
+        std::stable_sort(table.events.begin(), table.events.end(),
+                         [](const auto& x, const auto& y) { return x.start_ns < y.start_ns; });
+      INFO("round " << round << " events " << table.size());
+      const std::string serial = analysed(table, false);
+      CHECK(analysed(table, true) == serial);
+    }
+  }
+}
