@@ -90,65 +90,72 @@ struct link_device_activities_fn {
       // each device activity or runtime call without a parent is placed at once when the rule
       // that decides it can be answered already (in a table sorted by start, launches and ops
       // come before what they launched; the maps keep the first index of an id, so an answer
-      // found early is final). The rest waits for the second pass over the complete maps; their
-      // links keep their place in the list (a placeholder each, removed if nothing is found).
+      // found early is final). The rest waits for a second pass over the complete maps. A
+      // waiting device activity reserves its entry in the link list, so the links stay in
+      // table order; entries left unused (no parent found) are removed at the end.
       detail::id_map flow_starts(n), calls(n), ops(n);
       struct waiting {
         event_index index;
-        std::uint32_t slot;  // its placeholder in s.links (device activities)
+        std::uint32_t entry;  // its reserved entry in s.links (device activities)
       };
       detail::scratch_vector<waiting> later;
       detail::scratch_vector<event_index> unplaced;  // all of them, for thread inheritance
       s.links.reserve(n);  // an upper bound: untouched reserved pages cost no memory
-      constexpr auto no_slot = std::numeric_limits<std::uint32_t>::max();
-      auto is_flow_end = [](const auto* d) {
-        return Policy::use_flows && d->flow_type == flow_kind::async_cpu_gpu && !d->flow_start &&
-               d->flow_id != 0;
-      };
-      auto link = [&](event_index child, event_index parent, parent_link how, std::uint64_t id,
-                      std::uint32_t slot) {
-        set_parent(t, child, parent, how);
-        const flow_link l{flow_kind::async_cpu_gpu, id, parent, child};
-        if (slot == no_slot)
-          s.links.push_back(l);
-        else
-          s.links[slot] = l;
-      };
-      // Places a device activity by the first rule that applies (flow end, correlation id,
-      // external id) if that rule's map has the id; false if it has to wait.
-      auto place_now = [&](event_index idx, const auto* d) -> bool {
+      constexpr auto no_entry = std::numeric_limits<std::uint32_t>::max();
+      bool unused_entries = false;
+      // Places `idx` by the rules in turn: a runtime call under the op of its external id; a
+      // device activity under its flow's start, else the call with its correlation id, else the
+      // op of its external id. Before the maps are complete (`final` false), a rule whose id is
+      // not mapped yet returns false (wait) instead of counting an anomaly and going on.
+      auto place = [&](event_index idx, std::uint32_t entry, bool final) -> bool {
+        const auto* d = t.events[idx].template get_if<device>();
         if (is_runtime_call(d->activity)) {
           if constexpr (Policy::link_runtime_calls && Policy::use_external_id) {
             if (d->external_id == 0) return true;
             const event_index op = ops.find(d->external_id);
-            if (op == no_event) return false;
+            if (op == no_event) return final;
             set_parent(t, idx, op, parent_link::external_id);
             ++s.runtime_calls;
           }
           return true;
         }
-        if (is_flow_end(d)) {
-          const event_index start = flow_starts.find(d->flow_id);
-          if (start == no_event) return false;
-          link(idx, start, parent_link::flow, d->flow_id, no_slot);
-          ++s.by_flow;
+        auto link = [&](event_index parent, parent_link how, std::uint64_t id) {
+          set_parent(t, idx, parent, how);
+          const flow_link l{flow_kind::async_cpu_gpu, id, parent, idx};
+          if (entry == no_entry)
+            s.links.push_back(l);
+          else
+            s.links[entry] = l;
           return true;
+        };
+        if (Policy::use_flows && d->flow_type == flow_kind::async_cpu_gpu && !d->flow_start &&
+            d->flow_id != 0) {
+          if (const event_index start = flow_starts.find(d->flow_id); start != no_event) {
+            ++s.by_flow;
+            return link(start, parent_link::flow, d->flow_id);
+          }
+          if (!final) return false;
+          ++s.flow_ends_without_start;
+          t.anomalies.add(anomaly::flow_end_without_start);
         }
         if (Policy::use_correlation && d->correlation_id != 0) {
-          const event_index call = calls.find(d->correlation_id);
-          if (call == no_event) return false;
-          link(idx, call, parent_link::correlation, d->correlation_id, no_slot);
-          ++s.by_correlation;
-          return true;
+          if (const event_index call = calls.find(d->correlation_id); call != no_event) {
+            ++s.by_correlation;
+            return link(call, parent_link::correlation, d->correlation_id);
+          }
+          if (!final) return false;
+          ++s.dangling_correlations;
+          t.anomalies.add(anomaly::dangling_correlation);
         }
         if (Policy::use_external_id && d->external_id != 0) {
-          const event_index op = ops.find(d->external_id);
-          if (op == no_event) return false;
-          link(idx, op, parent_link::external_id, d->external_id, no_slot);
-          ++s.by_external_id;
-          return true;
+          if (const event_index op = ops.find(d->external_id); op != no_event) {
+            ++s.by_external_id;
+            return link(op, parent_link::external_id, d->external_id);
+          }
+          if (!final) return false;
         }
         ++s.unlinked;
+        unused_entries = unused_entries || entry != no_entry;
         return true;
       };
       for (std::size_t i = 0; i < n; ++i) {
@@ -161,13 +168,13 @@ struct link_device_activities_fn {
           if (call && d->correlation_id != 0) calls.insert(d->correlation_id, idx);
           if (e.parent == no_event && (call || is_device_side(d->activity))) {
             if constexpr (Policy::inherit_thread) unplaced.push_back(idx);
-            if (!place_now(idx, d)) {
-              std::uint32_t slot = no_slot;
+            if (!place(idx, no_entry, false)) {
+              std::uint32_t entry = no_entry;
               if (!call) {
-                slot = static_cast<std::uint32_t>(s.links.size());
+                entry = static_cast<std::uint32_t>(s.links.size());
                 s.links.push_back({flow_kind::async_cpu_gpu, 0, no_event, idx});
               }
-              later.push_back({idx, slot});
+              later.push_back({idx, entry});
             }
           }
         } else if constexpr (Schema::template contains<event_kind::op>) {
@@ -176,57 +183,8 @@ struct link_device_activities_fn {
         }
       }
       t.anomalies.add(anomaly::duplicate_flow_start, s.duplicate_flow_starts);
-
-      // Second pass: every rule in turn, over the complete maps.
-      bool placeholders_left = false;
-      for (const waiting& w : later) {
-        const event_index idx = w.index;
-        const auto* d = t.events[idx].template get_if<device>();
-        if (is_runtime_call(d->activity)) {
-          if constexpr (Policy::link_runtime_calls && Policy::use_external_id)
-            if (d->external_id != 0)
-              if (const event_index op = ops.find(d->external_id); op != no_event) {
-                set_parent(t, idx, op, parent_link::external_id);
-                ++s.runtime_calls;
-              }
-          continue;
-        }
-        bool done = false;
-        if (is_flow_end(d)) {
-          if (const event_index start = flow_starts.find(d->flow_id); start != no_event) {
-            link(idx, start, parent_link::flow, d->flow_id, w.slot);
-            ++s.by_flow;
-            done = true;
-          } else {
-            ++s.flow_ends_without_start;
-            t.anomalies.add(anomaly::flow_end_without_start);
-          }
-        }
-        if constexpr (Policy::use_correlation) {
-          if (!done && d->correlation_id != 0) {
-            if (const event_index call = calls.find(d->correlation_id); call != no_event) {
-              link(idx, call, parent_link::correlation, d->correlation_id, w.slot);
-              ++s.by_correlation;
-              done = true;
-            } else {
-              ++s.dangling_correlations;
-              t.anomalies.add(anomaly::dangling_correlation);
-            }
-          }
-        }
-        if constexpr (Policy::use_external_id) {
-          if (!done && d->external_id != 0) {
-            if (const event_index op = ops.find(d->external_id); op != no_event) {
-              link(idx, op, parent_link::external_id, d->external_id, w.slot);
-              ++s.by_external_id;
-              done = true;
-            }
-          }
-        }
-        s.unlinked += done ? 0 : 1;
-        placeholders_left = placeholders_left || !done;
-      }
-      if (placeholders_left)
+      for (const waiting& w : later) place(w.index, w.entry, true);
+      if (unused_entries)
         s.links.erase(std::remove_if(s.links.begin(), s.links.end(),
                                      [](const flow_link& l) { return l.from == no_event; }),
                       s.links.end());
