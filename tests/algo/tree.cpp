@@ -28,6 +28,11 @@ std::vector<event_index> parents(const event_table& t) {
 /// Checks the structural invariants of a built tree: children lists are exactly the inverse of
 /// the parent links, in start order.
 void check_children_consistent(const event_table& t) {
+  // One offset per event and one more, non-decreasing, from 0 to the size of the lists.
+  REQUIRE(t.child_offsets.size() == t.size() + 1);
+  CHECK(t.child_offsets.front() == 0);
+  CHECK(t.child_offsets.back() == t.children.size());
+  CHECK(std::is_sorted(t.child_offsets.begin(), t.child_offsets.end()));
   std::size_t total = 0;
   for (std::size_t i = 0; i < t.size(); ++i) {
     const auto kids = t.children_of(t.events[i]);
@@ -45,6 +50,24 @@ void check_children_consistent(const event_table& t) {
 }  // namespace
 
 TEST_SUITE("algo") {
+  TEST_CASE("children_of: empty before a tree is built and after reset_tree") {
+    table_builder b;
+    b.op("A", 0, 100).op("B", 10, 50);
+    event_table t = b.take();
+    CHECK(t.child_offsets.empty());
+    CHECK(t.children_of(0).empty());
+    CHECK(t.children_of(t.events[1]).empty());
+    build_tree(t);
+    REQUIRE(t.children_of(0).size() == 1);
+    CHECK(t.children_of(0)[0] == 1);
+    CHECK(t.children_of(t.events[1]).empty());
+    CHECK(t.child_offsets == decltype(t.child_offsets){0, 1, 1});
+    t.reset_tree();
+    CHECK(t.child_offsets.empty());
+    CHECK(t.children.empty());
+    CHECK(t.children_of(0).empty());
+  }
+
   TEST_CASE("build_tree: nesting") {
     table_builder b;
     b.op("A", 0, 100).op("B", 10, 50).op("C", 20, 30).op("D", 60, 90).op("E", 200, 300);

@@ -29,13 +29,14 @@ std::string analysed(tmod::event_table t, bool parallel) {
   std::string out;
   for (const auto& e : t.events) {
     out += std::to_string(e.parent) + " " + std::to_string(static_cast<int>(e.link)) + " " +
-           std::to_string(e.first_child) + " " + std::to_string(e.child_count) + " " +
-           std::to_string(e.end_ns());
+           std::to_string(t.children_of(e).size()) + " " + std::to_string(e.end_ns());
     if (const auto* op = e.get_if<tmod::event_kind::op>())
       out += " " + std::to_string(op->sequence_number) + " " + std::to_string(op->fwd_thread_id);
     out += "\n";
   }
   for (const tmod::event_index c : t.children) out += std::to_string(c) + ",";
+  out += "\n";
+  for (const std::uint32_t o : t.child_offsets) out += std::to_string(o) + ",";
   out += "\n";
   for (const tmod::flow_link& l : t.links)
     out += std::to_string(static_cast<int>(l.kind)) + ":" + std::to_string(l.id) + ":" +

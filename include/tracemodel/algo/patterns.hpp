@@ -107,14 +107,12 @@ class tree_view {
   using event_type = typename table_type::event_type;
 
   explicit tree_view(const table_type& t)
-      : t_(&t), pos_(t.size(), 0), key_(t.size(), 0), parent_(t.size()), first_(t.size()), count_(t.size()) {
+      : t_(&t), pos_(t.size(), 0), key_(t.size(), 0), parent_(t.size()) {
     const std::size_t n = t.size();
     const auto strings = static_cast<std::uint32_t>(t.strings.size());
     for (std::size_t i = 0; i < n; ++i) {
       const auto& e = t.events[i];
       parent_[i] = e.parent;
-      first_[i] = e.first_child;
-      count_[i] = e.child_count;
       key_[i] = e.visit([&](const auto& f) -> std::uint32_t {
         if constexpr (requires { f.name; }) {
           if constexpr (std::is_same_v<std::remove_cvref_t<decltype(f.name)>, name_id>)
@@ -122,7 +120,8 @@ class tree_view {
         }
         return strings + static_cast<std::uint32_t>(e.fields.index());
       });
-      for (std::uint32_t k = 0; k < e.child_count; ++k) pos_[t.children[e.first_child + k]] = k;
+      const auto kids = t.children_of(static_cast<event_index>(i));
+      for (std::uint32_t k = 0; k < kids.size(); ++k) pos_[kids[k]] = k;
     }
     keys_ = strings + static_cast<std::uint32_t>(Schema::size);
     // Roots grouped by thread (threads in order of their first root), each group in start order.
@@ -165,7 +164,7 @@ class tree_view {
 
   [[nodiscard]] event_index parent(event_index i) const noexcept { return parent_[i]; }
   [[nodiscard]] std::span<const event_index> children(event_index i) const noexcept {
-    return {t_->children.data() + first_[i], count_[i]};
+    return t_->children_of(i);
   }
   /// The children of `i`'s parent, or the roots of `i`'s thread; `i` is among them.
   [[nodiscard]] std::span<const event_index> siblings(event_index i) const noexcept {
@@ -211,10 +210,9 @@ class tree_view {
   const table_type* t_;
   detail::scratch_vector<std::uint32_t> pos_;
   detail::scratch_vector<std::uint32_t> key_;
-  // The tree links, copied out of the 120-byte events so that walks touch 12 bytes per event.
+  // The parents, copied out of the 112-byte events so that walks touch 4 bytes per event (the
+  // children ranges are the table's own `child_offsets`).
   detail::scratch_vector<event_index> parent_;
-  detail::scratch_vector<std::uint32_t> first_;
-  detail::scratch_vector<std::uint32_t> count_;
   std::uint32_t keys_ = 0;
   std::vector<event_index> roots_;  // grouped by thread
   std::vector<group> groups_;

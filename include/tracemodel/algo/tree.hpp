@@ -278,34 +278,29 @@ struct build_tree_fn {
     };
     stacks = {};
 
-    // Children lists, in processing order (start time, then table order).
-    detail::scratch_vector<std::uint32_t> cursor(n + 1, 0);
+    // Children lists, in processing order (start time, then table order), and their offsets
+    // (the table's `child_offsets`; no pass over the events writes children ranges). The
+    // counts are kept one place to the right, so that filling the lists leaves each entry at
+    // the end of its event's children, which is where the next event's begin.
+    detail::scratch_vector<std::uint32_t> offsets(n + 1, 0);
     for (std::size_t i = 0; i < n; ++i)
-      if (parent[i] != no_event) ++cursor[parent[i]];
-    std::uint32_t offset = 0;
-    for (std::size_t p = 0; p < n; ++p) {
-      const std::uint32_t c = cursor[p];
-      cursor[p] = offset;
-      offset += c;
+      if (parent[i] != no_event) ++offsets[parent[i] + std::size_t{1}];
+    std::uint32_t total = 0;
+    for (std::size_t k = 0; k <= n; ++k) {
+      const std::uint32_t c = offsets[k];
+      offsets[k] = total;
+      total += c;
     }
-    cursor[n] = offset;
-    t.children.assign(offset, no_event);
-    detail::scratch_vector<std::uint32_t> fill(cursor.begin(), cursor.end());
+    t.children.assign(total, no_event);
     for (std::size_t r = 0; r < n; ++r) {
       const event_index i = at(r);
       if (parent[i] == no_event) {
         ++stats.roots;
         continue;
       }
-      t.children[fill[parent[i]]++] = i;
+      t.children[offsets[parent[i] + std::size_t{1}]++] = i;
     }
-    fill = {};
-    // One write pass: the children ranges (parents were written by the replay).
-    for (std::size_t i = 0; i < n; ++i) {
-      auto& e = t.events[i];
-      e.first_child = cursor[i];
-      e.child_count = cursor[i + 1] - cursor[i];
-    }
+    t.child_offsets = std::move(offsets);
 
     // Ends of ops that never ended (parents come first in processing order).
     for (const unfinished& u : missing) {

@@ -118,9 +118,7 @@ struct basic_event {
   thread_key tid = 0;
   process_key pid = 0;
   index_range attrs{};           ///< entries of the table's `attrs`
-  event_index parent = no_event; ///< set by the tree builder or a linker
-  std::uint32_t first_child = 0; ///< children: table.children[first_child, +child_count)
-  std::uint32_t child_count = 0;
+  event_index parent = no_event; ///< set by the tree builder or a linker (children: the table's)
   parent_link link = parent_link::none;  ///< what set `parent`
   /// Trace-file detail: 0 for a complete event; 't', 'p' or 'g' for an instant event record
   /// (Chrome's `ph:"i"` with that scope). Allocations are written as thread instants anyway.

@@ -101,6 +101,9 @@ class basic_event_table {
   table_vector<attribute> attrs;
   table_vector<name_id> name_lists;
   table_vector<event_index> children;
+  /// Where each event's children are: `children[child_offsets[i], child_offsets[i + 1])`; one
+  /// entry per event and one more, or none before a tree is built.
+  table_vector<std::uint32_t> child_offsets;
   table_vector<flow_link> links;  ///< forward/backward and host/device links (linkers, readers)
   anomaly_counts anomalies;
   trace_info info;
@@ -195,8 +198,14 @@ class basic_event_table {
     return {ints.data() + v.dims + v.rank, v.rank};
   }
 
+  /// The children of event `i` (empty before a tree is built).
+  [[nodiscard]] std::span<const event_index> children_of(event_index i) const noexcept {
+    if (child_offsets.size() <= i + std::size_t{1}) return {};
+    return {children.data() + child_offsets[i], child_offsets[i + 1] - child_offsets[i]};
+  }
+  /// The children of `e`, an event of this table.
   [[nodiscard]] std::span<const event_index> children_of(const event_type& e) const noexcept {
-    return {children.data() + e.first_child, e.child_count};
+    return children_of(static_cast<event_index>(&e - events.data()));
   }
 
   // ---- building ---------------------------------------------------------------------------
@@ -268,10 +277,9 @@ class basic_event_table {
         e.parent = no_event;
         e.link = parent_link::none;
       }
-      e.first_child = 0;
-      e.child_count = 0;
     }
     children.clear();
+    child_offsets.clear();
   }
 };
 
