@@ -1,7 +1,7 @@
 // `analyze` on two threads (the forward/backward linker's pass and matching on the second, the
-// device links and the tree on the calling one, the tree overlapping the matching) against
-// the same steps run one after another: the same parents, children, links, inherited keys and
-// counts. ThreadSanitizer runs this group.
+// device links and the tree on the calling one, the tree overlapping the matching) and on one,
+// against the three public steps called one after another: the same parents, children, links,
+// inherited keys and counts. ThreadSanitizer runs this group.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -20,12 +20,24 @@ namespace tmod = tracemodel;
 
 namespace {
 
+enum class how { steps, serial, parallel };
+
 /// Everything `analyze` writes, as text (one line per event, then the links and the counts).
-std::string analysed(tmod::event_table t, bool parallel) {
-  tmod::analyze_options o;
-  o.parallel = parallel;
-  o.parallel_threshold = 0;
-  const tmod::analysis a = tmod::analyze(t, o);
+std::string analysed(tmod::event_table t, how h) {
+  tmod::analysis a;
+  if (h == how::steps) {
+    a.device = tmod::link_device_activities(t);
+    const auto fwd_bwd = tmod::link_forward_backward(t);
+    a.tree = tmod::build_tree(t);
+    a.fwd_bwd_links = fwd_bwd.size();
+    t.links.assign(fwd_bwd.begin(), fwd_bwd.end());
+    t.links.insert(t.links.end(), a.device.links.begin(), a.device.links.end());
+  } else {
+    tmod::analyze_options o;
+    o.parallel = h == how::parallel;
+    o.parallel_threshold = 0;
+    a = tmod::analyze(t, o);
+  }
   std::string out;
   for (const auto& e : t.events) {
     out += std::to_string(e.parent) + " " + std::to_string(static_cast<int>(e.link)) + " " +
@@ -45,7 +57,8 @@ std::string analysed(tmod::event_table t, bool parallel) {
          std::to_string(a.tree.fallback_parents) + " " + std::to_string(a.tree.borrowed_ends) + " " +
          std::to_string(a.device.by_flow) + " " + std::to_string(a.device.by_correlation) + " " +
          std::to_string(a.device.by_external_id) + " " + std::to_string(a.device.runtime_calls) +
-         " " + std::to_string(a.device.unlinked) + "\n";
+         " " + std::to_string(a.device.unlinked) + " " + std::to_string(a.tree.linked_before) + " " +
+         std::to_string(a.tree.events) + " " + std::to_string(a.tree.missing_ends) + "\n";
   return out;
 }
 
@@ -57,8 +70,9 @@ TEST_SUITE("concurrency") {
       INFO(f);
       std::string text = tmtest::read_file(tmtest::data_path(f));
       const tmod::event_table t = tmod::read_chrome_trace(text, text.size());
-      const std::string serial = analysed(t, false);
-      CHECK(analysed(t, true) == serial);
+      const std::string reference = analysed(t, how::steps);
+      CHECK(analysed(t, how::serial) == reference);
+      CHECK(analysed(t, how::parallel) == reference);
     }
   }
 
@@ -99,8 +113,9 @@ TEST_SUITE("concurrency") {
         std::stable_sort(table.events.begin(), table.events.end(),
                          [](const auto& x, const auto& y) { return x.start_ns < y.start_ns; });
       INFO("round " << round << " events " << table.size());
-      const std::string serial = analysed(table, false);
-      CHECK(analysed(table, true) == serial);
+      const std::string reference = analysed(table, how::steps);
+      CHECK(analysed(table, how::serial) == reference);
+      CHECK(analysed(table, how::parallel) == reference);
     }
   }
 }
