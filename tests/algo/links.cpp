@@ -12,6 +12,7 @@
 #include <tracemodel/algo/fwd_bwd.hpp>
 #include <tracemodel/algo/tree.hpp>
 #include <tracemodel/collect.hpp>
+#include <tracemodel/detail/id_map.hpp>
 #include <tracemodel/testing/builder.hpp>
 #include <tracemodel/testing/dump.hpp>
 
@@ -111,6 +112,40 @@ std::vector<std::pair<event_index, event_index>> reference_fwd_bwd(event_table& 
 }  // namespace
 
 TEST_SUITE("algo") {
+  TEST_CASE("id_map: the first index of an id wins, wherever the ids lie") {
+    // Ids around a base far above the table size (a later session of one process), below the
+    // window the first id places, far above it, and in pages nothing touched: against a plain map.
+    std::mt19937_64 rng(7);
+    for (int round = 0; round < 40; ++round) {
+      const std::size_t events = 1 + rng() % 3000;
+      const std::uint64_t base = round % 4 == 0 ? 1 : (std::uint64_t{1} << (10 + rng() % 50));
+      detail::id_map m(events);
+      std::map<std::uint64_t, event_index> ref;
+      auto draw = [&]() -> std::uint64_t {
+        switch (rng() % 5) {
+          case 0: return rng() % 50;                      // small ids
+          case 1: return base + rng() % (8 * events);     // around the first ids
+          case 2: return base > 100 ? base - 1 - rng() % 100 : rng() % 100;  // just below
+          case 3: return rng();                           // anywhere
+          default: return base + rng() % 64;              // many duplicates
+        }
+      };
+      CHECK(m.find(base) == no_event);
+      for (std::size_t k = 0; k < 2 * events; ++k) {
+        const std::uint64_t id = k == 0 ? base + 5 : draw();
+        const auto i = static_cast<event_index>(k);
+        const bool fresh = ref.emplace(id, i).second;
+        REQUIRE(m.insert(id, i) == fresh);
+      }
+      for (const auto& [id, i] : ref) REQUIRE(m.find(id) == i);
+      for (int k = 0; k < 2000; ++k) {
+        const std::uint64_t id = draw();
+        const auto it = ref.find(id);
+        REQUIRE(m.find(id) == (it == ref.end() ? no_event : it->second));
+      }
+    }
+  }
+
   TEST_CASE("link_forward_backward: PyTorch's scenario recorded through the library") {
     // torch.add(t1, t2); torch.ones(1); binary_cross_entropy_with_logits(z, y); loss.backward()
     record_queue<> q;

@@ -119,40 +119,39 @@ struct link_device_activities_fn {
           }
           return true;
         }
-        auto link = [&](event_index parent, parent_link how, std::uint64_t id) {
+        // One rule: 1 when `m` maps `id` (the activity is placed under that event, and its link
+        // written), 0 when it does not (the next rule), -1 when it does not yet (wait).
+        auto rule = [&](const detail::id_map& m, std::uint64_t id, parent_link how,
+                        std::size_t& placed) -> int {
+          const event_index parent = m.find(id);
+          if (parent == no_event) return final ? 0 : -1;
           set_parent(t, idx, parent, how);
           const flow_link l{flow_kind::async_cpu_gpu, id, parent, idx};
           if (entry == no_entry)
             s.links.push_back(l);
           else
             s.links[entry] = l;
-          return true;
+          ++placed;
+          return 1;
         };
         if (Policy::use_flows && d->flow_type == flow_kind::async_cpu_gpu && !d->flow_start &&
             d->flow_id != 0) {
-          if (const event_index start = flow_starts.find(d->flow_id); start != no_event) {
-            ++s.by_flow;
-            return link(start, parent_link::flow, d->flow_id);
-          }
-          if (!final) return false;
+          if (const int r = rule(flow_starts, d->flow_id, parent_link::flow, s.by_flow); r != 0)
+            return r > 0;
           ++s.flow_ends_without_start;
           t.anomalies.add(anomaly::flow_end_without_start);
         }
         if (Policy::use_correlation && d->correlation_id != 0) {
-          if (const event_index call = calls.find(d->correlation_id); call != no_event) {
-            ++s.by_correlation;
-            return link(call, parent_link::correlation, d->correlation_id);
-          }
-          if (!final) return false;
+          if (const int r = rule(calls, d->correlation_id, parent_link::correlation, s.by_correlation);
+              r != 0)
+            return r > 0;
           ++s.dangling_correlations;
           t.anomalies.add(anomaly::dangling_correlation);
         }
         if (Policy::use_external_id && d->external_id != 0) {
-          if (const event_index op = ops.find(d->external_id); op != no_event) {
-            ++s.by_external_id;
-            return link(op, parent_link::external_id, d->external_id);
-          }
-          if (!final) return false;
+          if (const int r = rule(ops, d->external_id, parent_link::external_id, s.by_external_id);
+              r != 0)
+            return r > 0;
         }
         ++s.unlinked;
         unused_entries = unused_entries || entry != no_entry;

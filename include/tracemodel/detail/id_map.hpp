@@ -2,12 +2,14 @@
 //
 // `id_map`: from 64-bit ids (correlation ids, flow ids, external ids) to event indices, filled
 // one pair at a time while the table is read. Ids in traces are dense (Kineto numbers them 1,
-// 2, ...; our queues hand them out in blocks from one counter), so ids up to a few times the
-// table's size go straight into an array indexed by the id: one access, no hashing, and no
-// list of pairs to write and read again. The array is reserved, not filled: its pages (1024
-// ids each) are initialized when the first id lands in them, so a map that holds ids 1..N
-// touches 4N bytes. Larger ids go to a hash map. The first index of an id wins; later ones
-// are counted as duplicates.
+// 2, ...; our queues hand them out in blocks from one process-wide counter, so a later session
+// starts where the last one stopped), so ids in a window of a few times the table's size go
+// straight into an array indexed by (id - base): one access, no hashing, and no list of pairs
+// to write and read again. The window is placed by the first id inserted (a quarter of it
+// below that id, since a sorted table meets its ids roughly in order). The array is reserved,
+// not filled: its pages (1024 ids each) are initialized when the first id lands in them, so a
+// map that holds N ids of one block touches about 4N bytes. Ids outside the window go to a
+// hash map. The first index of an id wins; later ones are counted as duplicates.
 #pragma once
 
 #include <algorithm>
@@ -24,7 +26,7 @@ namespace detail {
 
 class id_map {
  public:
-  /// A map for a table of `events` events (ids up to 4 * events + 4096 take the array).
+  /// A map for a table of `events` events (a window of 4 * events + 4096 ids takes the array).
   explicit id_map(std::size_t events = 0)
       : limit_(4 * events + 4096), ready_((limit_ + page - 1) / page, false) {
     dense_ = static_cast<event_index*>(big_allocate(limit_ * sizeof(event_index)));
@@ -35,13 +37,18 @@ class id_map {
 
   /// Maps `id` to `i` unless it is mapped already; returns whether it was new.
   bool insert(std::uint64_t id, event_index i) {
-    if (id < limit_) {
-      const std::size_t p = id / page;
+    if (!placed_) {
+      const std::uint64_t below = limit_ / 4;
+      base_ = id > below ? id - below : 0;
+      placed_ = true;
+    }
+    if (const std::uint64_t k = id - base_; k < limit_) {  // ids below the base wrap: outside
+      const std::size_t p = k / page;
       if (!ready_[p]) {
         std::fill_n(dense_ + p * page, std::min(page, limit_ - p * page), no_event);
         ready_[p] = true;
       }
-      event_index& slot = dense_[id];
+      event_index& slot = dense_[k];
       if (slot != no_event) return false;
       slot = i;
       return true;
@@ -50,7 +57,7 @@ class id_map {
   }
 
   [[nodiscard]] event_index find(std::uint64_t id) const noexcept {
-    if (id < limit_) return ready_[id / page] ? dense_[id] : no_event;
+    if (const std::uint64_t k = id - base_; k < limit_) return ready_[k / page] ? dense_[k] : no_event;
     const event_index* i = sparse_.find(id);
     return i == nullptr ? no_event : *i;
   }
@@ -58,6 +65,8 @@ class id_map {
  private:
   static constexpr std::size_t page = 1024;
   std::size_t limit_;
+  std::uint64_t base_ = 0;
+  bool placed_ = false;  // base_ set by the first insert
   std::vector<bool> ready_;
   event_index* dense_ = nullptr;
   flat_map<event_index> sparse_;
