@@ -4,6 +4,7 @@
 // hand-overs even on small inputs; ThreadSanitizer runs this group.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -224,5 +225,67 @@ TEST_SUITE("concurrency") {
     opt.progress = nullptr;
     CHECK(tmod::read_chrome_trace(text, text.size(), opt).size() ==
           tmod::read_chrome_trace(text, text.size(), options(false, 256)).size());
+  }
+}
+
+TEST_SUITE("concurrency") {
+  TEST_CASE("a read that owns its text gives the text's memory back as it goes, same table") {
+    // Several huge pages of text, so that whole ones lie behind the batches being read.
+    const std::string json = join(make_records(60000, 4));
+    REQUIRE(json.size() > 3 * tmod::detail::huge_page);
+    const outcome expected = read(json, false, std::size_t{1} << 20);
+    REQUIRE(expected.error.empty());
+    for (const bool parallel : {false, true}) {
+      INFO("parallel " << parallel);
+      tmod::trace_text text(json.size());
+      std::memcpy(text.data(), json.data(), json.size());
+      text.set_size(json.size());
+      tmod::event_table t;
+      const tmod::read_options opt = options(parallel, 65536);
+      tmod::detail::chrome_reader<tmod::default_schema>(t, text.padded(), text.size(), opt, &text).run();
+      CHECK(tmod::chrome_trace_string(t) == expected.trace);
+      CHECK(t.anomalies.n == expected.anomalies.n);
+      CHECK(t.links.size() == expected.links);
+#if TRACEMODEL_BIG_ALLOC_MMAP
+      // Whole huge pages behind the last batch, and nothing of the batch being read.
+      CHECK(text.released() >= json.size() - 65536 - 2 * tmod::detail::huge_page);
+      CHECK(text.released() % tmod::detail::huge_page == 0);
+      CHECK(text.released() <= json.size());
+#endif
+    }
+    // The public overload that takes the text.
+    tmod::trace_text text(json.size());
+    std::memcpy(text.data(), json.data(), json.size());
+    text.set_size(json.size());
+    CHECK(tmod::chrome_trace_string(tmod::read_chrome_trace(std::move(text))) == expected.trace);
+  }
+
+  TEST_CASE("trace_text::release_before: whole huge pages before the offset read as zeros") {
+    constexpr std::size_t hp = tmod::detail::huge_page;
+    tmod::trace_text text(3 * hp + 100);
+    std::memset(text.data(), 'x', 3 * hp + 100);
+    text.set_size(3 * hp + 100);
+    text.release_before(hp - 1);  // no whole page yet
+    CHECK(text.released() == 0);
+    CHECK(text.data()[0] == 'x');
+    text.release_before(2 * hp + 5);
+#if TRACEMODEL_BIG_ALLOC_MMAP
+    CHECK(text.released() == 2 * hp);
+    CHECK(text.data()[0] == '\0');
+    CHECK(text.data()[2 * hp - 1] == '\0');
+#else
+    CHECK(text.released() == 0);
+#endif
+    CHECK(text.data()[2 * hp] == 'x');
+    CHECK(text.data()[3 * hp + 99] == 'x');
+    text.release_before(hp);  // behind what is released: nothing changes
+    CHECK(text.data()[2 * hp + 1] == 'x');
+    // A small text is not ours to map: never released.
+    tmod::trace_text small(1000);
+    std::memset(small.data(), 'y', 1000);
+    small.set_size(1000);
+    small.release_before(1000);
+    CHECK(small.released() == 0);
+    CHECK(small.data()[10] == 'y');
   }
 }

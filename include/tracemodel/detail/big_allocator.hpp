@@ -10,6 +10,7 @@
 // block pool does for recording. Smaller requests use operator new. Stateless allocator.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -191,6 +192,26 @@ inline void big_deallocate(void* p, std::size_t bytes) noexcept {
     return;
   }
   ::operator delete(p);
+}
+
+/// Returns the whole huge pages within bytes [from, to) of an array to the operating system
+/// while the array stays allocated: they read as zeros afterwards (and cost a page fault when
+/// touched again). `base` must come from big_allocate with `capacity` bytes. A no-op for arrays
+/// below a huge page (not mapped by us) and where memory is not mapped (non-Linux). Returns
+/// where the released bytes end (`from` when none were released).
+inline std::size_t big_release(void* base, std::size_t from, std::size_t to,
+                               std::size_t capacity) noexcept {
+  const std::size_t first = (from + huge_page - 1) & ~(huge_page - 1);
+  const std::size_t last = std::min(to, capacity) & ~(huge_page - 1);
+#if TRACEMODEL_BIG_ALLOC_MMAP
+  if (capacity >= huge_page && last > first &&
+      ::madvise(static_cast<char*>(base) + first, last - first, MADV_DONTNEED) == 0)
+    return last;
+#else
+  (void)base;
+  (void)last;
+#endif
+  return from;
 }
 
 /// Sets how many bytes of freed big arrays are kept for reuse (0: none; returns memory now).

@@ -86,11 +86,12 @@ class trace_text {
   explicit trace_text(std::size_t capacity) { reserve(capacity); }
   trace_text(trace_text&& o) noexcept
       : p_(std::exchange(o.p_, nullptr)), size_(std::exchange(o.size_, 0)),
-        cap_(std::exchange(o.cap_, 0)) {}
+        cap_(std::exchange(o.cap_, 0)), released_(std::exchange(o.released_, 0)) {}
   trace_text& operator=(trace_text o) noexcept {
     std::swap(p_, o.p_);
     std::swap(size_, o.size_);
     std::swap(cap_, o.cap_);
+    std::swap(released_, o.released_);
     return *this;
   }
   ~trace_text() {
@@ -116,6 +117,7 @@ class trace_text {
     if (p_ != nullptr) detail::big_deallocate(p_, cap_);
     p_ = q;
     cap_ = want;
+    released_ = 0;
   }
   /// Room for text up to `capacity()`, before the padding.
   [[nodiscard]] std::size_t capacity() const noexcept {
@@ -126,11 +128,21 @@ class trace_text {
     size_ = n;
     std::memset(p_ + n, ' ', simdjson::SIMDJSON_PADDING);
   }
+  /// Gives the memory of the text before `offset` back to the operating system, in whole huge
+  /// pages (where the text is mapped memory: Linux, texts of 2 MB and more); those bytes read
+  /// as zeros afterwards. The reader calls it on a text it owns as it goes, so that reading a
+  /// file holds about the table and what is left of the text, not both whole.
+  void release_before(std::size_t offset) noexcept {
+    if (offset > released_) released_ = detail::big_release(p_, released_, offset, cap_);
+  }
+  /// Bytes at the front released so far.
+  [[nodiscard]] std::size_t released() const noexcept { return released_; }
 
  private:
   char* p_ = nullptr;
   std::size_t size_ = 0;
   std::size_t cap_ = 0;
+  std::size_t released_ = 0;
 };
 
 /// The text of a trace file, decompressed if it is gzip.
@@ -294,8 +306,12 @@ class chrome_reader {
 
  public:
   /// `buf`: the text (`len` bytes) and at least simdjson's padding after it.
-  chrome_reader(table_t& t, std::span<char> buf, std::size_t len, const read_options& opt)
-      : t_(t), buf_(buf), len_(len), opt_(opt), scan_(std::string_view(buf.data(), len)) {}
+  /// `owner`: the text's owner when the reader may release what it has read (see
+  /// trace_text::release_before), else null.
+  chrome_reader(table_t& t, std::span<char> buf, std::size_t len, const read_options& opt,
+                trace_text* owner = nullptr)
+      : t_(t), buf_(buf), len_(len), opt_(opt), scan_(std::string_view(buf.data(), len)),
+        owner_(owner) {}
 
   void run() {
     std::size_t p = scan_.skip_space(0);
@@ -592,6 +608,9 @@ class chrome_reader {
   /// Builds a parsed batch's events into the table.
   void build_batch(batch& b) {
     for (const fields& f : b.events) build_event(f, b);
+    // Nothing refers to the text before this batch any more (later batches, which a parser
+    // thread may be reading, lie after it).
+    if (owner_ != nullptr) owner_->release_before(b.where.open);
     if (b.where.first && !b.where.last)
       reserve_like_first_batch(b.where.close - events_begin_, len_ - events_begin_);
     if (opt_.progress) opt_.progress(b.where.close, len_);
@@ -1797,6 +1816,7 @@ class chrome_reader {
   std::size_t len_;
   const read_options& opt_;
   json_scanner scan_;
+  trace_text* owner_;
   simdjson::ondemand::parser parser_;
   simdjson::ondemand::document* doc_ = nullptr;  // the batch being parsed
   std::int64_t base_ = 0;
@@ -1833,6 +1853,16 @@ basic_event_table<Schema> read_chrome_trace(std::string& buf, std::size_t len,
   return read_chrome_trace<Schema>(std::span<char>(buf.data(), buf.size()), len, opt);
 }
 
+/// Reads a Chrome trace from a text it takes: the memory of the text is given back to the
+/// operating system as the events are read (see trace_text::release_before), so the read
+/// holds about the table and the unread rest of the text, not the whole text beside the table.
+template <class Schema = default_schema>
+basic_event_table<Schema> read_chrome_trace(trace_text text, const read_options& opt = {}) {
+  basic_event_table<Schema> t;
+  detail::chrome_reader<Schema>(t, text.padded(), text.size(), opt, &text).run();
+  return t;
+}
+
 /// Reads a Chrome trace from a string of JSON.
 template <class Schema = default_schema>
 basic_event_table<Schema> read_chrome_trace_string(std::string_view json,
@@ -1840,15 +1870,15 @@ basic_event_table<Schema> read_chrome_trace_string(std::string_view json,
   trace_text text(json.size());
   if (!json.empty()) std::memcpy(text.data(), json.data(), json.size());
   text.set_size(json.size());
-  return read_chrome_trace<Schema>(text.padded(), text.size(), opt);
+  return read_chrome_trace<Schema>(std::move(text), opt);
 }
 
-/// Reads a Chrome trace file, gzip-compressed or not.
+/// Reads a Chrome trace file, gzip-compressed or not (the text's memory is released as it is
+/// read).
 template <class Schema = default_schema>
 basic_event_table<Schema> read_chrome_trace_file(const std::string& path,
                                                  const read_options& opt = {}) {
-  trace_text text = load_trace_text(path);
-  return read_chrome_trace<Schema>(text.padded(), text.size(), opt);
+  return read_chrome_trace<Schema>(load_trace_text(path), opt);
 }
 
 TRACEMODEL_END_NAMESPACE
