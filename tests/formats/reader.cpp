@@ -286,6 +286,9 @@ TEST_SUITE("formats") {
         {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"args\":{\"x\":nulx}}]}", 46, "invalid literal"},
         {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"args\":{\"x\":tru}}]}", 46, "x"},
         {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"x\":nul}]}", 38, "invalid literal"},
+        // Numeric ids that would read back as string thread keys (they once hit an assertion).
+        {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"tid\":4611686018427387904}]}", 40, "tid: numbers from 2^62"},
+        {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"pid\":9223372036854775807}]}", 40, "pid: numbers from 2^62"},
     };
     for (const bad& c : cases) {
       INFO(c.json.substr(0, 80));
@@ -368,6 +371,69 @@ TEST_SUITE("formats") {
       CHECK(fast_error != "none");
       CHECK(fast_error == slow_error);
     }
+  }
+
+  TEST_CASE("read_chrome_trace: integers and strings read from the text equal simdjson's reading") {
+    auto read = [](const std::string& json, bool fast) {
+      read_options o;
+      o.fast_paths = fast;
+      std::string copy = json;
+      return read_chrome_trace(copy, copy.size(), o);
+    };
+    auto outcome = [&read](const std::string& json, bool fast) {
+      try {
+        const event_table t = read(json, fast);
+        std::string attrs;
+        for (const auto& e : t.events)
+          for (const attribute& a : t.attrs_of(e))
+            attrs += std::string(t.strings.view(a.key)) + ":" + std::to_string(static_cast<int>(a.type)) + ";";
+        return chrome_trace_string(t) + attrs;
+      } catch (const input_error& e) {
+        return std::string("error: ") + e.what() + " @" + std::to_string(e.offset());
+      }
+    };
+    auto event = [](const std::string& fields, const std::string& args) {
+      return R"({"traceEvents":[{"ph":"X","cat":"cpu_op","ts":1,"dur":1,)" + fields + R"(,"args":{)" +
+             args + "}}]}";
+    };
+    // Values on both sides of every line the fast paths draw: sign, zero, int64 range, forms
+    // that are numbers but not integers, escapes, whitespace, and malformed tokens.
+    const std::string values[] = {
+        "0", "-0", "7", "-7", "007", "-", "9223372036854775807", "9223372036854775808",
+        "-9223372036854775808", "-9223372036854775809", "18446744073709551615",
+        "18446744073709551616", "1.5", "-0.0", "1e3", "1E-3", "12x", "1 ", " 2",
+        R"("")", R"("plain")", R"("caf\u00e9")", R"("tab\there")", R"("q\"uote")", R"("\\")",
+        R"("unterminated)", "true", "null", "[1,2]", R"({"a":1})"};
+    for (const std::string& v : values) {
+      INFO(v);
+      const std::string as_arg = event(R"("name":"f","pid":1,"tid":1)", R"("External id":)" + v);
+      CHECK(outcome(as_arg, true) == outcome(as_arg, false));
+      const std::string as_attr = event(R"("name":"f","pid":1,"tid":1)", R"("my arg":)" + v);
+      CHECK(outcome(as_attr, true) == outcome(as_attr, false));
+      const std::string as_tid = event(R"("name":"f","pid":1,"tid":)" + v, R"("a":1)");
+      CHECK(outcome(as_tid, true) == outcome(as_tid, false));
+      const std::string as_name = event(R"("pid":1,"tid":1,"name":)" + v, R"("a":1)");
+      CHECK(outcome(as_name, true) == outcome(as_name, false));
+      const std::string as_cat = event(R"("pid":1,"tid":1,"name":"f","cat":)" + v, R"("a":1)");
+      CHECK(outcome(as_cat, true) == outcome(as_cat, false));
+    }
+    // Exact values from the fast paths.
+    const event_table t = read(event(R"("name":"a\"b","pid":-3,"tid":"w")",
+                                     R"("External id":-42,"Big":18446744073709551615,"Name":"x y",)"
+                                     R"("Esc":"\u0041")"),
+                               true);
+    REQUIRE(t.size() == 1);
+    CHECK(t.strings.view(t.events[0].template get<event_kind::op>().name) == "a\"b");
+    std::map<std::string, attribute> got;
+    for (const attribute& a : t.attrs_of(t.events[0])) got[std::string(t.strings.view(a.key))] = a;
+    REQUIRE(got.size() == 4);
+    CHECK(got["External id"].type == attr_type::integer);
+    CHECK(got["External id"].i == -42);
+    CHECK(got["Big"].type == attr_type::unsigned_integer);
+    CHECK(got["Big"].u == 18446744073709551615u);
+    CHECK(got["Name"].type == attr_type::string);
+    CHECK(t.strings.view(got["Name"].s) == "x y");
+    CHECK(t.strings.view(got["Esc"].s) == "A");
   }
 
   TEST_CASE("read_chrome_trace: a base time after the events (as Kineto writes it) shifts them") {

@@ -738,7 +738,8 @@ class chrome_reader {
   key_value read_key(value_t v, std::string_view what) {
     key_value k;
     std::int64_t n = 0;
-    if (v.get_int64().get(n) == simdjson::SUCCESS) {  // the usual case
+    if ((opt_.fast_paths && plain_integer(token_of(v), n)) ||
+        v.get_int64().get(n) == simdjson::SUCCESS) {  // the usual case
       k.number = static_cast<std::uint64_t>(n);
       return k;
     }
@@ -755,6 +756,15 @@ class chrome_reader {
     // Not an int64 (tried above): an unsigned one above 2^63 still fits.
     if (v.get_uint64().get(k.number) == simdjson::SUCCESS) return k;
     throw input_error(std::string(what) + ": not an integer in range", at);
+  }
+  /// A pid or tid: read_key, and numbers that would read back as string keys (bit 62 set, bit
+  /// 63 clear: 2^62 to 2^63 - 1, never an operating system's id) are an error.
+  key_value read_track_key(value_t v, std::string_view what) {
+    const key_value k = read_key(v, what);
+    if (!k.is_string && table_t::is_string_key(k.number))
+      throw input_error(std::string(what) + ": numbers from 2^62 to 2^63 - 1 are not supported",
+                        offset_of(v));
+    return k;
   }
   std::uint64_t key(const key_value& k) {
     return k.is_string ? t_.string_key(k.text) : k.number;
@@ -809,9 +819,35 @@ class chrome_reader {
       default: return event_key::other;
     }
   }
+  /// A value's text without the whitespace after it (simdjson's stage 1 has validated the
+  /// structure and the UTF-8 around it; what the token is, the caller checks).
+  static std::string_view token_of(value_t& v) noexcept {
+    std::string_view t = v.raw_json_token();
+    while (!t.empty() && is_json_space(t.back())) t.remove_suffix(1);
+    return t;
+  }
+  /// An integer token in int64 range, as simdjson would read it; false for anything else
+  /// (fractions, exponents, big unsigned values, malformed text, and "-0", whose type
+  /// simdjson decides): those go through simdjson.
+  static bool plain_integer(std::string_view t, std::int64_t& out) noexcept {
+    if (t.size() > 1 && t[0] == '-' && t[1] == '0') return false;
+    return is_json_number_start(t) && parse_int64(t, out);
+  }
+  /// A string token without escapes, straight from the text (no copy into the parser's
+  /// string buffer); false when it has escapes or is not a complete string.
+  static bool plain_string(std::string_view t, std::string_view& out) noexcept {
+    if (t.size() < 2 || t.front() != '"' || t.back() != '"') return false;
+    const std::string_view inner = t.substr(1, t.size() - 2);
+    // A quote inside would have ended the token unless escaped: a backslash is all to look for.
+    if (std::memchr(inner.data(), '\\', inner.size()) != nullptr) return false;
+    out = inner;
+    return true;
+  }
+
   /// A string value; the offset is looked up only for the error.
   std::string_view string_or_fail(value_t& v, std::string_view what) {
     std::string_view out;
+    if (opt_.fast_paths && plain_string(token_of(v), out)) return out;
     if (const auto err = v.get_string().get(out)) {
       if (err == simdjson::INCORRECT_TYPE) throw input_error(std::string(what) + ": wrong type", offset_of(v));
       fail(err, offset_of(v));
@@ -834,8 +870,8 @@ class chrome_reader {
           break;
         case event_key::name: f.name = string_or_fail(v, "name"); break;
         case event_key::cat: f.cat = string_or_fail(v, "cat"); break;
-        case event_key::pid: f.pid = read_key(v, "pid"); break;
-        case event_key::tid: f.tid = read_key(v, "tid"); break;
+        case event_key::pid: f.pid = read_track_key(v, "pid"); break;
+        case event_key::tid: f.tid = read_track_key(v, "tid"); break;
         case event_key::ts:
           f.ts = read_micros(v, "ts");
           f.has_ts = true;
@@ -997,6 +1033,19 @@ class chrome_reader {
           read_strings(x, b.strings, a.offset);
         r.count = static_cast<std::uint32_t>(b.strings.size()) - r.first;
         continue;
+      }
+      if (opt_.fast_paths) {  // integers and plain strings, the usual args, from the text
+        const std::string_view tok = token_of(x);
+        if (plain_integer(tok, a.i)) {
+          a.kind = raw_arg::type::integer;
+          b.args.push_back(a);
+          continue;
+        }
+        if (plain_string(tok, a.text)) {
+          a.kind = raw_arg::type::string;
+          b.args.push_back(a);
+          continue;
+        }
       }
       simdjson::ondemand::json_type xt;
       if (const auto err = x.type().get(xt)) fail(err, a.offset);
