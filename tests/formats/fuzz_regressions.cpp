@@ -18,6 +18,7 @@ TEST_SUITE("formats") {
         {"dims-number-then-list.json", fuzz::reader_outcome::rejected},
         {"second-flow-on-one-activity.json", fuzz::reader_outcome::round_trip_exact},
         {"whole-double-for-an-integer-arg.json", fuzz::reader_outcome::round_trip_exact},
+        {"lone-device-flow-start.json", fuzz::reader_outcome::round_trip_exact},
     };
     std::size_t seen = 0;
     for (const auto& entry : fs::directory_iterator(fs::path(TRACEMODEL_TEST_DATA_DIR) / "fuzz")) {

@@ -248,6 +248,46 @@ TEST_SUITE("formats") {
     CHECK(chrome_trace_string(read_chrome_trace_string(once)) == once);
   }
 
+  TEST_CASE("read_chrome_trace: device flow starts of one start time, and starts without an end") {
+    // Found by the fuzzer (tests/data/fuzz/lone-device-flow-start.json): a start that bound
+    // by enclosing time to an event sharing its start with another was written at that start;
+    // read back, it chose the other event (a runtime call ranks first), which already carried
+    // a flow, and was lost. Starts now pass over activities that carry a flow; and a start
+    // whose end never binds keeps no mark (it draws nothing, as for fwdbwd flows).
+    const std::string json = R"({"traceEvents":[
+      {"ph":"X","cat":"cuda_runtime","name":"c","pid":1,"tid":1,"ts":100,"dur":0},
+      {"ph":"X","cat":"cc","name":"x","pid":1,"tid":1,"ts":100,"dur":94},
+      {"ph":"X","cat":"cuda_runtime","name":"lone","pid":1,"tid":1,"ts":200,"dur":3},
+      {"ph":"X","cat":"kernel","name":"k1","pid":0,"tid":7,"ts":300,"dur":5},
+      {"ph":"X","cat":"kernel","name":"k2","pid":0,"tid":7,"ts":400,"dur":5},
+      {"ph":"s","id":1511,"pid":1,"tid":1,"ts":100,"cat":"ac2g"},
+      {"ph":"s","id":1512,"pid":1,"tid":1,"ts":150,"cat":"ac2g"},
+      {"ph":"s","id":1513,"pid":1,"tid":1,"ts":200,"cat":"ac2g"},
+      {"ph":"f","id":1511,"pid":0,"tid":7,"ts":300,"cat":"ac2g","bp":"e"},
+      {"ph":"f","id":1512,"pid":0,"tid":7,"ts":400,"cat":"ac2g","bp":"e"}
+    ]})";
+    auto flows = [](const event_table& t) {
+      std::map<std::string, std::pair<std::uint64_t, bool>> flow;
+      for (const auto& e : t.events) {
+        const auto& d = e.get<event_kind::device_activity>();
+        flow[std::string(t.name(e))] = {d.flow_type == flow_kind::none ? 0 : d.flow_id, d.flow_start};
+      }
+      return flow;
+    };
+    const event_table t = read_chrome_trace_string(json);
+    using mark = std::pair<std::uint64_t, bool>;
+    const std::map<std::string, mark> expected = {
+        {"c", {1511, true}}, {"x", {1512, true}}, {"lone", {0, false}},
+        {"k1", {1511, false}}, {"k2", {1512, false}}};
+    CHECK(flows(t) == expected);
+    CHECK(t.anomalies.total() == 0);
+    const std::string once = chrome_trace_string(t);
+    CHECK(once.find("\"id\":1513") == std::string::npos);
+    const event_table again = read_chrome_trace_string(once);
+    CHECK(flows(again) == expected);
+    CHECK(chrome_trace_string(again) == once);
+  }
+
   TEST_CASE("read_chrome_trace: bad input is an error naming the byte offset and the problem") {
     struct bad {
       std::string json;

@@ -928,8 +928,9 @@ class chrome_reader {
       case 's':
       case 'f':
       case 't':
-        flows_.push_back({ph, f.bp == "e", f.id, t_.strings.intern(f.cat), pid, tid,
-                          absolute(base_, f.ts, f.at), f.at});
+        if (flows_.size() == flows_.capacity()) reserve_flows(f.at);
+        flows_.push_back({f.id, pid, tid, absolute(base_, f.ts, f.at), f.at,
+                          t_.strings.intern(f.cat), ph, f.bp == "e"});
         break;
       case 'M':
         t_.info.records.push_back({t_.strings.intern(f.name), static_cast<process_key>(pid), tid,
@@ -937,6 +938,15 @@ class chrome_reader {
         break;
       default: t_.anomalies.add(anomaly::unsupported_record); break;
     }
+  }
+
+  /// Room for the flow records still to come. Writers put them together, often after all the
+  /// events (so the first batch says nothing about their number): rather than doubling (a
+  /// copy of every record so far each time), room for as many as the rest of the text can
+  /// hold at 64 bytes each, in pages that stay untouched until used.
+  void reserve_flows(std::size_t at) {
+    const std::size_t rest = len_ > at ? len_ - at : 0;
+    flows_.reserve(flows_.size() + std::max(flows_.size(), rest / 64) + 64);
   }
 
   std::uint64_t read_id(value_t v) {
@@ -1674,14 +1684,14 @@ class chrome_reader {
     }
   }
 
-  struct raw_flow {
-    char ph;
-    bool enclosing;
+  struct raw_flow {  // 48 bytes
     std::uint64_t id;
-    name_id cat;
     std::uint64_t pid, tid;
     std::int64_t ts;
     std::size_t offset;
+    name_id cat;
+    char ph;
+    bool enclosing;
   };
 
   /// The event a flow record points at: with "bp":"e" (and for starts) the innermost event of
@@ -1701,6 +1711,9 @@ class chrome_reader {
       int score = 0;
       if (device_flow) {
         if (const auto* d = e.template get_if<event_kind::device_activity>()) {
+          // A start passes over activities that already carry a flow (one flow each), so
+          // that two starts on events of one start time both bind, as they were written.
+          if (f.ph == 's' && d->flow_type != flow_kind::none) continue;
           const bool right = f.ph == 's' ? is_runtime_call(d->activity) : is_device_side(d->activity);
           score = right ? (d->correlation_id == f.id ? 3 : 2) : 1;
         }
@@ -1850,6 +1863,16 @@ class chrome_reader {
       d.flow_type = flow_kind::async_cpu_gpu;
       d.flow_start = false;
     }
+    // A start whose end never bound draws nothing (as for fwdbwd flows): its mark goes, so
+    // that what is written reads back the same (a lone start would bind anew, perhaps to
+    // another event of the same time).
+    device_starts.for_each([&](std::uint64_t id, event_index at) {
+      if (ended.find(id) != nullptr) return;
+      auto& d = t_.events[at].template get<event_kind::device_activity>();
+      d.flow_id = 0;
+      d.flow_type = flow_kind::none;
+      d.flow_start = false;
+    });
     for (const auto& [id, p] : fb) {
       if (p.from == no_event) {
         t_.anomalies.add(anomaly::flow_end_without_start);
@@ -1875,7 +1898,7 @@ class chrome_reader {
   dims_view dims_, strides_;
   std::span<const std::string_view> types_, concrete_;
   std::vector<event_index> open_;  // `B` records waiting for their `E`
-  std::vector<raw_flow> flows_;
+  detail::scratch_vector<raw_flow> flows_;
 };
 
 }  // namespace detail
