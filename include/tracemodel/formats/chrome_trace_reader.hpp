@@ -682,8 +682,7 @@ class chrome_reader {
   }
   /// A number simdjson refused: out of range when it is well formed (1e999), else invalid.
   [[noreturn]] void number_error(value_t& v, std::string_view what, std::size_t at) const {
-    std::string_view tok = v.raw_json_token();
-    while (!tok.empty() && is_json_space(tok.back())) tok.remove_suffix(1);
+    const std::string_view tok = token_of(v);
     std::int64_t ignored = 0;
     const bool well_formed = !tok.empty() && (tok[0] == '-' || (tok[0] >= '0' && tok[0] <= '9')) &&
                              (parse_micros(tok, ignored) || tok.find_first_of("eE") != std::string_view::npos);
@@ -772,8 +771,7 @@ class chrome_reader {
 
   std::int64_t read_micros(value_t v, std::string_view what) {
     // The usual case first: a well-formed number that fits, parsed from its text once.
-    std::string_view text = v.raw_json_token();
-    while (!text.empty() && is_json_space(text.back())) text.remove_suffix(1);
+    const std::string_view text = token_of(v);
     std::int64_t ns = 0;
     if (is_json_number_start(text) && parse_micros(text, ns)) return ns;
     // Otherwise find out what is wrong, as simdjson sees it.

@@ -15,7 +15,8 @@ using event_index = std::uint32_t;
 inline constexpr event_index no_event = std::numeric_limits<event_index>::max();
 
 /// Thread key of an event (the runtime's small thread id when recorded, the file's `tid` when
-/// read; string tids from files are mapped to keys with `string_key_bit` set).
+/// read; string tids from files are mapped to keys with `string_key_bit` set, so the Chrome
+/// trace reader rejects numeric pids and tids from 2^62 to 2^63 - 1, which would read as such).
 using thread_key = std::uint64_t;
 /// Process (or device) key of an event: the file's `pid`, or the recording process id.
 using process_key = std::int64_t;
