@@ -296,6 +296,73 @@ TEST_SUITE("collect" * doctest::skip(!collection_enabled)) {
           t[0].get<event_kind::op>().correlation_id);
   }
 
+  TEST_CASE("record_queue: device records decoded after stop are kept by recording window") {
+    // An adapter decodes CUPTI's buffers after the queue stopped (the documented order), so
+    // record_device stores whatever comes and materialize judges each record by its window.
+    record_queue<> q;
+    auto tick = [&q] {
+      const approx_time a = q.now();
+      approx_time b = q.now();
+      while (b == a) b = q.now();
+      return b;
+    };
+    q.stop();                              // the first window: from creation to here
+    const approx_time before = tick();     // after that window
+    (void)tick();                          // so that the next window opens after `before`
+    q.start();
+    const approx_time in1 = tick(), in2 = tick();
+    q.stop();
+    const approx_time after = tick();
+    const auto w = q.recording_windows();
+    REQUIRE(w.size() == 2);
+    CHECK(w[0].begin == 0);
+    CHECK(w[0].end < before);
+    CHECK(before < w[1].begin);
+    CHECK(w[1].begin < in1);
+    CHECK(in2 <= w[1].end);
+    CHECK(w[1].end < after);
+
+    auto rec = [&q](const char* name, approx_time start, std::uint64_t corr, bool host) {
+      device_record r{};
+      r.start = start;
+      r.end = start;
+      r.name = name;
+      r.name_len = static_cast<std::uint32_t>(std::string_view(name).size());
+      r.activity = host ? activity_type::cuda_runtime : activity_type::kernel;
+      r.correlation_id = corr;
+      r.host_thread = host;
+      r.tid = host ? detail::os_thread_id() : 7;
+      q.record_device(r);
+    };
+    rec("early", 1, 9, true);                 // in the first window
+    rec("launch_in", in1, 1, true);
+    rec("kernel_late", after, 1, false);      // ran after stop: kept with its launch
+    rec("launch_out", before, 2, true);       // launched between the windows
+    rec("kernel_of_out", in1, 2, false);      // dropped with its launch, though it ran inside
+    rec("nocorr_in", in1, 0, false);          // no correlation: its own start decides
+    rec("orphan_in", in2, 3, false);          // no host call with its id: its own start decides
+    rec("orphan_out", after, 4, false);
+    event_table t = materialize(q);
+    CHECK(names(t) == std::vector<std::string>{"early", "launch_in", "nocorr_in", "orphan_in", "kernel_late"});
+    CHECK(t.anomalies[anomaly::outside_recording] == 3);
+    CHECK(t.anomalies.total() == 3);
+
+    // A queue that never stopped keeps every record, whenever it comes.
+    record_queue<> all;
+    device_record r{};
+    r.name = "k";
+    r.name_len = 1;
+    r.activity = activity_type::kernel;
+    r.correlation_id = 5;
+    for (approx_time s : {approx_time{1}, approx_time{1} << 30, approx_time{1} << 40}) {
+      r.start = r.end = s;
+      all.record_device(r);
+    }
+    event_table u = materialize(all);
+    CHECK(u.size() == 3);
+    CHECK(u.anomalies.total() == 0);
+  }
+
   TEST_CASE("record_queue: side streams are zipped back onto their ops") {
     record_queue<default_schema, record_features{.call_stack = true, .module_hierarchy = true,
                                                  .extra_args = true}>

@@ -48,7 +48,7 @@ struct buffer {
     r.start = start;
     r.end = end;
     r.processId = static_cast<std::uint32_t>(::getpid());
-    r.threadId = static_cast<std::uint32_t>(tracemodel::detail::os_thread_id());
+    r.threadId = static_cast<std::uint32_t>(tracemodel::detail::pthread_thread_id32());  // as CUPTI does
     r.correlationId = correlation;
   }
 };
@@ -161,17 +161,23 @@ TEST_SUITE("cupti") {
     y.contextId = 1;
     y.correlationId = 104;
 
+    // The documented order: the queue stops (after the GPU work), then the adapter decodes.
+    while (queue_type::now() <= d0 + 2000) {
+    }
+    q.stop();
     tc::decoder dec(static_cast<std::uint32_t>(::getpid()));
     const std::size_t walked = tc::decode_buffer(dec, b.bytes, b.used, [&q](const device_record& r) { q.record_device(r); });
     CHECK(walked == 12);
     CHECK(dec.stats().records == 12);
     CHECK(dec.stats().correlations == 4);
     CHECK(dec.stats().decoded == 8);
-    q.stop();
 
     event_table t = materialize(q);
     analyze(t);
     REQUIRE(t.size() == 10);  // 2 ops, 4 runtime calls, kernel, memcpy, memset, sync
+    CHECK(t.anomalies[anomaly::outside_recording] == 0);
+    CHECK(t.anomalies[anomaly::dangling_correlation] == 1);  // the sync: its call is not in the buffer
+    CHECK(t.anomalies.total() == 1);
     auto find = [&t](std::string_view name) {
       for (event_index i = 0; i < t.size(); ++i)
         if (t.name(i) == name) return i;
@@ -210,7 +216,7 @@ TEST_SUITE("cupti") {
     CHECK(ld.activity == activity_type::cuda_runtime);
     CHECK(ld.external_id == mm_corr);
     CHECK(int_attr(t, launch, "cbid") == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
-    CHECK(t.events[launch].tid == t.events[mm].tid);  // the OS thread id mapped to the runtime's id
+    CHECK(t.events[launch].tid == t.events[mm].tid);  // CUPTI's thread id (pthread_self) mapped to the runtime's id
     const auto& md = t.events[memcpy_ev].get<event_kind::device_activity>();
     CHECK(md.bytes == 4096);
     CHECK(md.external_id == fill_corr);
@@ -227,6 +233,29 @@ TEST_SUITE("cupti") {
     }
     CHECK(starts == 3);
     CHECK(ends == 3);
+  }
+
+  TEST_CASE("decode: kernel names demangled as Kineto writes them, once per name") {
+    tc::decoder dec;
+    auto name_of = [&dec](const char* mangled) {
+      CUpti_ActivityKernel10 k{};
+      k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+      k.name = mangled;
+      k.start = 10;
+      k.end = 20;
+      const auto d = dec.decode(reinterpret_cast<const CUpti_Activity*>(&k));
+      REQUIRE(d.has_value());
+      return std::string(d->name, d->name_len);
+    };
+    CHECK(name_of("_Z5scalePffi") == "scale(float*, float, int)");
+    // What nvcc made of a kernel in an anonymous namespace (seen on an H100).
+    CHECK(name_of("_ZN43_GLOBAL__N__098e4a98_10_kernels_cu_256051665scaleEPffi") ==
+          "(anonymous namespace)::scale(float*, float, int)");
+    CHECK(name_of("_Z9gemm_tileILi128EEvPKfPfi") == "void gemm_tile<128>(float const*, float*, int)");
+    CHECK(name_of("_Z5scalePffi") == "scale(float*, float, int)");  // from the cache
+    CHECK(name_of("_Zgarbage") == "_Zgarbage");                     // the demangler refuses: kept
+    CHECK(name_of("sm90_xmma_gemm_f32f32") == "sm90_xmma_gemm_f32f32");  // extern "C": as it is
+    CHECK(dec.stats().decoded == 6);
   }
 
   TEST_CASE("decode: kinds the adapter does not decode are counted") {

@@ -14,6 +14,7 @@
 // there too. Materialize while no thread records into the queue.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -37,10 +38,17 @@ class materializer {
   using subqueues_t = std::vector<std::unique_ptr<subqueue_t>>;
 
  public:
-  materializer(table_t& t, time_converter conv) : t_(t), conv_(conv) {}
+  using window = typename record_queue<Schema, F, P>::recording_window;
+
+  materializer(table_t& t, time_converter conv, std::vector<window> windows = {{0, ~approx_time{0}}})
+      : t_(t), conv_(conv), windows_(std::move(windows)) {}
 
   void run(const subqueues_t& sqs) {
-    for (const auto& sq : sqs) os_to_tid_.try_emplace(sq->os_tid, sq->tid);
+    for (const auto& sq : sqs) {
+      os_to_tid_.try_emplace(sq->os_tid, sq->tid);
+      pthread_to_tid_.try_emplace(sq->pthread_id32, sq->tid);
+    }
+    if constexpr (Schema::template contains<event_kind::device_activity>) judge_device_records(sqs);
     // Pass 1: start times in record order.
     for (const auto& sq : sqs)
       for_each_kind(*sq, [this](auto& store, auto kind) { this->collect_starts(store, kind); });
@@ -94,9 +102,39 @@ class materializer {
       for (const auto& r : store.list) push_key(r.start_ns);
     } else if constexpr ((same_kind<K, event_kind::allocation> || same_kind<K, event_kind::out_of_memory>)) {
       for (const auto& r : store.list) push_key(conv_(r.time));
+    } else if constexpr (same_kind<K, event_kind::device_activity>) {
+      for (const device_record& r : store.list)
+        if (keep(r)) push_key(conv_(r.start));
     } else {
       for (const auto& r : store.list) push_key(conv_(r.start));
     }
+  }
+
+  // Device records arrive whenever an adapter decodes them, often after the queue stopped.
+  // Those of a recording window are kept: a host call (a runtime or driver API record) by its
+  // start; a device activity by its launching call's verdict (a kernel may run after `stop`),
+  // or by its own start when no host call carries its correlation id. The rest are dropped and
+  // counted (anomaly::outside_recording).
+  bool in_window(approx_time t) const noexcept {
+    auto w = std::upper_bound(windows_.begin(), windows_.end(), t,
+                              [](approx_time v, const window& x) { return v < x.begin; });
+    return w != windows_.begin() && t <= std::prev(w)->end;
+  }
+  bool keep(const device_record& r) const noexcept {
+    if (windows_.size() == 1 && windows_[0].begin == 0 && windows_[0].end == ~approx_time{0}) return true;
+    if (!r.host_thread && r.correlation_id != 0)
+      if (const std::uint8_t* v = launch_kept_.find(r.correlation_id)) return *v != 0;
+    return in_window(r.start);
+  }
+  void judge_device_records(const subqueues_t& sqs) {
+    for (const auto& sq : sqs)
+      for (const device_record& r : sq->template store<event_kind::device_activity>().list)
+        if (r.host_thread && r.correlation_id != 0)
+          launch_kept_.try_emplace(r.correlation_id, static_cast<std::uint8_t>(in_window(r.start) ? 1 : 0));
+    std::uint64_t dropped = 0;
+    for (const auto& sq : sqs)
+      for (const device_record& r : sq->template store<event_kind::device_activity>().list) dropped += keep(r) ? 0 : 1;
+    t_.anomalies.add(anomaly::outside_recording, dropped);
   }
 
   name_id intern(const char* p, std::uint32_t len) {
@@ -270,7 +308,8 @@ class materializer {
         if constexpr (K == event_kind::script_call) f.module_id = r.module_id;
       }
     } else if constexpr (same_kind<K, event_kind::device_activity>) {
-      for (const device_record& r : store.list) build_device(r, pid);
+      for (const device_record& r : store.list)
+        if (keep(r)) build_device(r, pid);
     } else {
       for (const auto& r : store.list) {
         event_t& e = slot();
@@ -291,6 +330,7 @@ class materializer {
     e.start_ns = conv_(r.start);
     if (r.host_thread) {
       const std::uint64_t* small = os_to_tid_.find(r.tid);
+      if (small == nullptr) small = pthread_to_tid_.find(r.tid);
       e.tid = small != nullptr ? *small : r.tid;
       e.pid = pid;
     } else {
@@ -356,7 +396,9 @@ class materializer {
   scratch_vector<event_index> rank_;
   std::size_t seq_ = 0;
   flat_map<cached_name> names_;
-  flat_map<std::uint64_t> os_to_tid_;
+  flat_map<std::uint64_t> os_to_tid_, pthread_to_tid_;  // a host call's thread -> the runtime's id
+  std::vector<window> windows_;
+  flat_map<std::uint8_t> launch_kept_;  // correlation id of a host call -> kept
   flat_map<index_range> stacks_, modules_, args_map_;
   std::vector<arg_record> args_;
   name_id scalar_name_{};
@@ -373,7 +415,7 @@ basic_event_table<Schema> materialize(record_queue<Schema, F, P>& q) {
   basic_event_table<Schema> t;
   const time_converter conv =
       time_converter::between<clock>(q.origin(), clock_sync_point::take<clock>());
-  detail::materializer<Schema, F, P> m(t, conv);
+  detail::materializer<Schema, F, P> m(t, conv, q.recording_windows());
   const auto misuse = q.consume([&](const auto& sqs) { m.run(sqs); });
   t.anomalies.add(anomaly::foreign_handle, misuse.foreign_handle);
   t.anomalies.add(anomaly::stale_handle, misuse.stale_handle);

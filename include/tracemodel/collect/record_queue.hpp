@@ -170,6 +170,7 @@ struct thread_subqueue<schema<K...>, F, P> {
   using schema_type = schema<K...>;
   std::uint64_t tid = 0;     ///< the runtime's small thread id
   std::uint64_t os_tid = 0;  ///< the operating system's thread id
+  std::uint64_t pthread_id32 = 0;  ///< the thread as CUPTI's API records name it
   string_arena arena;
   std::tuple<kind_store<K, F, P>...> stores;
 
@@ -210,11 +211,35 @@ class record_queue {
   ~record_queue() = default;
 
   // ---- session -------------------------------------------------------------------------
-  void start() noexcept { active_.store(true, std::memory_order_relaxed); }
-  void stop() noexcept { active_.store(false, std::memory_order_relaxed); }
+  /// Starts (or resumes) recording. Each start opens a recording window: device records
+  /// (`record_device`) are kept by materialize when their launch, or without one their own
+  /// start, lies in a window, whenever they are decoded. A queue records from its creation.
+  void start() {
+    std::lock_guard lock(window_mutex_);
+    if (active_.load(std::memory_order_relaxed)) return;
+    windows_.push_back({clock::now(), ~approx_time{0}});
+    active_.store(true, std::memory_order_relaxed);
+  }
+  /// Stops recording and closes the current window.
+  void stop() noexcept {
+    std::lock_guard lock(window_mutex_);
+    if (!active_.load(std::memory_order_relaxed)) return;
+    windows_.back().end = clock::now();
+    active_.store(false, std::memory_order_relaxed);
+  }
   /// One relaxed load: a stopped queue only needs to be seen as stopped eventually.
   [[nodiscard]] bool active() const noexcept {
     return collection_enabled && active_.load(std::memory_order_relaxed);
+  }
+  /// A stretch of time (clock ticks, both ends included) during which the queue recorded.
+  struct recording_window {
+    approx_time begin;
+    approx_time end;  ///< all ones while the window is open
+  };
+  /// The recording windows so far, oldest first (the first one opens at the queue's creation).
+  [[nodiscard]] std::vector<recording_window> recording_windows() const {
+    std::lock_guard lock(window_mutex_);
+    return windows_;
   }
   [[nodiscard]] std::uint32_t id() const noexcept { return id_; }
   [[nodiscard]] static approx_time now() noexcept { return clock::now(); }
@@ -364,10 +389,13 @@ class record_queue {
   }
 
   /// A device activity or runtime call from a device profiler; the name is copied.
+  /// Stores a device-side record (a GPU activity or a runtime call, usually decoded by an
+  /// adapter after the fact): it is stored whether or not the queue is recording now, and
+  /// materialize keeps it when it belongs to a recording window (see `start`).
   void record_device(const device_record& r)
     requires(Schema::template contains<event_kind::device_activity>)
   {
-    if (!active()) return;
+    if constexpr (!collection_enabled) return;
     auto& sq = subqueue();
     const std::string_view n = sq.arena.copy(std::string_view(r.name, r.name_len));
     sq.template store<event_kind::device_activity>().list.emplace_back(r)->name = n.data();
@@ -443,6 +471,7 @@ class record_queue {
       auto p = std::make_unique<subqueue_type>();
       p->tid = tid;
       p->os_tid = detail::os_thread_id();
+      p->pthread_id32 = detail::pthread_thread_id32();
       sq = p.get();
       by_tid_.try_emplace(tid, static_cast<std::uint32_t>(subqueues_.size()));
       subqueues_.push_back(std::move(p));
@@ -507,6 +536,8 @@ class record_queue {
 
   const std::uint32_t id_;
   std::atomic<bool> active_{true};
+  mutable std::mutex window_mutex_;
+  std::vector<recording_window> windows_{recording_window{0, ~approx_time{0}}};
   std::atomic<std::uint32_t> generation_{0};
   std::atomic<std::uint64_t> misuse_[3]{};
   misuse_counts misuse_taken_{};

@@ -103,7 +103,8 @@ struct device_record {
   std::int64_t stream;
   std::uint64_t bytes;
   process_key pid;  ///< process for host calls, device for device activities
-  thread_key tid;   ///< OS thread id for host calls (mapped to runtime ids), stream otherwise
+  thread_key tid;   ///< host calls: the OS thread id or, as CUPTI gives it, the low 32 bits
+                    ///< of pthread_self() (both mapped to runtime ids); the stream otherwise
   std::uint32_t context;
   std::uint32_t cbid;
   std::uint32_t grid[3];
@@ -111,7 +112,7 @@ struct device_record {
   std::uint32_t shared_memory;
   std::uint16_t registers;
   std::uint8_t copy_kind;
-  bool host_thread;  ///< tid is an OS thread id of this process
+  bool host_thread;  ///< tid names a thread of this process
 };
 
 /// An extra argument of an op (`record_extra_args`).

@@ -39,6 +39,7 @@ enum class anomaly : std::uint8_t {
   unsupported_record,      ///< a record of a phase tracemodel does not model (counters, ...): skipped
   unmatched_end,           ///< an `E` record without its `B`: dropped
   duplicate_flow_end,      ///< a second flow end with an id already ended: the first wins
+  outside_recording,       ///< a device record of no recording window (launched while stopped): dropped
   count_
 };
 inline constexpr std::array<std::string_view, static_cast<std::size_t>(anomaly::count_)>
@@ -46,7 +47,7 @@ inline constexpr std::array<std::string_view, static_cast<std::size_t>(anomaly::
                   "flow_end_without_start", "dangling_correlation", "op_ended_twice",
                   "foreign_handle",         "stale_handle",         "duplicate_event",
                   "bad_value",              "unbound_flow",         "unsupported_record",
-                  "unmatched_end",          "duplicate_flow_end"};
+                  "unmatched_end",          "duplicate_flow_end",   "outside_recording"};
 
 struct anomaly_counts {
   std::array<std::uint64_t, static_cast<std::size_t>(anomaly::count_)> n{};

@@ -8,6 +8,10 @@
 //   gpu.disable();                            // forced flush, decode, dropped records counted
 //   auto table = tracemodel::materialize(queue);
 //
+// Records decoded after `queue.stop()` are not lost: the queue stores them and materialize keeps
+// those of its recording windows (a launch inside one keeps its kernel, whenever that ran); the
+// others are counted as `anomaly::outside_recording`.
+//
 // `enable` checks for a driver and a device first (dlopen libcuda.so.1, cuInit,
 // cuDeviceGetCount), then treats any failure of the first CUPTI enable as "unavailable" and
 // says which call failed with CUPTI's code and text (999 CUPTI_ERROR_UNKNOWN without a driver,

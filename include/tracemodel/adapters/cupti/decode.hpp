@@ -7,7 +7,8 @@
 //                               whose callback id starts work on the device (registry.hpp)
 //                               starts an `ac2g` flow whose id is CUPTI's correlation id
 //   kernel, memcpy (+ peer), memset
-//                            -> kernel / gpu_memcpy / gpu_memset on (device, stream), ending
+//                            -> kernel (its name demangled, as Kineto does) / gpu_memcpy /
+//                               gpu_memset on (device, stream), ending
 //                               the flow of their launch; grid, block, registers, shared
 //                               memory, bytes, copy kind, context
 //   synchronization, CUDA event, overhead
@@ -22,8 +23,12 @@
 // CUPTI's clock at the record queue's clock, so they are already in its ticks.
 #pragma once
 
+#include <cxxabi.h>
+
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -114,7 +119,7 @@ class decoder {
         std::memcpy(&r, a, sizeof r);
         device_record d = on_device(r.start, r.end, r.correlationId, r.deviceId, r.streamId, r.contextId);
         d.activity = activity_type::kernel;
-        set_name(d, r.name != nullptr ? std::string_view(r.name) : std::string_view("kernel"));
+        set_name(d, r.name != nullptr ? demangled(r.name) : std::string_view("kernel"));
         d.grid[0] = static_cast<std::uint32_t>(r.gridX);
         d.grid[1] = static_cast<std::uint32_t>(r.gridY);
         d.grid[2] = static_cast<std::uint32_t>(r.gridZ);
@@ -263,6 +268,24 @@ class decoder {
     d.flow_id = correlation;
     return d;
   }
+  /// A kernel's name as Kineto writes it: demangled when it is a mangled C++ name, as it is
+  /// otherwise (extern "C" kernels, or a name the demangler refuses). Each name is demangled
+  /// once: a kernel is launched many times.
+  std::string_view demangled(const char* mangled) {
+    const std::string_view m(mangled);
+    if (!m.starts_with("_Z")) return m;
+    if (auto it = demangled_.find(m); it != demangled_.end()) return it->second;
+    int rc = -1;
+    char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &rc);
+    std::string text = rc == 0 && d != nullptr ? std::string(d) : std::string(m);
+    std::free(d);
+    return demangled_.emplace(std::string(m), std::move(text)).first->second;
+  }
+  struct string_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+
   static void set_name(device_record& d, std::string_view n) {
     d.name = n.data();
     d.name_len = static_cast<std::uint32_t>(n.size());
@@ -275,6 +298,7 @@ class decoder {
   std::uint32_t host_pid_;
   std::unordered_map<std::uint32_t, std::uint64_t> op_, user_;
   std::string name_;  // names made here live until the next decode; record_device copies them
+  std::unordered_map<std::string, std::string, string_hash, std::equal_to<>> demangled_;
   decode_stats stats_;
 };
 
