@@ -1,11 +1,16 @@
-// Traces made on a real GPU (an H100): the CUPTI adapter's own example, read back.
+// Traces made on a real GPU (an H100): the CUPTI adapter's own example, read back; PyTorch 2.11's
+// traces of a small training loop, with PyTorch's own key averages.
 #include <doctest/doctest.h>
 
+#include <simdjson.h>
+
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <string>
 
 #include <tracemodel/algo/analyze.hpp>
+#include <tracemodel/algo/key_averages.hpp>
 #include <tracemodel/formats/chrome_trace_reader.hpp>
 #include <tracemodel/formats/chrome_trace_writer.hpp>
 
@@ -67,5 +72,42 @@ TEST_SUITE("formats") {
     event_table back = read_chrome_trace_string(once);
     analyze(back);
     CHECK(chrome_trace_string(back) == once);
+  }
+
+  TEST_CASE("PyTorch 2.11 on an H100: key averages equal PyTorch's, with and without Python frames") {
+    // make_torch_traces.py: 2 profiled steps of an MLP with Adam and 12 `.item()` calls per step;
+    // PyTorch's `prof.key_averages()` beside each trace. PyTorch counts runtime calls as CPU
+    // events, merges ProfilerStep#N into ProfilerStep*, and nests by containment among its
+    // events; rows of device activities (CPU time 0) are not CPU rows.
+    for (const char* tag : {"torch-2.11_stack", "torch-2.11_nostack"}) {
+      CAPTURE(tag);
+      event_table t = read_chrome_trace_file(h100((std::string(tag) + ".json.gz").c_str()));
+      analyze(t);
+      std::map<std::string, key_average_row> ours;
+      for (auto& r : key_averages(t)) ours.emplace(r.name, r);
+      simdjson::dom::parser parser;
+      const simdjson::dom::element oracle = parser.load(h100((std::string(tag) + ".key_averages.json").c_str()));
+      std::size_t rows = 0;
+      for (simdjson::dom::element r : oracle["rows"].get_array()) {
+        const double cpu_us = r["cpu_us"].get_double(), self_us = r["self_cpu_us"].get_double();
+        if (cpu_us == 0 && self_us == 0) continue;  // a device row
+        ++rows;
+        const std::string key(std::string_view(r["key"].get_string()));
+        CAPTURE(key);
+        const auto it = ours.find(key);
+        REQUIRE(it != ours.end());
+        CHECK(it->second.count == static_cast<std::uint64_t>(r["count"].get_int64()));
+        CHECK(std::abs(static_cast<double>(it->second.total_ns) - cpu_us * 1000) < 2);
+        CHECK(std::abs(static_cast<double>(it->second.self_ns) - self_us * 1000) < 2);
+      }
+      CHECK(rows == 67);
+      CHECK(ours.size() == rows);
+    }
+    // The built tree's nesting (PyTorch's C++ tree): with Python frames, an annotation closes
+    // with the Python call it started in and keeps no children.
+    event_table t = read_chrome_trace_file(h100("torch-2.11_stack.json.gz"));
+    analyze(t);
+    for (const auto& r : key_averages(t, {.children = nesting::tree}))
+      if (r.name == "train_step_2") CHECK(r.self_ns == r.total_ns);
   }
 }

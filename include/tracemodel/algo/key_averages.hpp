@@ -4,11 +4,18 @@
 //   std::fputs(tracemodel::format_key_averages(rows, 20).c_str(), stdout);
 //
 // Per key (the name, optionally with the input shapes or the call stack): count, total time,
-// self time (total minus the time of the nearest counted descendants, so script-call frames
-// between two ops do not hide the inner op), and each as a share of the sum of self times (so
-// the self shares add up to 100 %). Which events count is a predicate; by default ops and
-// backend spans, as PyTorch's CPU table. Needs a built tree for self times (without one, self
-// equals total).
+// self time (total minus the time of its counted children), and each as a share of the sum of
+// self times (so the self shares add up to 100 %). Which events count is a predicate; by default
+// what PyTorch's CPU table counts: ops, backend spans and runtime/driver calls on host threads,
+// not global instant markers; "ProfilerStep#N" rows merge into "ProfilerStep*".
+//
+// Children, by default as PyTorch's `key_averages` finds them (`nesting::containment`): per
+// thread, over the counted events alone, sorted by start then longest first, an event is the
+// child of the innermost open event that contains it whole; one that overlaps the end of the
+// open event closes it. No built tree is needed, and Python frames (with_stack traces) change
+// nothing: PyTorch's C++ tree closes an annotation that outlives the Python call it started in
+// (`ProfilerStep#2` under `_record_function_enter_new`), so the tree's descendants would leave it
+// with no children. `nesting::tree` uses the built tree instead: the nearest counted descendants.
 #pragma once
 
 #include <fmt/format.h>
@@ -32,6 +39,8 @@
 TRACEMODEL_BEGIN_NAMESPACE
 
 enum class group_by : std::uint8_t { name, shapes, stack };
+/// How self time finds an event's children (see the header comment).
+enum class nesting : std::uint8_t { containment, tree };
 enum class sort_by : std::uint8_t { total, self, count };
 
 struct key_average_row {
@@ -50,13 +59,36 @@ struct key_average_options {
   group_by group = group_by::name;
   sort_by sort = sort_by::total;
   std::size_t stack_frames = 5;  ///< frames of the call stack in the key (group_by::stack)
+  nesting children = nesting::containment;
+  bool merge_profiler_steps = true;  ///< "ProfilerStep#3" counts as "ProfilerStep*", as in PyTorch
 };
 
-/// The events PyTorch's CPU table counts: ops (CPU ops and user annotations) and backend spans.
+/// The events PyTorch's CPU table counts: ops (CPU ops and user annotations) and backend spans
+/// but not global instant markers ("Iteration Start: PyTorch Profiler"), and the runtime and
+/// driver calls of host threads (`cudaLaunchKernel`, `cuLaunchKernel`, ...).
 struct count_ops {
   template <class Table, class Event>
   bool operator()(const Table&, const Event& e) const noexcept {
-    return e.template is<event_kind::op>() || e.template is<event_kind::backend>();
+    if (e.template is<event_kind::op>()) return !(e.instant_scope == 'g' && e.is_instant());
+    if (e.template is<event_kind::backend>()) return true;
+    if constexpr (requires { e.template get_if<event_kind::device_activity>(); }) {
+      if (const auto* d = e.template get_if<event_kind::device_activity>()) {
+        switch (d->activity) {
+          case activity_type::cuda_runtime:
+          case activity_type::cuda_driver:
+          case activity_type::xpu_runtime:
+          case activity_type::xpu_driver:
+          case activity_type::mtia_runtime:
+          case activity_type::privateuse1_runtime:
+          case activity_type::privateuse1_driver:
+          case activity_type::glow_runtime:
+            return true;
+          default:
+            return false;
+        }
+      }
+    }
+    return false;
   }
 };
 /// Every event with a duration.
@@ -91,16 +123,8 @@ struct key_averages_fn {
                                           key_average_options opt = {},
                                           Counted counted = {}) const {
     const std::size_t n = t.size();
-    std::vector<std::int64_t> child_time(n, 0);
-    // Nearest counted ancestor of every counted event, in one pre-order walk.
-    std::vector<std::pair<std::uint32_t, event_index>> open;  // (depth, counted ancestor)
-    walk_preorder(t, [&](event_index i, std::uint32_t depth) {
-      while (!open.empty() && open.back().first >= depth) open.pop_back();
-      const auto& e = t.events[i];
-      if (!counted(t, e)) return;
-      if (!open.empty()) child_time[open.back().second] += e.duration_ns();
-      open.emplace_back(depth, i);
-    });
+    const std::vector<std::int64_t> child_time =
+        opt.children == nesting::tree ? tree_child_time(t, counted) : contained_child_time(t, counted);
 
     std::unordered_map<std::string, std::size_t> index;
     std::vector<key_average_row> rows;
@@ -112,6 +136,7 @@ struct key_averages_fn {
       if (opt.group == group_by::shapes) detail = input_shapes_text(t, e);
       if (opt.group == group_by::stack) detail = stack_text(t, e, opt.stack_frames);
       std::string name(t.name(e));
+      if (opt.merge_profiler_steps && name.starts_with("ProfilerStep#")) name = "ProfilerStep*";
       std::string key = name;
       key += '\0';
       key += detail;
@@ -149,6 +174,53 @@ struct key_averages_fn {
   }
 
  private:
+  // Time of each counted event's counted children: the nearest counted descendants in the tree.
+  template <class Schema, class Counted>
+  static std::vector<std::int64_t> tree_child_time(const basic_event_table<Schema>& t, Counted& counted) {
+    std::vector<std::int64_t> child_time(t.size(), 0);
+    std::vector<std::pair<std::uint32_t, event_index>> open;  // (depth, counted ancestor)
+    walk_preorder(t, [&](event_index i, std::uint32_t depth) {
+      while (!open.empty() && open.back().first >= depth) open.pop_back();
+      const auto& e = t.events[i];
+      if (!counted(t, e)) return;
+      if (!open.empty()) child_time[open.back().second] += e.duration_ns();
+      open.emplace_back(depth, i);
+    });
+    return child_time;
+  }
+
+  // ... by containment among the counted events of each thread (PyTorch's rule).
+  template <class Schema, class Counted>
+  static std::vector<std::int64_t> contained_child_time(const basic_event_table<Schema>& t, Counted& counted) {
+    struct item {
+      process_key pid;
+      thread_key tid;
+      std::int64_t start, end;
+      event_index i;
+    };
+    std::vector<item> items;
+    for (event_index i = 0; i < t.size(); ++i) {
+      const auto& e = t.events[i];
+      if (counted(t, e)) items.push_back({e.pid, e.tid, e.start_ns, e.start_ns + e.duration_ns(), i});
+    }
+    ranges::stable_sort(items, [](const item& a, const item& b) {
+      if (a.pid != b.pid) return a.pid < b.pid;
+      if (a.tid != b.tid) return a.tid < b.tid;
+      if (a.start != b.start) return a.start < b.start;
+      return a.end > b.end;
+    });
+    std::vector<std::int64_t> child_time(t.size(), 0);
+    std::vector<const item*> open;
+    for (std::size_t k = 0; k < items.size(); ++k) {
+      const item& c = items[k];
+      if (k > 0 && (items[k - 1].pid != c.pid || items[k - 1].tid != c.tid)) open.clear();
+      while (!open.empty() && (c.start >= open.back()->end || c.end > open.back()->end)) open.pop_back();
+      if (!open.empty()) child_time[open.back()->i] += c.end - c.start;
+      open.push_back(&c);
+    }
+    return child_time;
+  }
+
   template <class Schema>
   static std::string stack_text(const basic_event_table<Schema>& t,
                                 const typename basic_event_table<Schema>::event_type& e,
