@@ -357,7 +357,10 @@ int cmd_link(const options& o, tmod::event_table& t) {
   }
   if (!o.json) {
     std::printf("matched %zu of %zu execution-trace ops by %s%s\n", r.matched, r.op_nodes, r.method.c_str(),
-                r.iteration != tmod::no_event ? (" in " + std::string(t.name(r.iteration))).c_str() : "");
+                r.iteration == tmod::no_event ? ""
+                : r.iterations == 1
+                    ? (" in " + std::string(t.name(r.iteration))).c_str()
+                    : (" in " + std::to_string(r.iterations) + " iterations from " + std::string(t.name(r.iteration))).c_str());
     for (const auto& u : r.unmatched)
       std::printf("  unmatched node %lld %s: %s\n", static_cast<long long>(et.nodes[u.node].id),
                   et.nodes[u.node].name.c_str(), u.reason.c_str());

@@ -4,15 +4,18 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
 #include <string>
 
 #include <tracemodel/algo/analyze.hpp>
+#include <tracemodel/algo/et_link.hpp>
 #include <tracemodel/algo/key_averages.hpp>
 #include <tracemodel/formats/chrome_trace_reader.hpp>
 #include <tracemodel/formats/chrome_trace_writer.hpp>
+#include <tracemodel/formats/execution_trace.hpp>
 
 using namespace tracemodel;
 namespace fs = std::filesystem;
@@ -109,5 +112,37 @@ TEST_SUITE("formats") {
     analyze(t);
     for (const auto& r : key_averages(t, {.children = nesting::tree}))
       if (r.name == "train_step_2") CHECK(r.self_ns == r.total_ns);
+  }
+
+  TEST_CASE("PyTorch 2.11 on an H100: its execution trace (fields in attrs) joins its trace by rf_id") {
+    // make_torch_et.py: one execution trace over the two profiled steps. Schema 1.1.1 keeps
+    // rf_id, tid, op_schema and the rest in each node's `attrs` list.
+    const execution_trace et = read_execution_trace_file(h100("torch-2.11_et.json.gz"));
+    const auto fill = std::find_if(et.nodes.begin(), et.nodes.end(), [](const et_node& n) { return n.id == 17; });
+    REQUIRE(fill != et.nodes.end());
+    CHECK(fill->name == "aten::fill_");
+    CHECK(fill->rf_id == 9);
+    CHECK(fill->tid == 1);
+    CHECK(fill->seq_id == -1);
+    CHECK(fill->parent == 14);
+    CHECK(fill->op_schema.starts_with("aten::fill_.Scalar("));
+    event_table t = read_chrome_trace_file(h100("torch-2.11_et_trace.json.gz"));
+    analyze(t);
+    const et_link_result r = link_execution_trace(et, t);
+    CHECK(r.method == "rf_id");
+    CHECK(r.iterations == 2);  // ProfilerStep#2 and #3
+    CHECK(r.op_nodes == 516);
+    CHECK(r.matched == 516);
+    CHECK(r.unmatched.empty());
+    std::size_t same_id = 0;
+    for (std::size_t k = 0; k < et.nodes.size(); ++k) {
+      if (r.node_host[k] == no_event) continue;
+      for (const attribute& a : t.attrs_of(t.events[r.node_host[k]]))
+        if (t.strings.view(a.key) == "Record function id") same_id += a.i == et.nodes[k].rf_id ? 1 : 0;
+    }
+    CHECK(same_id == 516);
+    CHECK(r.device_total == 120);  // 120 ac2g flows in the trace
+    CHECK(r.by[static_cast<int>(attach_by::correlation)] == 120);
+    CHECK(r.orphaned == 0);
   }
 }

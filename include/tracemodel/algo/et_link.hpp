@@ -4,8 +4,9 @@
 //   auto r = tracemodel::link_execution_trace(et, host);
 //   std::string plus = tracemodel::enhanced_execution_trace(et, host, r);
 //
-// 1. Iteration: when the host trace has annotations named `iteration_prefix…` (ProfilerStep#N),
-//    the one named like an execution-trace node is used, else the whole trace.
+// 1. Iterations: when the host trace has annotations named `iteration_prefix…` (ProfilerStep#N),
+//    the span of those named like an execution-trace node is used (PyTorch 2 records several
+//    steps in one execution trace), else the whole trace.
 // 2. Op matching, per thread (an execution-trace tid maps to the host thread of that id when
 //    there is one, else to the unused host thread whose op names overlap its names most):
 //    - by id: when nodes carry `rf_id` and host ops the `Record function id` arg, exactly;
@@ -61,7 +62,8 @@ struct et_unmatched {
 
 struct et_link_result {
   std::string method;                    ///< "rf_id" or "order"
-  event_index iteration = no_event;      ///< the iteration annotation used, if any
+  event_index iteration = no_event;      ///< the first iteration annotation used, if any
+  std::size_t iterations = 0;            ///< iteration annotations named in both traces
   std::vector<event_index> node_host;    ///< per node: the matched host op, or no_event
   std::size_t op_nodes = 0;              ///< nodes that are ops (not process/thread annotations)
   std::size_t matched = 0;
@@ -142,10 +144,13 @@ et_link_result link_execution_trace(const execution_trace& et, const basic_event
       if (!detail::is_host_op(t, i)) continue;
       const std::string_view name = t.name(i);
       if (name.starts_with(o.iteration_prefix) && et_names.count(name) != 0) {
-        r.iteration = i;
-        lo = t.events[i].start_ns;
-        hi = t.events[i].end_ns();
-        break;
+        if (r.iterations++ == 0) {
+          r.iteration = i;
+          lo = t.events[i].start_ns;
+          hi = t.events[i].end_ns();
+        }
+        lo = std::min(lo, t.events[i].start_ns);
+        hi = std::max(hi, t.events[i].end_ns());
       }
     }
   }

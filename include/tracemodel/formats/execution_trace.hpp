@@ -30,18 +30,42 @@
 TRACEMODEL_BEGIN_NAMESPACE
 
 namespace detail {
-inline std::int64_t et_int(simdjson::dom::object o, std::string_view key, std::int64_t fallback, std::size_t node) {
+/// A node's fields: at its top level (schema 1.0) or, in newer traces (1.1, Chakra's), in its
+/// `attrs` list of {"name", "type", "value"} entries.
+struct et_fields {
+  simdjson::dom::object o;
+  simdjson::dom::array attrs{};
+  bool has_attrs = false;
+  explicit et_fields(simdjson::dom::object obj) : o(obj) {
+    simdjson::dom::element a;
+    has_attrs = !o["attrs"].get(a) && !a.get_array().get(attrs);
+  }
+  /// True when `key` is there; its value in `out`.
+  bool get(std::string_view key, simdjson::dom::element& out) const {
+    if (!o[key].get(out)) return true;
+    if (!has_attrs) return false;
+    for (simdjson::dom::element a : attrs) {
+      simdjson::dom::object entry;
+      std::string_view name;
+      if (a.get_object().get(entry) || entry["name"].get_string().get(name) || name != key) continue;
+      return !entry["value"].get(out);
+    }
+    return false;
+  }
+};
+
+inline std::int64_t et_int(const et_fields& o, std::string_view key, std::int64_t fallback, std::size_t node) {
   simdjson::dom::element e;
-  if (o[key].get(e)) return fallback;
+  if (!o.get(key, e)) return fallback;
   if (e.is_int64()) return e.get_int64().value_unsafe();
   if (e.is_uint64()) return static_cast<std::int64_t>(e.get_uint64().value_unsafe());
   if (e.is_null()) return fallback;
   throw input_error("execution trace: node " + std::to_string(node) + ": \"" + std::string(key) +
                     "\" is not an integer");
 }
-inline std::string et_string(simdjson::dom::object o, std::string_view key, std::size_t node, bool required) {
+inline std::string et_string(const et_fields& o, std::string_view key, std::size_t node, bool required) {
   simdjson::dom::element e;
-  if (o[key].get(e)) {
+  if (!o.get(key, e)) {
     if (required)
       throw input_error("execution trace: node " + std::to_string(node) + " has no \"" + std::string(key) + "\"");
     return {};
@@ -92,13 +116,14 @@ inline execution_trace read_execution_trace_string(std::string_view text) {
   for (simdjson::dom::element e : nodes) {
     simdjson::dom::object o;
     if (e.get_object().get(o)) throw input_error("execution trace: node " + std::to_string(k) + " is not an object");
+    const detail::et_fields f(o);
     et_node n;
     simdjson::dom::element id;
     if (o["id"].get(id) || !id.is_int64())
       throw input_error("execution trace: node " + std::to_string(k) + " has no integer \"id\"");
     n.id = id.get_int64().value_unsafe();
-    n.name = detail::et_string(o, "name", k, true);
-    n.parent = detail::et_int(o, "parent", -1, k);
+    n.name = detail::et_string(f, "name", k, true);
+    n.parent = detail::et_int(f, "parent", -1, k);
     simdjson::dom::element deps;
     if (n.parent < 0 && !o["ctrl_deps"].get(deps)) {
       simdjson::dom::array list;
@@ -112,13 +137,13 @@ inline execution_trace read_execution_trace_string(std::string_view text) {
           }
       }
     }
-    n.rf_id = detail::et_int(o, "rf_id", -1, k);
-    n.seq_id = detail::et_int(o, "seq_id", -1, k);
-    n.fw_parent = detail::et_int(o, "fw_parent", -1, k);
-    n.fw_tid = detail::et_int(o, "fw_tid", 0, k);
-    n.tid = detail::et_int(o, "tid", 0, k);
-    n.scope = detail::et_int(o, "scope", -1, k);
-    n.op_schema = detail::et_string(o, "op_schema", k, false);
+    n.rf_id = detail::et_int(f, "rf_id", -1, k);
+    n.seq_id = detail::et_int(f, "seq_id", -1, k);
+    n.fw_parent = detail::et_int(f, "fw_parent", -1, k);
+    n.fw_tid = detail::et_int(f, "fw_tid", 0, k);
+    n.tid = detail::et_int(f, "tid", 0, k);
+    n.scope = detail::et_int(f, "scope", -1, k);
+    n.op_schema = detail::et_string(f, "op_schema", k, false);
     n.synthetic = n.name.starts_with("[pytorch|profiler|execution_") &&
                   (n.name.ends_with("|process]") || n.name.ends_with("|thread]"));
     n.json = simdjson::minify(e);
