@@ -76,6 +76,27 @@ TEST_SUITE("formats") {
     CHECK_THROWS_WITH_AS(read_execution_trace_string(R"([1,2])"), doctest::Contains("not an object"), input_error);
   }
 
+  TEST_CASE("execution trace schema 1.1: node fields in attrs, the top level first") {
+    const execution_trace et = read_execution_trace_string(R"({"schema":"1.1.1-chakra.0.0.4","nodes":[
+      {"id":2,"name":"[pytorch|profiler|execution_trace|thread]","ctrl_deps":1,"attrs":[{"name":"tid","type":"uint64","value":1}]},
+      {"id":3,"name":"aten::mm","ctrl_deps":2,"attrs":[{"name":"rf_id","type":"uint64","value":7},
+        {"name":"seq_id","type":"int64","value":-1},{"name":"tid","type":"uint64","value":1},
+        {"name":"fw_tid","type":"uint64","value":0},{"name":"scope","type":"uint64","value":0},
+        {"name":"op_schema","type":"string","value":"aten::mm(Tensor self, Tensor mat2) -> Tensor"}, 5]},
+      {"id":4,"name":"aten::add","rf_id":9,"ctrl_deps":2,"attrs":[{"name":"rf_id","type":"uint64","value":8}]}]})");
+    REQUIRE(et.nodes.size() == 3);
+    CHECK(et.nodes[0].synthetic);
+    CHECK(et.nodes[1].rf_id == 7);
+    CHECK(et.nodes[1].parent == 2);
+    CHECK(et.nodes[1].tid == 1);
+    CHECK(et.nodes[1].scope == 0);
+    CHECK(et.nodes[1].op_schema == "aten::mm(Tensor self, Tensor mat2) -> Tensor");
+    CHECK(et.nodes[1].fw_parent == -1);  // absent everywhere: the default
+    CHECK(et.nodes[2].rf_id == 9);       // the top level wins
+    CHECK_THROWS_WITH_AS(read_execution_trace_string(R"({"nodes":[{"id":1,"name":"a","attrs":[{"name":"rf_id","type":"string","value":"x"}]}]})"),
+                         doctest::Contains("\"rf_id\" is not an integer"), input_error);
+  }
+
   TEST_CASE("et link: exact order, an inserted host op and a missing one") {
     const execution_trace et =
         read_execution_trace_string(et_json({{"A", 1}, {"B", 1}, {"C", 1}, {"D", 1}, {"E", 1}}));

@@ -71,24 +71,21 @@ struct count_ops {
   bool operator()(const Table&, const Event& e) const noexcept {
     if (e.template is<event_kind::op>()) return !(e.instant_scope == 'g' && e.is_instant());
     if (e.template is<event_kind::backend>()) return true;
-    if constexpr (requires { e.template get_if<event_kind::device_activity>(); }) {
-      if (const auto* d = e.template get_if<event_kind::device_activity>()) {
-        switch (d->activity) {
-          case activity_type::cuda_runtime:
-          case activity_type::cuda_driver:
-          case activity_type::xpu_runtime:
-          case activity_type::xpu_driver:
-          case activity_type::mtia_runtime:
-          case activity_type::privateuse1_runtime:
-          case activity_type::privateuse1_driver:
-          case activity_type::glow_runtime:
-            return true;
-          default:
-            return false;
-        }
-      }
+    const auto* d = e.template get_if<event_kind::device_activity>();  // null without that kind
+    if (d == nullptr) return false;
+    switch (d->activity) {
+      case activity_type::cuda_runtime:
+      case activity_type::cuda_driver:
+      case activity_type::xpu_runtime:
+      case activity_type::xpu_driver:
+      case activity_type::mtia_runtime:
+      case activity_type::privateuse1_runtime:
+      case activity_type::privateuse1_driver:
+      case activity_type::glow_runtime:
+        return true;
+      default:
+        return false;
     }
-    return false;
   }
 };
 /// Every event with a duration.

@@ -388,10 +388,9 @@ class record_queue {
     record_call<event_kind::native_call>(name, start, end, script_id, parent_id, -1);
   }
 
-  /// A device activity or runtime call from a device profiler; the name is copied.
   /// Stores a device-side record (a GPU activity or a runtime call, usually decoded by an
   /// adapter after the fact): it is stored whether or not the queue is recording now, and
-  /// materialize keeps it when it belongs to a recording window (see `start`).
+  /// materialize keeps it when it belongs to a recording window (see `start`). The name is copied.
   void record_device(const device_record& r)
     requires(Schema::template contains<event_kind::device_activity>)
   {
