@@ -110,8 +110,14 @@ TEST_SUITE("formats") {
     // with the Python call it started in and keeps no children.
     event_table t = read_chrome_trace_file(h100("torch-2.11_stack.json.gz"));
     analyze(t);
+    std::size_t seen = 0;
     for (const auto& r : key_averages(t, {.children = nesting::tree}))
-      if (r.name == "train_step_2") CHECK(r.self_ns == r.total_ns);
+      if (r.name == "train_step_2") {
+        ++seen;
+        CHECK(r.self_ns == r.total_ns);
+        CHECK(r.total_ns == 6'693'045);  // PyTorch: 6693.045 us, of which 3035.622 self
+      }
+    CHECK(seen == 1);
   }
 
   TEST_CASE("PyTorch 2.11 on an H100: its execution trace (fields in attrs) joins its trace by rf_id") {

@@ -40,8 +40,9 @@ class materializer {
  public:
   using window = typename record_queue<Schema, F, P>::recording_window;
 
-  materializer(table_t& t, time_converter conv, std::vector<window> windows = {{0, ~approx_time{0}}})
-      : t_(t), conv_(conv), windows_(std::move(windows)) {}
+  materializer(table_t& t, time_converter conv, std::vector<window> windows)
+      : t_(t), conv_(conv), windows_(std::move(windows)),
+        keep_all_(windows_.size() == 1 && windows_[0].begin == 0 && windows_[0].end == ~approx_time{0}) {}
 
   void run(const subqueues_t& sqs) {
     for (const auto& sq : sqs) {
@@ -121,7 +122,7 @@ class materializer {
     return w != windows_.begin() && t <= std::prev(w)->end;
   }
   bool keep(const device_record& r) const noexcept {
-    if (windows_.size() == 1 && windows_[0].begin == 0 && windows_[0].end == ~approx_time{0}) return true;
+    if (keep_all_) return true;  // never stopped: every record belongs
     if (!r.host_thread && r.correlation_id != 0)
       if (const std::uint8_t* v = launch_kept_.find(r.correlation_id)) return *v != 0;
     return in_window(r.start);
@@ -398,6 +399,7 @@ class materializer {
   flat_map<cached_name> names_;
   flat_map<std::uint64_t> os_to_tid_, pthread_to_tid_;  // a host call's thread -> the runtime's id
   std::vector<window> windows_;
+  bool keep_all_;
   flat_map<std::uint8_t> launch_kept_;  // correlation id of a host call -> kept
   flat_map<index_range> stacks_, modules_, args_map_;
   std::vector<arg_record> args_;
