@@ -1,6 +1,7 @@
 // tracemodel — the command-line analyzer of Chrome / Kineto traces.
 //
-//   tracemodel stats TRACE [--group-by name|shapes|stack] [--sort self|total|count] [--top N]
+//   tracemodel stats TRACE [--group-by name|shapes|stack]
+//                          [--sort self|total|count|device|self-device] [--top N]
 //   tracemodel tree TRACE [--depth N]
 //   tracemodel links TRACE
 //   tracemodel flame TRACE -o FILE.svg [--width PIXELS]
@@ -44,7 +45,8 @@ constexpr const char* usage_text =
     "\n"
     "commands:\n"
     "  stats   key averages per name (or input shapes, or stack)\n"
-    "            --group-by name|shapes|stack   --sort self|total|count   --top N\n"
+    "            --group-by name|shapes|stack   --top N\n"
+    "            --sort self|total|count|device|self-device\n"
     "  tree    the call tree of each thread\n"
     "            --depth N                      levels to show (default: all)\n"
     "  links   forward/backward links and host-to-device links\n"
@@ -126,7 +128,9 @@ options parse(int argc, char** argv) {
       if (v == "self") o.sort = tmod::sort_by::self;
       else if (v == "total") o.sort = tmod::sort_by::total;
       else if (v == "count") o.sort = tmod::sort_by::count;
-      else throw usage_error{"--sort takes self, total or count"};
+      else if (v == "device") o.sort = tmod::sort_by::device_total;
+      else if (v == "self-device") o.sort = tmod::sort_by::self_device;
+      else throw usage_error{"--sort takes self, total, count, device or self-device"};
     } else if (a == "--top" && o.command == "stats") {
       o.top = parse_count(a, value());
     } else if (a == "--depth" && o.command == "tree") {
@@ -210,7 +214,10 @@ int cmd_stats(const options& o, tmod::event_table& t) {
     const auto& r = rows[i];
     out.raw(i ? ",\n" : "\n").raw("{\"key\":").string(r.key()).raw(",\"count\":");
     out.unsigned_integer(r.count).raw(",\"total_ns\":").integer(r.total_ns);
-    out.raw(",\"self_ns\":").integer(r.self_ns).ch('}');
+    out.raw(",\"self_ns\":").integer(r.self_ns);
+    out.raw(",\"device_total_ns\":").integer(r.device_total_ns);
+    out.raw(",\"self_device_ns\":").integer(r.self_device_ns);
+    out.raw(",\"on_device\":").raw(r.device_activities ? "true" : "false").ch('}');
   }
   out.raw("\n]}\n");
   out.flush();

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <tracemodel/algo/analyze.hpp>
 #include <tracemodel/algo/key_averages.hpp>
 #include <tracemodel/algo/tensor_ids.hpp>
 #include <tracemodel/algo/tree.hpp>
@@ -153,6 +154,91 @@ TEST_SUITE("algo") {
     CHECK(text.find("A       50.00%       0.080us    93.75%       0.150us         2\n") != std::string::npos);
     CHECK(text.find("C ") == std::string::npos);  // only the top 2
     CHECK(text.find("Self time total: 0.160us") != std::string::npos);
+  }
+
+  TEST_CASE("key_averages: device time goes to the launching op and adds up to its callers") {
+    table_builder b;
+    b.op("A", 0, 100);                                                  // correlation id 1
+    b.op("B", 10, 60);                                                  // 2
+    b.device("cudaLaunchKernel", activity_type::cuda_runtime, 15, 20, 1, 1).correlation(50).external_id(2);
+    b.device("gemm", activity_type::kernel, 30, 55).correlation(50).external_id(2);
+    b.device("Memcpy HtoD", activity_type::gpu_memcpy, 70, 75).external_id(1);
+    // No external id: the kernel's launch (by correlation), then the op above the launch.
+    b.device("cudaLaunchKernel", activity_type::cuda_runtime, 80, 85, 1, 1).correlation(51);
+    b.device("gemm", activity_type::kernel, 120, 130).correlation(51);
+    b.op("C", 150, 160);
+    b.device("orphan", activity_type::kernel, 200, 204).external_id(99);  // no such op: a row only
+    b.device("step", activity_type::gpu_user_annotation, 0, 300);         // a row, in no total
+    event_table t = b.take();
+    analyze(t);
+
+    auto find = [](const std::vector<key_average_row>& rows, const char* name) -> const key_average_row& {
+      for (const auto& r : rows)
+        if (r.name == name) return r;
+      FAIL("no row " << name);
+      return rows.front();
+    };
+    for (const nesting how : {nesting::containment, nesting::tree}) {
+      CAPTURE(static_cast<int>(how));
+      const auto rows = key_averages(t, {.sort = sort_by::self_device, .children = how});
+      REQUIRE(rows.size() == 8);  // A, B, C, cudaLaunchKernel, gemm, Memcpy HtoD, orphan, step
+      CHECK(rows[0].name == "gemm");
+      CHECK(rows[1].name == "B");
+      CHECK(rows[2].name == "A");
+      CHECK(rows[3].name == "Memcpy HtoD");
+      CHECK(rows[4].name == "orphan");
+      const auto& step = find(rows, "step");
+      CHECK(step.gpu_annotations);
+      CHECK(step.device_activities);
+      CHECK(step.count == 1);
+      CHECK(step.device_total_ns == 300);
+      CHECK(step.self_device_ns == 0);
+      CHECK(step.self_device_share == 0);
+      const auto& a = find(rows, "A");
+      CHECK(a.self_device_ns == 15);    // the memcpy (external id) and the second kernel (tree)
+      CHECK(a.device_total_ns == 40);   // ... and B's
+      CHECK(a.self_ns == 100 - 50 - 5);  // CPU time as before: B and the second launch
+      CHECK(a.self_device_share == doctest::Approx(15.0 / 44.0));
+      const auto& bb = find(rows, "B");
+      CHECK(bb.self_device_ns == 25);
+      CHECK(bb.device_total_ns == 25);
+      const auto& gemm = find(rows, "gemm");
+      CHECK(gemm.count == 2);
+      CHECK(gemm.device_activities);
+      CHECK(gemm.self_device_ns == 35);
+      CHECK(gemm.device_total_ns == 35);
+      CHECK(gemm.total_ns == 0);
+      CHECK(gemm.self_ns == 0);
+      CHECK(gemm.self_device_share == doctest::Approx(35.0 / 44.0));
+      CHECK(find(rows, "orphan").self_device_ns == 4);
+      CHECK(find(rows, "cudaLaunchKernel").count == 2);
+      CHECK(find(rows, "cudaLaunchKernel").device_total_ns == 0);
+      CHECK(find(rows, "C").device_total_ns == 0);
+      CHECK_FALSE(find(rows, "A").device_activities);
+    }
+    const auto by_total = key_averages(t, {.sort = sort_by::device_total});
+    CHECK(by_total[0].name == "step");
+    CHECK(by_total[1].name == "A");
+    CHECK(by_total[2].name == "gemm");
+
+    const auto cpu_only = key_averages(t, {.device_rows = false});
+    CHECK(cpu_only.size() == 4);
+    for (const auto& r : cpu_only) CHECK_FALSE(r.device_activities);
+    CHECK(find(cpu_only, "A").device_total_ns == 40);
+
+    const std::string text = format_key_averages(key_averages(t, {.sort = sort_by::device_total}), 3);
+    CHECK(text.find("Self device") != std::string::npos);
+    CHECK(text.find("Name    Self %          Self   Total %         Total     Count   Self device  Self d %    Device total\n") !=
+          std::string::npos);
+    CHECK(text.find("gemm     0.00%       0.000us     0.00%       0.000us         2       0.035us    79.55%         0.035us\n") !=
+          std::string::npos);
+    CHECK(text.find("Self device time total: 0.044us\n") != std::string::npos);  // no annotations
+    // Without device time, the table keeps its CPU columns only.
+    table_builder cpu;
+    cpu.op("A", 0, 10);
+    event_table c = cpu.take();
+    build_tree(c);
+    CHECK(format_key_averages(key_averages(c)).find("device") == std::string::npos);
   }
 
   TEST_CASE("format_duration: PyTorch's units, negative and extreme values") {

@@ -81,30 +81,60 @@ TEST_SUITE("formats") {
     // make_torch_traces.py: 2 profiled steps of an MLP with Adam and 12 `.item()` calls per step;
     // PyTorch's `prof.key_averages()` beside each trace. PyTorch counts runtime calls as CPU
     // events, merges ProfilerStep#N into ProfilerStep*, and nests by containment among its
-    // events; rows of device activities (CPU time 0) are not CPU rows.
+    // events; device activities (kernels, memcpy, memset, GPU annotations) have rows of their own
+    // with no CPU time, apart from ops of the same name (PyTorch keys on the device too).
     for (const char* tag : {"torch-2.11_stack", "torch-2.11_nostack"}) {
       CAPTURE(tag);
       event_table t = read_chrome_trace_file(h100((std::string(tag) + ".json.gz").c_str()));
       analyze(t);
-      std::map<std::string, key_average_row> ours;
-      for (auto& r : key_averages(t)) ours.emplace(r.name, r);
+      std::map<std::pair<std::string, bool>, key_average_row> ours;  // (name, device activities)
+      for (auto& r : key_averages(t)) CHECK(ours.emplace(std::pair(r.name, r.device_activities), r).second);
       simdjson::dom::parser parser;
       const simdjson::dom::element oracle = parser.load(h100((std::string(tag) + ".key_averages.json").c_str()));
-      std::size_t rows = 0;
+      std::size_t rows = 0, device_rows = 0;
       for (simdjson::dom::element r : oracle["rows"].get_array()) {
         const double cpu_us = r["cpu_us"].get_double(), self_us = r["self_cpu_us"].get_double();
-        if (cpu_us == 0 && self_us == 0) continue;  // a device row
-        ++rows;
         const std::string key(std::string_view(r["key"].get_string()));
         CAPTURE(key);
-        const auto it = ours.find(key);
+        const bool device = cpu_us == 0 && self_us == 0;
+        const auto it = ours.find({key, device});
         REQUIRE(it != ours.end());
         CHECK(it->second.count == static_cast<std::uint64_t>(r["count"].get_int64()));
+        if (device) {
+          ++device_rows;
+          CHECK(it->second.total_ns == 0);
+          CHECK(it->second.device_total_ns > 0);
+          // A GPU annotation spans other activities: a device total, no self time.
+          CHECK(it->second.self_device_ns == (it->second.gpu_annotations ? 0 : it->second.device_total_ns));
+          continue;
+        }
+        ++rows;
         CHECK(std::abs(static_cast<double>(it->second.total_ns) - cpu_us * 1000) < 2);
         CHECK(std::abs(static_cast<double>(it->second.self_ns) - self_us * 1000) < 2);
       }
       CHECK(rows == 67);
-      CHECK(ours.size() == rows);
+      CHECK(device_rows == 31);
+      CHECK(ours.size() == rows + device_rows);
+      // Every device activity of these traces has its op (by external id): the ops' self device
+      // times add up to the device rows' self time; the two steps' device totals to
+      // ProfilerStep*'s.
+      std::int64_t op_device = 0, activities = 0;
+      std::size_t annotations = 0;
+      for (const auto& [key, r] : ours) {
+        annotations += r.gpu_annotations ? 1 : 0;
+        (r.device_activities ? activities : op_device) += r.self_device_ns;
+      }
+      CHECK(annotations == 4);  // train_step_2, train_step_3, Adam's zero_grad and step
+      CHECK(ours.at({"train_step_2", true}).gpu_annotations);
+      CHECK(activities > 0);
+      CHECK(op_device == activities);
+      auto cpu = [&](const char* name) -> const key_average_row& { return ours.at({name, false}); };
+      CHECK(cpu("train_step_2").device_total_ns + cpu("train_step_3").device_total_ns ==
+            cpu("ProfilerStep*").device_total_ns);
+      CHECK(cpu("aten::linear").device_total_ns == cpu("aten::addmm").device_total_ns);
+      CHECK(cpu("aten::linear").self_device_ns == 0);
+      CHECK(cpu("aten::addmm").self_device_ns > 0);
+      CHECK(key_averages(t, {.device_rows = false}).size() == rows);
     }
     // The built tree's nesting (PyTorch's C++ tree): with Python frames, an annotation closes
     // with the Python call it started in and keeps no children.
@@ -112,7 +142,7 @@ TEST_SUITE("formats") {
     analyze(t);
     std::size_t seen = 0;
     for (const auto& r : key_averages(t, {.children = nesting::tree}))
-      if (r.name == "train_step_2") {
+      if (r.name == "train_step_2" && !r.device_activities) {
         ++seen;
         CHECK(r.self_ns == r.total_ns);
         CHECK(r.total_ns == 6'693'045);  // PyTorch: 6693.045 us, of which 3035.622 self

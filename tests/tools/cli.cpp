@@ -1,6 +1,8 @@
 // The `tracemodel` program, run as a user runs it, against PyTorch's own answers.
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include <cstdio>
 #include <map>
 #include <set>
@@ -383,6 +385,40 @@ TEST_SUITE("tools") {
       if (std::string_view(n["name"]) == "aten::as_strided") total += int64_t(n["duration_ns"]);
     CHECK(int64_t(first["total_ns"]) == total);
     CHECK(int64_t(first["self_ns"]) <= total);
+  }
+
+  TEST_CASE("tracemodel stats: device time columns, sorted by device time") {
+    const std::string trace = quoted(tmtest::data_path("h100/torch-2.11_nostack.json.gz"));
+    const run_result r = run("stats --json --sort self-device --top 4 " + trace);
+    REQUIRE(r.status == 0);
+    simdjson::dom::parser p;
+    simdjson::dom::element root;
+    REQUIRE_FALSE(p.parse(r.out).get(root));
+    simdjson::dom::array rows = root["rows"];
+    REQUIRE(rows.size() == 4);
+    // The top op by its own kernels' time, then the activities' rows (no CPU time) beside ops.
+    std::int64_t last = std::numeric_limits<std::int64_t>::max();
+    bool op_seen = false;
+    for (simdjson::dom::element row : rows) {
+      const std::int64_t self_device = int64_t(row["self_device_ns"]);
+      CHECK(self_device <= last);
+      CHECK(self_device > 0);
+      CHECK(int64_t(row["device_total_ns"]) >= self_device);
+      if (bool(row["on_device"])) {
+        CHECK(int64_t(row["total_ns"]) == 0);
+      } else {
+        op_seen = true;
+        CHECK(int64_t(row["total_ns"]) > 0);
+      }
+      last = self_device;
+    }
+    CHECK(op_seen);
+    CHECK(std::string_view(rows.at(0)["key"]) == "aten::addmm");
+    const run_result text = run("stats --sort device --top 3 " + trace);
+    CHECK(text.status == 0);
+    CHECK(text.out.find("Self device") != std::string::npos);
+    CHECK(text.out.find("Self device time total: 382.437us") != std::string::npos);
+    CHECK(run("stats --sort cuda " + trace).status == 2);
   }
 
   TEST_CASE("tracemodel: text output, exit status and messages") {

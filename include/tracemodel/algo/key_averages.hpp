@@ -16,6 +16,17 @@
 // nothing: PyTorch's C++ tree closes an annotation that outlives the Python call it started in
 // (`ProfilerStep#2` under `_record_function_enter_new`), so the tree's descendants would leave it
 // with no children. `nesting::tree` uses the built tree instead: the nearest counted descendants.
+//
+// Device time, as PyTorch's "Self CUDA" and "CUDA total": each device-side activity (kernel,
+// memcpy, memset, synchronization) gives its duration to the op that launched it,
+// the op whose correlation id is the activity's external id (PyTorch's linked activity), or
+// without one the nearest op above it in the built tree (tables recorded without external ids).
+// An op's self device time is what its own activities took; its device total adds its children's
+// device totals (children as for self time). Device activities also get rows of their own (count
+// and device time, no CPU time), apart from ops of the same name, as in PyTorch; GPU annotations
+// too, but their time spans other activities: it is their device total only, not self time, and
+// goes to no op.
+// `device_rows = false` leaves those rows out.
 #pragma once
 
 #include <fmt/format.h>
@@ -41,7 +52,7 @@ TRACEMODEL_BEGIN_NAMESPACE
 enum class group_by : std::uint8_t { name, shapes, stack };
 /// How self time finds an event's children (see the header comment).
 enum class nesting : std::uint8_t { containment, tree };
-enum class sort_by : std::uint8_t { total, self, count };
+enum class sort_by : std::uint8_t { total, self, count, device_total, self_device };
 
 struct key_average_row {
   std::string name;
@@ -49,8 +60,13 @@ struct key_average_row {
   std::uint64_t count = 0;
   std::int64_t total_ns = 0;
   std::int64_t self_ns = 0;
+  std::int64_t device_total_ns = 0;  ///< device time of its activities and its children's
+  std::int64_t self_device_ns = 0;   ///< device time of its own activities
   double total_share = 0;  ///< total / sum of all self times
   double self_share = 0;   ///< self / sum of all self times
+  double self_device_share = 0;  ///< self device / time of all device activities (PyTorch's)
+  bool device_activities = false;  ///< a row of device activities (not ops)
+  bool gpu_annotations = false;    ///< ... of GPU annotations: device total only, no self time
   /// The key as one string: "name" or "name detail".
   [[nodiscard]] std::string key() const { return detail.empty() ? name : name + " " + detail; }
 };
@@ -61,6 +77,7 @@ struct key_average_options {
   std::size_t stack_frames = 5;  ///< frames of the call stack in the key (group_by::stack)
   nesting children = nesting::containment;
   bool merge_profiler_steps = true;  ///< "ProfilerStep#3" counts as "ProfilerStep*", as in PyTorch
+  bool device_rows = true;  ///< rows for device activities (device time only), as in PyTorch
 };
 
 /// The events PyTorch's CPU table counts: ops (CPU ops and user annotations) and backend spans
@@ -120,36 +137,63 @@ struct key_averages_fn {
                                           key_average_options opt = {},
                                           Counted counted = {}) const {
     const std::size_t n = t.size();
-    const std::vector<std::int64_t> child_time =
-        opt.children == nesting::tree ? tree_child_time(t, counted) : contained_child_time(t, counted);
+    const nest_info nest =
+        opt.children == nesting::tree ? tree_nesting(t, counted) : contained_nesting(t, counted);
+    // Device time: each device-side activity's duration goes to its op, then device totals add
+    // up from children to parents (nest.order has parents before children).
+    std::vector<std::int64_t> self_device(n, 0);
+    const bool any_device = attribute_device_time(t, counted, self_device);
+    std::vector<std::int64_t> device_total = self_device;
+    if (any_device)
+      for (auto it = nest.order.rbegin(); it != nest.order.rend(); ++it)
+        if (const event_index p = nest.parent[*it]; p != no_event) device_total[p] += device_total[*it];
 
     std::unordered_map<std::string, std::size_t> index;
     std::vector<key_average_row> rows;
-    std::int64_t self_sum = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto& e = t.events[i];
-      if (!counted(t, e)) continue;
+    std::int64_t self_sum = 0, device_sum = 0;
+    auto row_of = [&](const auto& e, bool device) -> key_average_row& {
       std::string detail;
       if (opt.group == group_by::shapes) detail = input_shapes_text(t, e);
       if (opt.group == group_by::stack) detail = stack_text(t, e, opt.stack_frames);
       std::string name(t.name(e));
       if (opt.merge_profiler_steps && name.starts_with("ProfilerStep#")) name = "ProfilerStep*";
       std::string key = name;
-      key += '\0';
+      key += device ? '\1' : '\0';  // device rows apart from ops of the same name
       key += detail;
       auto [it, inserted] = index.try_emplace(std::move(key), rows.size());
       if (inserted) rows.push_back({std::move(name), std::move(detail)});
-      key_average_row& r = rows[it->second];
-      const std::int64_t total = e.duration_ns();
-      const std::int64_t self = total - child_time[i];
-      ++r.count;
-      r.total_ns += total;
-      r.self_ns += self;
-      self_sum += self;
+      rows[it->second].device_activities = device;
+      return rows[it->second];
+    };
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& e = t.events[i];
+      if (counted(t, e)) {
+        key_average_row& r = row_of(e, false);
+        const std::int64_t total = e.duration_ns();
+        const std::int64_t self = total - nest.child_time[i];
+        ++r.count;
+        r.total_ns += total;
+        r.self_ns += self;
+        r.device_total_ns += device_total[i];
+        r.self_device_ns += self_device[i];
+        self_sum += self;
+      } else if (const auto* d = device_activity(e); d != nullptr && is_device_side(d->activity)) {
+        if (!is_annotation(*d)) device_sum += e.duration_ns();
+        if (!opt.device_rows) continue;
+        key_average_row& r = row_of(e, true);
+        r.gpu_annotations = is_annotation(*d);
+        ++r.count;
+        r.device_total_ns += e.duration_ns();
+        if (!r.gpu_annotations) r.self_device_ns += e.duration_ns();
+      }
     }
+    auto share = [](std::int64_t part, std::int64_t whole) {
+      return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+    };
     for (auto& r : rows) {
-      r.total_share = self_sum > 0 ? static_cast<double>(r.total_ns) / static_cast<double>(self_sum) : 0;
-      r.self_share = self_sum > 0 ? static_cast<double>(r.self_ns) / static_cast<double>(self_sum) : 0;
+      r.total_share = share(r.total_ns, self_sum);
+      r.self_share = share(r.self_ns, self_sum);
+      r.self_device_share = share(r.self_device_ns, device_sum);
     }
     sort(rows, opt.sort);
     return rows;
@@ -167,28 +211,49 @@ struct key_averages_fn {
       case sort_by::count:
         ranges::stable_sort(rows, std::greater<>{}, &key_average_row::count);
         break;
+      case sort_by::device_total:
+        ranges::stable_sort(rows, std::greater<>{}, &key_average_row::device_total_ns);
+        break;
+      case sort_by::self_device:
+        ranges::stable_sort(rows, std::greater<>{}, &key_average_row::self_device_ns);
+        break;
     }
   }
 
  private:
-  // Time of each counted event's counted children: the nearest counted descendants in the tree.
+  /// Per counted event: the time of its counted children and its counted parent; and the counted
+  /// events with every parent before its children.
+  struct nest_info {
+    std::vector<std::int64_t> child_time;
+    std::vector<event_index> parent;
+    std::vector<event_index> order;
+    explicit nest_info(std::size_t n) : child_time(n, 0), parent(n, no_event) {}
+    void add(event_index child, event_index p, std::int64_t duration) {
+      order.push_back(child);
+      if (p == no_event) return;
+      parent[child] = p;
+      child_time[p] += duration;
+    }
+  };
+
+  // Children: the nearest counted descendants in the tree.
   template <class Schema, class Counted>
-  static std::vector<std::int64_t> tree_child_time(const basic_event_table<Schema>& t, Counted& counted) {
-    std::vector<std::int64_t> child_time(t.size(), 0);
+  static nest_info tree_nesting(const basic_event_table<Schema>& t, Counted& counted) {
+    nest_info nest(t.size());
     std::vector<std::pair<std::uint32_t, event_index>> open;  // (depth, counted ancestor)
     walk_preorder(t, [&](event_index i, std::uint32_t depth) {
       while (!open.empty() && open.back().first >= depth) open.pop_back();
       const auto& e = t.events[i];
       if (!counted(t, e)) return;
-      if (!open.empty()) child_time[open.back().second] += e.duration_ns();
+      nest.add(i, open.empty() ? no_event : open.back().second, e.duration_ns());
       open.emplace_back(depth, i);
     });
-    return child_time;
+    return nest;
   }
 
   // ... by containment among the counted events of each thread (PyTorch's rule).
   template <class Schema, class Counted>
-  static std::vector<std::int64_t> contained_child_time(const basic_event_table<Schema>& t, Counted& counted) {
+  static nest_info contained_nesting(const basic_event_table<Schema>& t, Counted& counted) {
     struct item {
       process_key pid;
       thread_key tid;
@@ -206,16 +271,69 @@ struct key_averages_fn {
       if (a.start != b.start) return a.start < b.start;
       return a.end > b.end;
     });
-    std::vector<std::int64_t> child_time(t.size(), 0);
+    nest_info nest(t.size());
     std::vector<const item*> open;
     for (std::size_t k = 0; k < items.size(); ++k) {
       const item& c = items[k];
       if (k > 0 && (items[k - 1].pid != c.pid || items[k - 1].tid != c.tid)) open.clear();
       while (!open.empty() && (c.start >= open.back()->end || c.end > open.back()->end)) open.pop_back();
-      if (!open.empty()) child_time[open.back()->i] += c.end - c.start;
+      nest.add(c.i, open.empty() ? no_event : open.back()->i, c.end - c.start);
       open.push_back(&c);
     }
-    return child_time;
+    return nest;
+  }
+
+  template <class Event>
+  static auto device_activity(const Event& e) noexcept {
+    return e.template get_if<event_kind::device_activity>();  // null without that kind
+  }
+  template <class Fields>
+  static bool is_annotation(const Fields& d) noexcept {
+    return d.activity == activity_type::gpu_user_annotation;
+  }
+  /// A device-side activity whose time goes to an op (not a GPU annotation).
+  template <class Event>
+  static bool device_side(const Event& e) noexcept {
+    const auto* d = device_activity(e);
+    return d != nullptr && is_device_side(d->activity) && !is_annotation(*d);
+  }
+
+  /// Adds each device-side activity's duration to its op's entry of `self_device` (see the header
+  /// comment); returns whether any activity found one.
+  template <class Schema, class Counted>
+  static bool attribute_device_time(const basic_event_table<Schema>& t, Counted& counted,
+                                    std::vector<std::int64_t>& self_device) {
+    if constexpr (!Schema::template contains<event_kind::device_activity> ||
+                  !Schema::template contains<event_kind::op>) {
+      return false;
+    } else {
+      std::unordered_map<std::uint64_t, event_index> ops;  // correlation id -> first counted op
+      bool any = false;
+      for (event_index i = 0; i < t.size(); ++i) {
+        const auto& e = t.events[i];
+        if (const auto* op = e.template get_if<event_kind::op>())
+          if (op->correlation_id != 0 && counted(t, e)) ops.emplace(op->correlation_id, i);
+        any = any || device_side(e);
+      }
+      if (!any) return false;
+      bool found_any = false;
+      for (event_index i = 0; i < t.size(); ++i) {
+        const auto& e = t.events[i];
+        if (!device_side(e)) continue;
+        event_index op = no_event;
+        const std::uint64_t ext = e.template get<event_kind::device_activity>().external_id;
+        if (const auto it = ext == 0 ? ops.end() : ops.find(ext); it != ops.end()) {
+          op = it->second;
+        } else if (ext == 0) {
+          for (event_index p = e.parent; p != no_event && op == no_event; p = t.events[p].parent)
+            if (t.events[p].template is<event_kind::op>() && counted(t, t.events[p])) op = p;
+        }
+        if (op == no_event) continue;
+        self_device[op] += e.duration_ns();
+        found_any = true;
+      }
+      return found_any;
+    }
   }
 
   template <class Schema>
@@ -248,29 +366,37 @@ inline std::string format_duration(std::int64_t ns) {
   return fmt::format("{}{:.3f}s", sign, v / 1e9);
 }
 
-/// The rows as a text table (the first `top` rows; 0: all).
+/// The rows as a text table (the first `top` rows; 0: all). Device columns appear when any row
+/// has device time.
 inline std::string format_key_averages(const std::vector<key_average_row>& rows, std::size_t top = 0) {
   std::size_t name_width = 4;
   bool details = false;
+  bool device = false;
   const std::size_t shown = top == 0 || top > rows.size() ? rows.size() : top;
   for (const auto& r : rows | ranges::views::take(shown)) {
     name_width = std::max(name_width, std::min<std::size_t>(r.name.size(), 55));
     details = details || !r.detail.empty();
   }
+  for (const auto& r : rows) device = device || r.device_total_ns != 0;
   auto clip = [](const std::string& s, std::size_t w) {
     return s.size() <= w ? s : s.substr(0, w - 3) + "...";
   };
   std::string out;
-  const std::string rule(name_width + 64 + (details ? 42 : 0), '-');
+  const std::string rule(name_width + 64 + (device ? 42 : 0) + (details ? 42 : 0), '-');
   out += rule + "\n";
   out += fmt::format("{:<{}}  {:>8}  {:>12}  {:>8}  {:>12}  {:>8}", "Name", name_width, "Self %",
                      "Self", "Total %", "Total", "Count");
+  if (device)
+    out += fmt::format("  {:>12}  {:>8}  {:>14}", "Self device", "Self d %", "Device total");
   if (details) out += fmt::format("  {}", "Input shapes / stack");
   out += "\n" + rule + "\n";
   for (const auto& r : rows | ranges::views::take(shown)) {
     out += fmt::format("{:<{}}  {:>7.2f}%  {:>12}  {:>7.2f}%  {:>12}  {:>8}", clip(r.name, 55),
                        name_width, 100 * r.self_share, format_duration(r.self_ns),
                        100 * r.total_share, format_duration(r.total_ns), r.count);
+    if (device)
+      out += fmt::format("  {:>12}  {:>7.2f}%  {:>14}", format_duration(r.self_device_ns),
+                         100 * r.self_device_share, format_duration(r.device_total_ns));
     if (details) out += "  " + clip(r.detail, 40);
     out += "\n";
   }
@@ -278,6 +404,12 @@ inline std::string format_key_averages(const std::vector<key_average_row>& rows,
   std::int64_t self_sum = 0;
   for (const auto& r : rows) self_sum += r.self_ns;
   out += fmt::format("Self time total: {}\n", format_duration(self_sum));
+  if (device) {
+    std::int64_t device_sum = 0;  // device rows: the time of the device activities
+    for (const auto& r : rows)
+      if (r.device_activities) device_sum += r.self_device_ns;
+    out += fmt::format("Self device time total: {}\n", format_duration(device_sum));
+  }
   return out;
 }
 
