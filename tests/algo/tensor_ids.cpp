@@ -239,6 +239,21 @@ TEST_SUITE("algo") {
     event_table c = cpu.take();
     build_tree(c);
     CHECK(format_key_averages(key_averages(c)).find("device") == std::string::npos);
+    // A hand-made cycle of parents above a kernel without an external id ends the search.
+    table_builder cyc;
+    cyc.op("X", 0, 10).device("k", activity_type::kernel, 2, 4);
+    event_table y = cyc.take();
+    y.events[0].template get<event_kind::op>().correlation_id = 0;
+    y.events[1].parent = 0;
+    CHECK(key_averages(y)[0].self_device_ns == 2);  // X is above k
+    y.events[1].parent = 1;  // k above itself: no op found, no endless walk
+    const auto cyc_rows = key_averages(y);
+    REQUIRE(cyc_rows.size() == 2);
+    CHECK(cyc_rows[0].name == "X");
+    CHECK(cyc_rows[0].self_device_ns == 0);
+    CHECK(cyc_rows[1].self_device_ns == 2);  // k's own row
+    y.events[1].parent = 7;  // an index past the table
+    CHECK(key_averages(y)[0].self_device_ns == 0);
   }
 
   TEST_CASE("format_duration: PyTorch's units, negative and extreme values") {

@@ -20,7 +20,8 @@
 // Device time, as PyTorch's "Self CUDA" and "CUDA total": each device-side activity (kernel,
 // memcpy, memset, synchronization) gives its duration to the op that launched it,
 // the op whose correlation id is the activity's external id (PyTorch's linked activity), or
-// without one the nearest op above it in the built tree (tables recorded without external ids).
+// without an external id the nearest op above it in the built tree (tables recorded without
+// them); an external id that names no op leaves the time to no op, as in PyTorch.
 // An op's self device time is what its own activities took; its device total adds its children's
 // device totals (children as for self time). Device activities also get rows of their own (count
 // and device time, no CPU time), apart from ops of the same name, as in PyTorch; GPU annotations
@@ -325,7 +326,10 @@ struct key_averages_fn {
         if (const auto it = ext == 0 ? ops.end() : ops.find(ext); it != ops.end()) {
           op = it->second;
         } else if (ext == 0) {
-          for (event_index p = e.parent; p != no_event && op == no_event; p = t.events[p].parent)
+          // Up the parents (at most n steps: a hand-made table may hold a cycle or a bad index).
+          std::size_t steps = 0;
+          for (event_index p = e.parent; p < t.size() && op == no_event && steps++ < t.size();
+               p = t.events[p].parent)
             if (t.events[p].template is<event_kind::op>() && counted(t, t.events[p])) op = p;
         }
         if (op == no_event) continue;
