@@ -54,6 +54,15 @@ struct cli_tree {
   std::vector<std::int64_t> parents;  // -1: none
 };
 
+/// The rows of `tracemodel stats --json ARGS` (parsed by `p`, which owns them).
+simdjson::dom::array stats_rows(simdjson::dom::parser& p, const std::string& args) {
+  const run_result r = run("stats --json " + args);
+  REQUIRE(r.status == 0);
+  simdjson::dom::element root;
+  REQUIRE_FALSE(p.parse(r.out).get(root));
+  return root["rows"];
+}
+
 cli_tree tree_json(const std::string& path) {
   const run_result r = run("tree --json " + quoted(path));
   REQUIRE(r.status == 0);
@@ -367,13 +376,9 @@ TEST_SUITE("tools") {
   }
 
   TEST_CASE("tracemodel stats --json: rows with exact totals") {
-    const run_result r = run("stats --json --sort count --top 3 " +
-                             quoted(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json")));
-    REQUIRE(r.status == 0);
     simdjson::dom::parser p;
-    simdjson::dom::element root;
-    REQUIRE_FALSE(p.parse(r.out).get(root));
-    simdjson::dom::array rows = root["rows"];
+    simdjson::dom::array rows = stats_rows(p, "--sort count --top 3 " +
+                                                  quoted(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json")));
     REQUIRE(rows.size() == 3);
     simdjson::dom::element first = rows.at(0);
     CHECK(std::string_view(first["key"]) == "aten::as_strided");
@@ -389,12 +394,8 @@ TEST_SUITE("tools") {
 
   TEST_CASE("tracemodel stats: device time columns, sorted by device time") {
     const std::string trace = quoted(tmtest::data_path("h100/torch-2.11_nostack.json.gz"));
-    const run_result r = run("stats --json --sort self-device --top 4 " + trace);
-    REQUIRE(r.status == 0);
     simdjson::dom::parser p;
-    simdjson::dom::element root;
-    REQUIRE_FALSE(p.parse(r.out).get(root));
-    simdjson::dom::array rows = root["rows"];
+    simdjson::dom::array rows = stats_rows(p, "--sort self-device --top 4 " + trace);
     REQUIRE(rows.size() == 4);
     // The top op by its own kernels' time, then the activities' rows (no CPU time) beside ops.
     std::int64_t last = std::numeric_limits<std::int64_t>::max();

@@ -162,8 +162,10 @@ struct key_averages_fn {
       key += device ? '\1' : '\0';  // device rows apart from ops of the same name
       key += detail;
       auto [it, inserted] = index.try_emplace(std::move(key), rows.size());
-      if (inserted) rows.push_back({std::move(name), std::move(detail)});
-      rows[it->second].device_activities = device;
+      if (inserted) {
+        rows.push_back({std::move(name), std::move(detail)});
+        rows.back().device_activities = device;
+      }
       return rows[it->second];
     };
     for (std::size_t i = 0; i < n; ++i) {
