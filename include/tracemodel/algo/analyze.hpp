@@ -85,11 +85,20 @@ struct analyze_fn {
       a.tree = build_tree(t, TreePolicy{});
     }
     a.fwd_bwd_links = fwd_bwd.size();
-    t.links.clear();
-    t.links.reserve(fwd_bwd.size() + a.device.links.size());
-    t.links.insert(t.links.end(), fwd_bwd.begin(), fwd_bwd.end());
-    t.links.insert(t.links.end(), a.device.links.begin(), a.device.links.end());
-    a.device.links = {};
+    // Forward/backward links first, then the device links. The device linker reserved room for
+    // one link per event, which is an upper bound of both together (every link has its own
+    // target event): its array takes the others in front, with no new array to fill.
+    auto& links = a.device.links;
+    if (links.capacity() >= links.size() + fwd_bwd.size()) {
+      links.insert(links.begin(), fwd_bwd.begin(), fwd_bwd.end());
+      t.links = std::move(links);
+    } else {
+      t.links.clear();
+      t.links.reserve(fwd_bwd.size() + links.size());
+      t.links.insert(t.links.end(), fwd_bwd.begin(), fwd_bwd.end());
+      t.links.insert(t.links.end(), links.begin(), links.end());
+    }
+    links = {};
     return a;
   }
 };

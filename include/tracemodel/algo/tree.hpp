@@ -159,11 +159,11 @@ struct replay_stack {
     if (frames.empty()) return;
     auto ends_before = [t, inclusive](std::int64_t e) { return inclusive ? e <= t : e < t; };
     if (!ends_before(frames.back().min_end)) return;
-    // min_end is non-increasing from the bottom: find the first frame that ends before t.
-    const auto it = std::partition_point(frames.begin(), frames.end(), [&](const frame& f) {
-      return !ends_before(f.min_end);
-    });
-    frames.erase(it, frames.end());
+    // min_end is non-increasing from the bottom: the frames that end before t are a suffix.
+    // Usually one or two close, so walk down from the top.
+    std::size_t k = frames.size() - 1;
+    while (k > 0 && ends_before(frames[k - 1].min_end)) --k;
+    frames.resize(k);
   }
   void push(event_index i, std::int64_t end) {
     const std::int64_t below = min_end();
@@ -190,6 +190,9 @@ struct build_tree_fn {
     // switches to a computed order (the replay restarts; what it wrote is written again).
     // HTA's ties always need the computed order (equal starts open the longer event first).
     detail::scratch_vector<event_index> parent(n, no_event);
+    // Children counts, kept one place to the right of their event (see the children lists
+    // below), counted as the replay finds parents.
+    detail::scratch_vector<std::uint32_t> offsets(n + 1, 0);
     detail::scratch_vector<event_index> order_storage;
     detail::pair_ids keys;
     std::vector<detail::replay_stack> stacks;
@@ -216,6 +219,7 @@ struct build_tree_fn {
         }
         if (linked_before(e)) {
           parent[i] = e.parent;
+          ++offsets[e.parent + std::size_t{1}];
           ++stats.linked_before;
           continue;
         }
@@ -242,6 +246,7 @@ struct build_tree_fn {
           }
         }
         parent[i] = p;
+        if (p != no_event) ++offsets[p + std::size_t{1}];
         e.parent = p;
         e.link = p == no_event ? parent_link::none : parent_link::tree;
         stats.fallback_parents += fell_back ? 1 : 0;
@@ -270,6 +275,7 @@ struct build_tree_fn {
         }
       }
       std::fill(parent.begin(), parent.end(), no_event);
+      std::fill(offsets.begin(), offsets.end(), 0);
       replay(false);
     }
     const bool identity = order_storage.empty();
@@ -282,9 +288,6 @@ struct build_tree_fn {
     // (the table's `child_offsets`; no pass over the events writes children ranges). The
     // counts are kept one place to the right, so that filling the lists leaves each entry at
     // the end of its event's children, which is where the next event's begin.
-    detail::scratch_vector<std::uint32_t> offsets(n + 1, 0);
-    for (std::size_t i = 0; i < n; ++i)
-      if (parent[i] != no_event) ++offsets[parent[i] + std::size_t{1}];
     std::uint32_t total = 0;
     for (std::size_t k = 0; k <= n; ++k) {
       const std::uint32_t c = offsets[k];

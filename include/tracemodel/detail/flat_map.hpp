@@ -117,7 +117,7 @@ class flat_map {
 /// 0, 1, 2, ... in order of first appearance.
 class pair_ids {
  public:
-  std::uint32_t id(std::uint64_t a, std::uint64_t b) {
+  TRACEMODEL_ALWAYS_INLINE std::uint32_t id(std::uint64_t a, std::uint64_t b) {
     // A small direct-mapped cache: events of a handful of threads interleave.
     recent& r = recent_[(a * 31 + b) & (recent_size - 1)];
     if (r.id != no_id && r.a == a && r.b == b) return r.id;
@@ -128,7 +128,7 @@ class pair_ids {
   static constexpr std::uint32_t no_id = 0xffffffffu;
 
  private:
-  std::uint32_t lookup(std::uint64_t a, std::uint64_t b) {
+  TRACEMODEL_NOINLINE std::uint32_t lookup(std::uint64_t a, std::uint64_t b) {
     const std::uint64_t h = mix64(a ^ mix64(b + 0x9e3779b97f4a7c15ULL));
     std::uint32_t* bucket = index_.find(h);
     std::uint32_t found = no_id;

@@ -28,7 +28,7 @@ class id_map {
  public:
   /// A map for a table of `events` events (a window of 4 * events + 4096 ids takes the array).
   explicit id_map(std::size_t events = 0)
-      : limit_(4 * events + 4096), ready_((limit_ + page - 1) / page, false) {
+      : limit_(4 * events + 4096), ready_((limit_ + page - 1) / page, 0) {
     dense_ = static_cast<event_index*>(big_allocate(limit_ * sizeof(event_index)));
   }
   id_map(const id_map&) = delete;
@@ -36,18 +36,13 @@ class id_map {
   ~id_map() { big_deallocate(dense_, limit_ * sizeof(event_index)); }
 
   /// Maps `id` to `i` unless it is mapped already; returns whether it was new.
-  bool insert(std::uint64_t id, event_index i) {
-    if (!placed_) {
-      const std::uint64_t below = limit_ / 4;
-      base_ = id > below ? id - below : 0;
-      placed_ = true;
-    }
-    if (const std::uint64_t k = id - base_; k < limit_) {  // ids below the base wrap: outside
+  TRACEMODEL_ALWAYS_INLINE bool insert(std::uint64_t id, event_index i) {
+    if (!placed_) [[unlikely]]
+      place(id);
+    if (const std::uint64_t k = id - base_; k < limit_) [[likely]] {  // ids below the base wrap: outside
       const std::size_t p = k / page;
-      if (!ready_[p]) {
-        std::fill_n(dense_ + p * page, std::min(page, limit_ - p * page), no_event);
-        ready_[p] = true;
-      }
+      if (!ready_[p]) [[unlikely]]
+        make_ready(p);
       event_index& slot = dense_[k];
       if (slot != no_event) return false;
       slot = i;
@@ -56,18 +51,27 @@ class id_map {
     return sparse_.try_emplace(id, i).second;
   }
 
-  [[nodiscard]] event_index find(std::uint64_t id) const noexcept {
+  [[nodiscard]] TRACEMODEL_ALWAYS_INLINE event_index find(std::uint64_t id) const noexcept {
     if (const std::uint64_t k = id - base_; k < limit_) return ready_[k / page] ? dense_[k] : no_event;
     const event_index* i = sparse_.find(id);
     return i == nullptr ? no_event : *i;
   }
 
  private:
+  TRACEMODEL_NOINLINE void place(std::uint64_t id) noexcept {
+    const std::uint64_t below = limit_ / 4;
+    base_ = id > below ? id - below : 0;
+    placed_ = true;
+  }
+  TRACEMODEL_NOINLINE void make_ready(std::size_t p) noexcept {
+    std::fill_n(dense_ + p * page, std::min(page, limit_ - p * page), no_event);
+    ready_[p] = 1;
+  }
   static constexpr std::size_t page = 1024;
   std::size_t limit_;
   std::uint64_t base_ = 0;
   bool placed_ = false;  // base_ set by the first insert
-  std::vector<bool> ready_;
+  std::vector<std::uint8_t> ready_;  // bytes: a bit vector costs shifts on every access
   event_index* dense_ = nullptr;
   flat_map<event_index> sparse_;
 };

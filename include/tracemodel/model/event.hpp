@@ -170,12 +170,9 @@ struct basic_event {
   /// End time in ns: the payload's `end_ns` if it has one, else the start (instant event).
   /// An op that never ended reports `no_end_ns` until the tree builder lends it one.
   [[nodiscard]] constexpr std::int64_t end_ns() const noexcept {
-    return visit([this](const auto& f) -> std::int64_t {
-      if constexpr (requires { f.end_ns; })
-        return f.end_ns;
-      else
-        return start_ns;
-    });
+    // A chain of compares, not std::visit: every pass over a table asks this of every event,
+    // and a jump table's indirect branch mispredicts on interleaved kinds.
+    return end_ns_of(std::make_index_sequence<std::variant_size_v<fields_type>>{});
   }
   [[nodiscard]] constexpr std::int64_t duration_ns() const noexcept {
     const std::int64_t e = end_ns();
@@ -201,6 +198,22 @@ struct basic_event {
   [[nodiscard]] constexpr bool is_instant() const noexcept {
     const std::int64_t e = end_ns();
     return e != no_end_ns && e <= start_ns;
+  }
+
+ private:
+  template <std::size_t... I>
+  [[nodiscard]] constexpr std::int64_t end_ns_of(std::index_sequence<I...>) const noexcept {
+    std::int64_t end = start_ns;
+    const std::size_t k = fields.index();
+    (void)((k == I && (end = end_of(*std::get_if<I>(&fields)), true)) || ...);
+    return end;
+  }
+  template <class F>
+  [[nodiscard]] constexpr std::int64_t end_of(const F& f) const noexcept {
+    if constexpr (requires { f.end_ns; })
+      return f.end_ns;
+    else
+      return start_ns;
   }
 };
 
