@@ -210,17 +210,24 @@ struct build_tree_fn {
       stacks.clear();
       missing.clear();
       std::int64_t last_start = std::numeric_limits<std::int64_t>::min();
+      // Locals: the compiler cannot keep the arrays' addresses in registers across the stores
+      // into events when it reaches them through the captured vectors.
+      auto* const events = t.events.data();
+      event_index* const parents = parent.data();
+      std::uint32_t* const counts = offsets.data();
+      const event_index* const order = order_storage.data();
+      std::size_t linked = 0, fallbacks = 0;
       for (std::size_t r = 0; r < n; ++r) {
-        const event_index i = identity ? static_cast<event_index>(r) : order_storage[r];
-        auto& e = t.events[i];
+        const event_index i = identity ? static_cast<event_index>(r) : order[r];
+        auto& e = events[i];
         if (identity) {
           if (e.start_ns < last_start) return false;
           last_start = e.start_ns;
         }
         if (linked_before(e)) {
-          parent[i] = e.parent;
-          ++offsets[e.parent + std::size_t{1}];
-          ++stats.linked_before;
+          parents[i] = e.parent;
+          ++counts[e.parent + std::size_t{1}];
+          ++linked;
           continue;
         }
         const std::int64_t end_ns = e.end_ns();
@@ -245,16 +252,18 @@ struct build_tree_fn {
             }
           }
         }
-        parent[i] = p;
-        if (p != no_event) ++offsets[p + std::size_t{1}];
+        parents[i] = p;
+        if (p != no_event) ++counts[p + std::size_t{1}];
         e.parent = p;
         e.link = p == no_event ? parent_link::none : parent_link::tree;
-        stats.fallback_parents += fell_back ? 1 : 0;
+        fallbacks += fell_back ? 1 : 0;
         if (instant) continue;
         if (end == open) missing.push_back({i, s.min_end() != open});
         if (s.frames.empty() && fell_back) s.anchor = p;
         s.push(i, end);
       }
+      stats.linked_before = linked;
+      stats.fallback_parents = fallbacks;
       return true;
     };
     if (close_first || !replay(true)) {
