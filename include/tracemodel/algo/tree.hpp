@@ -16,9 +16,10 @@
 // PyTorch keeps a min-heap of end times and unwinds stacks as ends pass. Closing an event closes
 // everything above it on its thread, so the state of a thread's stack at time t is its longest
 // prefix with no end before t. Each stack therefore keeps a prefix minimum of its ends and is
-// truncated lazily, by binary search, only when the thread (or the forward thread of an event
-// that falls back to it) is used. This gives exactly PyTorch's parents, fallback included,
-// without the heap. Nothing is recursive: a chain 1,000,000 deep is fine.
+// truncated lazily, walking down from its top (each frame closes once: linear in all), only
+// when the thread (or the forward thread of an event that falls back to it) is used. This gives
+// exactly PyTorch's parents, fallback included, without the heap. Nothing is recursive: a
+// chain 1,000,000 deep is fine.
 //
 // Policies (each a type; see the concepts below):
 //   ThreadKey   which events share a stack: `pid_tid_key` (default) or `tid_key` (PyTorch keys
