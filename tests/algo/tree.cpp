@@ -189,6 +189,24 @@ TEST_SUITE("algo") {
     CHECK(tree_text(t) == "aten::mm\n  cudaLaunchKernel\n    gemm\nunlinked kernel\n");
   }
 
+  TEST_CASE("build_tree: a linked parent outside the table is replaced by the replay's") {
+    table_builder b;
+    b.op("aten::mm", 0, 100, 1);
+    b.op("aten::add", 10, 20, 1);
+    b.op("aten::mul", 30, 40, 1);
+    event_table t = b.take();
+    t[1].parent = 999;  // a hand-made table: no such event
+    t[1].link = parent_link::flow;
+    t[2].parent = no_event - 1;
+    t[2].link = parent_link::correlation;
+    const tree_stats s = build_tree(t);
+    CHECK(s.linked_before == 0);
+    CHECK(t[1].parent == 0);
+    CHECK(t[1].link == parent_link::tree);
+    CHECK(t[2].parent == 0);
+    CHECK(tree_text(t) == "aten::mm\n  aten::add\n  aten::mul\n");
+  }
+
   TEST_CASE("build_tree: a chain 1,000,000 deep builds and is walked without recursion") {
     constexpr std::int64_t n = 1'000'000;
     event_table t;

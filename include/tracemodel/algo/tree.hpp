@@ -11,7 +11,8 @@
 //  * instant events (end not after start) are never parents;
 //  * an op that never ended stays open until something below it closes, and then borrows its
 //    parent's end (PyTorch: only when it was closed that way);
-//  * events whose parent a linker already set (flows, correlation) are left alone.
+//  * events whose parent a linker already set (flows, correlation) are left alone (unless that
+//    parent is not an event of the table: such an event is placed like the others).
 //
 // PyTorch keeps a min-heap of end times and unwinds stacks as ends pass. Closing an event closes
 // everything above it on its thread, so the state of a thread's stack at time t is its longest
@@ -202,8 +203,10 @@ struct build_tree_fn {
       bool closes_later;  // PyTorch closes it: a frame with an end is below it
     };
     std::vector<unfinished> missing;
-    auto linked_before = [](const auto& e) {
-      return e.link != parent_link::none && e.link != parent_link::tree && e.parent != no_event;
+    // A linked parent that is not an event of the table (a hand-made table) is not kept: the
+    // event is placed by the replay like any other.
+    auto linked_before = [n](const auto& e) {
+      return e.link != parent_link::none && e.link != parent_link::tree && e.parent < n;
     };
     auto replay = [&](bool identity) -> bool {
       stats = {};

@@ -39,7 +39,8 @@ class id_map {
   TRACEMODEL_ALWAYS_INLINE bool insert(std::uint64_t id, event_index i) {
     if (!placed_) [[unlikely]]
       place(id);
-    if (const std::uint64_t k = id - base_; k < limit_) [[likely]] {  // ids below the base wrap: outside
+    // Ids below the base wrap around: outside the window.
+    if (const std::uint64_t k = id - base_; k < limit_) [[likely]] {
       const std::size_t p = k / page;
       if (!ready_[p]) [[unlikely]]
         make_ready(p);
