@@ -204,23 +204,17 @@ struct key_averages_fn {
 
   /// Sorts rows, largest first; equal values keep first-appearance order.
   static void sort(std::vector<key_average_row>& rows, sort_by by) {
-    switch (by) {
-      case sort_by::total:
-        ranges::stable_sort(rows, std::greater<>{}, &key_average_row::total_ns);
-        break;
-      case sort_by::self:
-        ranges::stable_sort(rows, std::greater<>{}, &key_average_row::self_ns);
-        break;
-      case sort_by::count:
-        ranges::stable_sort(rows, std::greater<>{}, &key_average_row::count);
-        break;
-      case sort_by::device_total:
-        ranges::stable_sort(rows, std::greater<>{}, &key_average_row::device_total_ns);
-        break;
-      case sort_by::self_device:
-        ranges::stable_sort(rows, std::greater<>{}, &key_average_row::self_device_ns);
-        break;
-    }
+    // Counts stay far below 2^63: as signed values they order as they are.
+    ranges::stable_sort(rows, std::greater<>{}, [by](const key_average_row& r) -> std::int64_t {
+      switch (by) {
+        case sort_by::total: return r.total_ns;
+        case sort_by::self: return r.self_ns;
+        case sort_by::count: return static_cast<std::int64_t>(r.count);
+        case sort_by::device_total: return r.device_total_ns;
+        case sort_by::self_device: return r.self_device_ns;
+      }
+      return 0;
+    });
   }
 
  private:
