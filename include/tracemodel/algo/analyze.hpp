@@ -89,15 +89,9 @@ struct analyze_fn {
     // one link per event, which is an upper bound of both together (every link has its own
     // target event): its array takes the others in front, with no new array to fill.
     auto& links = a.device.links;
-    if (links.capacity() >= links.size() + fwd_bwd.size()) {
-      links.insert(links.begin(), fwd_bwd.begin(), fwd_bwd.end());
-      t.links = std::move(links);
-    } else {
-      t.links.clear();
-      t.links.reserve(fwd_bwd.size() + links.size());
-      t.links.insert(t.links.end(), fwd_bwd.begin(), fwd_bwd.end());
-      t.links.insert(t.links.end(), links.begin(), links.end());
-    }
+    links.reserve(links.size() + fwd_bwd.size());  // room already, unless no device activities
+    links.insert(links.begin(), fwd_bwd.begin(), fwd_bwd.end());
+    t.links = std::move(links);
     links = {};
     return a;
   }
