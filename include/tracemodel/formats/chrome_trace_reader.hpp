@@ -20,6 +20,11 @@
 //    fields of device activities;
 //  * events are sorted by start time (stable, in place).
 //
+// Speed: records of the usual shape (plain keys and strings, numbers, an `args` object of the
+// same, op input lists) are read straight from the text in one pass that checks every byte as
+// JSON wants it (the direct path); a record it cannot read (an escape, a string id, anything
+// malformed) goes through simdjson with the batch after it, and simdjson names the errors.
+//
 // Memory: the file (decompressed) and the table. The `traceEvents` array is split into batches
 // that simdjson parses in place, so its index never covers more than a batch.
 //
@@ -35,6 +40,8 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
@@ -71,9 +78,10 @@ struct read_options {
   /// cores share a larger cache.
   bool parallel = false;
   std::size_t parallel_threshold = std::size_t{8} << 20;
-  /// Read op input lists (`Input Dims`, `Input type`, ...) straight from the text when they
-  /// have the usual shape; false reads every value through simdjson (same result, slower:
-  /// tests compare the two).
+  /// Read records of the usual shape straight from the text (the direct path: one pass, every
+  /// byte checked; a record it cannot read goes to simdjson), and op input lists, integers and
+  /// plain strings from the text where simdjson reads the rest; false reads every value through
+  /// simdjson (the same table, slower: tests and the fuzz target compare the two).
   bool fast_paths = true;
 };
 
@@ -497,6 +505,7 @@ class chrome_reader {
     const bool parallel = opt_.parallel && len_ - begin >= opt_.parallel_threshold &&
                           std::thread::hardware_concurrency() > 1;
     bounds bd;
+    if (!parallel && opt_.fast_paths) return read_events_direct(begin, first);
     if (!parallel) {
       batches_.resize(1);
       while (split.next(bd)) {
@@ -891,27 +900,33 @@ class chrome_reader {
       }
     }
     f.args_count = static_cast<std::uint32_t>(b.args.size()) - f.args_first;
-    if (!f.has_ph) throw input_error("trace event without \"ph\"", at);
-    if (f.ph.size() != 1) throw input_error("trace event with an unknown \"ph\"", at);
+    if (const char* problem = incomplete(f)) throw input_error(problem, at);
+    // A metadata record's args are cut on the parsing side: the builder never scans text,
+    // whose batch separators a parser thread may be rewriting meanwhile.
+    if (f.ph[0] == 'M' && f.has_args)
+      f.raw_args = {buf_.data() + f.args_at, scan_.skip_value(f.args_at) - f.args_at};
+  }
+
+  /// What a record as read lacks, or null when it has what its phase needs.
+  static const char* incomplete(const fields& f) noexcept {
+    if (!f.has_ph) return "trace event without \"ph\"";
+    if (f.ph.size() != 1) return "trace event with an unknown \"ph\"";
     switch (f.ph[0]) {
       case 'X':
       case 'i':
       case 'I':
       case 'B':
       case 'E':
-        if (!f.has_ts) throw input_error("trace event without \"ts\"", at);
+        if (!f.has_ts) return "trace event without \"ts\"";
         break;
       case 's':
       case 'f':
       case 't':
-        if (!f.has_ts || !f.has_id) throw input_error("flow event without \"ts\" or \"id\"", at);
-        break;
-      case 'M':  // cut on the parsing side: the builder never scans text, whose batch
-                 // separators a parser thread may be rewriting meanwhile
-        if (f.has_args) f.raw_args = {buf_.data() + f.args_at, scan_.skip_value(f.args_at) - f.args_at};
+        if (!f.has_ts || !f.has_id) return "flow event without \"ts\" or \"id\"";
         break;
       default: break;
     }
+    return nullptr;
   }
 
   /// Builds one record into the table (the consumer's side of `read_event`).
@@ -1029,7 +1044,7 @@ class chrome_reader {
       if (a.key == "Input Dims" || a.key == "Input Strides") {
         dims_range& r = a.key == "Input Dims" ? f.dims : f.strides;
         r.first = static_cast<std::uint32_t>(b.dims.size());  // a repeated key: the last wins
-        if (!opt_.fast_paths || !read_dims_text(a.offset, b)) read_dims(x, b, 0);
+        if (!opt_.fast_paths || read_dims_text(a.offset, b) == 0) read_dims(x, b, 0);
         r.count = static_cast<std::uint32_t>(b.dims.size()) - r.first;
         r.present = true;
         continue;
@@ -1037,7 +1052,7 @@ class chrome_reader {
       if (a.key == "Input type" || a.key == "Concrete Inputs") {
         string_range& r = a.key == "Input type" ? f.types : f.concrete;
         r.first = static_cast<std::uint32_t>(b.strings.size());
-        if (!opt_.fast_paths || !read_strings_text(a.offset, b.strings))
+        if (!opt_.fast_paths || read_strings_text(a.offset, b.strings) == 0)
           read_strings(x, b.strings, a.offset);
         r.count = static_cast<std::uint32_t>(b.strings.size()) - r.first;
         continue;
@@ -1061,13 +1076,13 @@ class chrome_reader {
         case simdjson::ondemand::json_type::number: {
           simdjson::ondemand::number_type nt;
           if (x.get_number_type().get(nt)) number_error(x, "args." + std::string(a.key), a.offset);
-          if (nt == simdjson::ondemand::number_type::signed_integer) {
+          if (nt == simdjson::ondemand::number_type::signed_integer &&
+              x.get_int64().get(a.i) == simdjson::SUCCESS) {
             a.kind = raw_arg::type::integer;
-            a.i = get_or_fail(x.get_int64(), a.key, a.offset);
-          } else if (nt == simdjson::ondemand::number_type::unsigned_integer) {
+          } else if (nt == simdjson::ondemand::number_type::unsigned_integer &&
+                     x.get_uint64().get(a.u) == simdjson::SUCCESS) {
             a.kind = raw_arg::type::unsigned_integer;
-            a.u = get_or_fail(x.get_uint64(), a.key, a.offset);
-          } else {
+          } else {  // fractions, exponents, and integers beyond 64 bits: the nearest double
             a.kind = raw_arg::type::floating;
             double d = 0;
             if (x.get_double().get(d)) number_error(x, "args." + std::string(a.key), a.offset);
@@ -1149,16 +1164,16 @@ class chrome_reader {
   // the value instead (and names the error, if there is one).
 
   /// `Input Dims` / `Input Strides` when they are arrays of entries that hold integers or
-  /// entries, 64 levels at most.
-  bool read_dims_text(std::size_t p, batch& out) const {
+  /// entries, 64 levels at most: the position after the array, or 0 with nothing added.
+  std::size_t read_dims_text(std::size_t p, batch& out) const {
     const char* s = buf_.data();
     const std::size_t dims0 = out.dims.size(), ints0 = out.ints.size();
     auto bail = [&] {
       out.dims.resize(dims0);
       out.ints.resize(ints0);
-      return false;
+      return std::size_t{0};
     };
-    if (p >= len_ || s[p] != '[') return false;
+    if (p >= len_ || s[p] != '[') return 0;
     ++p;
     std::uint32_t open[66];  // the entry open at each depth (depth 1: the outer array)
     int depth = 1;
@@ -1170,7 +1185,7 @@ class chrome_reader {
       if (c == ']') {
         if (!allow_close) return bail();
         ++p;
-        if (--depth == 0) return true;
+        if (--depth == 0) return p;
         expect_value = false;
         continue;
       }
@@ -1215,36 +1230,408 @@ class chrome_reader {
     }
   }
 
-  /// `Input type` / `Concrete Inputs` when they are arrays of strings without escapes.
-  bool read_strings_text(std::size_t p, std::vector<std::string_view>& out) const {
-    const char* s = buf_.data();
+  /// `Input type` / `Concrete Inputs` when they are arrays of plain strings (direct_string):
+  /// the position after the array, or 0 with nothing added.
+  std::size_t read_strings_text(std::size_t p, std::vector<std::string_view>& out) const {
     const std::size_t n0 = out.size();
     auto bail = [&] {
       out.resize(n0);
-      return false;
+      return std::size_t{0};
     };
-    auto space = [&] {
-      while (p < len_ && is_json_space(s[p])) ++p;
-    };
-    if (p >= len_ || s[p] != '[') return false;
-    ++p;
-    space();
-    if (p < len_ && s[p] == ']') return true;
+    if (p >= len_ || buf_[p] != '[') return 0;
+    p = scan_.skip_space(p + 1);
+    if (p < len_ && buf_[p] == ']') return p + 1;
     while (true) {
-      if (p >= len_ || s[p] != '"') return bail();
-      std::size_t q = p + 1;
-      while (q < len_ && s[q] != '"') {
-        if (s[q] == '\\' || static_cast<unsigned char>(s[q]) < 0x20) return bail();
-        ++q;
+      if (p >= len_ || buf_[p] != '"') return bail();
+      p = direct_string(p, out.emplace_back());
+      if (p == 0) return bail();
+      p = scan_.skip_space(p);
+      if (p < len_ && buf_[p] == ']') return p + 1;
+      if (p >= len_ || buf_[p] != ',') return bail();
+      p = scan_.skip_space(p + 1);
+    }
+  }
+
+  // ---- the direct path ------------------------------------------------------------------------
+  //
+  // Most records of a trace have one shape: an object of plain keys whose values are plain
+  // strings, integers, decimal numbers and an `args` object of the same, op input lists and
+  // small arrays. The direct path reads such a record straight from the text in one pass, every
+  // byte checked as JSON wants it (strings without escapes or control characters, UTF-8 checked
+  // where a byte is not ASCII, numbers by the grammar, literals, nesting). Anything else (an
+  // escape, a string id, a big integer, an error of any kind) makes it give up on the record
+  // with nothing kept, and simdjson reads that record and the batch after it as before: the
+  // direct path is only ever a faster way to the same table, and errors are always named by
+  // the simdjson path.
+
+  /// A string at `p` (a quote) without escapes or control characters, in valid UTF-8: its
+  /// contents and the position after it, or 0.
+  std::size_t direct_string(std::size_t p, std::string_view& out) const noexcept {
+    const char* s = buf_.data();
+    std::size_t q = p + 1;
+    bool high = false;
+    while (true) {
+      q = find_string_special(s, q, len_);
+      if (q >= len_) return 0;
+      const auto c = static_cast<unsigned char>(s[q]);
+      if (c == '"') break;
+      if (c < 0x80) return 0;  // a backslash or a control character
+      high = true;
+      ++q;
+    }
+    out = {s + p + 1, q - p - 1};
+    if (high && !simdjson::validate_utf8(out.data(), out.size())) return 0;
+    return q + 1;
+  }
+
+  static constexpr bool is_number_char(char c) noexcept {
+    return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+  }
+  /// The number-like token at `p` (empty when there is none).
+  std::string_view number_token(std::size_t p) const noexcept {
+    std::size_t q = p;
+    while (q < len_ && is_number_char(buf_[q])) ++q;
+    return {buf_.data() + p, q - p};
+  }
+  /// A JSON number with a fraction or an exponent: what simdjson reads as a double.
+  static bool is_json_float(std::string_view t) noexcept {
+    const std::size_t n = t.size();
+    std::size_t i = n > 0 && t[0] == '-' ? 1 : 0;
+    auto digits = [&] {
+      const std::size_t from = i;
+      while (i < n && t[i] >= '0' && t[i] <= '9') ++i;
+      return i > from;
+    };
+    if (i < n && t[i] == '0') {
+      ++i;
+    } else if (i >= n || t[i] < '1' || t[i] > '9' || !digits()) {
+      return false;
+    }
+    bool fraction_or_exponent = false;
+    if (i < n && t[i] == '.') {
+      ++i;
+      if (!digits()) return false;
+      fraction_or_exponent = true;
+    }
+    if (i < n && (t[i] == 'e' || t[i] == 'E')) {
+      ++i;
+      if (i < n && (t[i] == '+' || t[i] == '-')) ++i;
+      if (!digits()) return false;
+      fraction_or_exponent = true;
+    }
+    return i == n && fraction_or_exponent;
+  }
+  /// A decimal number as the nearest double (as simdjson reads it); false when it is not one,
+  /// or is out of range or below the normal range (simdjson decides those).
+  static bool read_double(std::string_view t, double& d) noexcept {
+    if (!is_json_float(t)) return false;
+    const auto r = std::from_chars(t.data(), t.data() + t.size(), d);
+    return r.ec == std::errc() && r.ptr == t.data() + t.size() && std::isfinite(d) &&
+           (d == 0 || std::fabs(d) >= std::numeric_limits<double>::min());
+  }
+  /// `true`, `false` or `null` at `p`: the position after it, or 0.
+  std::size_t direct_literal(std::size_t p, raw_arg& a) const noexcept {
+    const std::string_view rest(buf_.data() + p, len_ - p);
+    if (rest.starts_with("true")) {
+      a.kind = raw_arg::type::boolean;
+      a.b = true;
+      return p + 4;
+    }
+    if (rest.starts_with("false")) {
+      a.kind = raw_arg::type::boolean;
+      a.b = false;
+      return p + 5;
+    }
+    if (rest.starts_with("null")) {
+      a.kind = raw_arg::type::null;
+      return p + 4;
+    }
+    return 0;
+  }
+
+  /// Checks the value at `p` (any JSON, 63 levels deep at most): the position after it, or 0.
+  std::size_t direct_skip(std::size_t p) const noexcept {
+    const char* s = buf_.data();
+    std::uint64_t objects = 0;  // bit k: the container at depth k + 1 is an object
+    int depth = 0;
+    auto key = [&](std::size_t q) -> std::size_t {  // a key and its ':', at q
+      std::string_view k;
+      if (q >= len_ || s[q] != '"' || (q = direct_string(q, k)) == 0) return 0;
+      q = scan_.skip_space(q);
+      return q < len_ && s[q] == ':' ? scan_.skip_space(q + 1) : 0;
+    };
+    while (true) {
+      if (p >= len_) return 0;
+      const char c = s[p];
+      bool closed = true;  // a whole value was read
+      if (c == '{' || c == '[') {
+        if (depth == 63) return 0;
+        const bool object = c == '{';
+        objects = (objects & ~(std::uint64_t{1} << depth)) |
+                  (static_cast<std::uint64_t>(object) << depth);
+        ++depth;
+        p = scan_.skip_space(p + 1);
+        if (p < len_ && s[p] == (object ? '}' : ']')) {
+          --depth;
+          ++p;
+        } else {
+          if (object && (p = key(p)) == 0) return 0;
+          closed = false;
+        }
+      } else if (c == '"') {
+        std::string_view text;
+        if ((p = direct_string(p, text)) == 0) return 0;
+      } else if (c == '-' || (c >= '0' && c <= '9')) {
+        const std::string_view t = number_token(p);
+        std::int64_t i = 0;
+        double d = 0;
+        if (!(is_json_number_start(t) && parse_int64(t, i)) && !read_double(t, d)) return 0;
+        p += t.size();
+      } else {
+        raw_arg a;
+        if ((p = direct_literal(p, a)) == 0) return 0;
       }
-      if (q >= len_) return bail();
-      out.emplace_back(s + p + 1, q - p - 1);
-      p = q + 1;
-      space();
-      if (p < len_ && s[p] == ']') return true;
-      if (p >= len_ || s[p] != ',') return bail();
-      ++p;
-      space();
+      if (!closed) continue;
+      // After a value: close containers, or go on to the next element.
+      while (true) {
+        if (depth == 0) return p;
+        p = scan_.skip_space(p);
+        if (p >= len_) return 0;
+        const bool object = (objects >> (depth - 1)) & 1;
+        if (s[p] == (object ? '}' : ']')) {
+          ++p;
+          --depth;
+          continue;
+        }
+        if (s[p] != ',') return 0;
+        p = scan_.skip_space(p + 1);
+        if (object && (p = key(p)) == 0) return 0;
+        break;
+      }
+    }
+  }
+
+  /// A pid or tid: an integer (not one that would read back as a string key) or a string.
+  std::size_t direct_track_key(std::size_t p, key_value& k) const noexcept {
+    if (buf_[p] == '"') {
+      k.is_string = true;
+      return direct_string(p, k.text);
+    }
+    const std::string_view t = number_token(p);
+    std::int64_t n = 0;
+    if (!plain_integer(t, n) || table_t::is_string_key(static_cast<std::uint64_t>(n))) return 0;
+    k = {static_cast<std::uint64_t>(n), {}, false};
+    return p + t.size();
+  }
+
+  /// The value of an arg other than the op input lists, at `p`.
+  std::size_t direct_arg(std::size_t p, raw_arg& a) const noexcept {
+    const char c = buf_[p];
+    if (c == '"') {
+      a.kind = raw_arg::type::string;
+      return direct_string(p, a.text);
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+      const std::string_view t = number_token(p);
+      if (plain_integer(t, a.i)) {
+        a.kind = raw_arg::type::integer;
+      } else if (read_double(t, a.f)) {
+        a.kind = raw_arg::type::floating;
+      } else {
+        return 0;  // big integers, -0, malformed: simdjson decides
+      }
+      return p + t.size();
+    }
+    if (c == '[' || c == '{') {
+      const std::size_t e = direct_skip(p);
+      a.kind = raw_arg::type::json;
+      a.text = {buf_.data() + p, e - p};
+      return e;
+    }
+    return direct_literal(p, a);
+  }
+
+  /// The `args` object at `p` into `f` and `b`; the position after it, or 0.
+  std::size_t direct_args(std::size_t p, fields& f, batch& b) {
+    const char* s = buf_.data();
+    if (s[p] != '{') return 0;
+    f.args_at = p;
+    f.has_args = true;
+    p = scan_.skip_space(p + 1);
+    if (p < len_ && s[p] == '}') return p + 1;
+    while (true) {
+      raw_arg a;
+      if (p >= len_ || s[p] != '"' || (p = direct_string(p, a.key)) == 0) return 0;
+      p = scan_.skip_space(p);
+      if (p >= len_ || s[p] != ':') return 0;
+      p = scan_.skip_space(p + 1);
+      if (p >= len_) return 0;
+      a.offset = p;
+      if (a.key == "Input Dims" || a.key == "Input Strides") {
+        dims_range& r = a.key == "Input Dims" ? f.dims : f.strides;
+        r.first = static_cast<std::uint32_t>(b.dims.size());  // a repeated key: the last wins
+        if ((p = read_dims_text(p, b)) == 0) return 0;
+        r.count = static_cast<std::uint32_t>(b.dims.size()) - r.first;
+        r.present = true;
+      } else if (a.key == "Input type" || a.key == "Concrete Inputs") {
+        string_range& r = a.key == "Input type" ? f.types : f.concrete;
+        r.first = static_cast<std::uint32_t>(b.strings.size());
+        if ((p = read_strings_text(p, b.strings)) == 0) return 0;
+        r.count = static_cast<std::uint32_t>(b.strings.size()) - r.first;
+      } else {
+        if ((p = direct_arg(p, a)) == 0) return 0;
+        b.args.push_back(a);
+      }
+      p = scan_.skip_space(p);
+      if (p >= len_) return 0;
+      if (s[p] == '}') return p + 1;
+      if (s[p] != ',') return 0;
+      p = scan_.skip_space(p + 1);
+    }
+  }
+
+  /// How much of a batch was read: what to cut it back to.
+  struct batch_mark {
+    std::size_t events, args, dims, ints, strings;
+  };
+  static batch_mark mark_of(const batch& b) noexcept {
+    return {b.events.size(), b.args.size(), b.dims.size(), b.ints.size(), b.strings.size()};
+  }
+  static void roll_back(batch& b, const batch_mark& m) {
+    b.events.resize(m.events);
+    b.args.resize(m.args);
+    b.dims.resize(m.dims);
+    b.ints.resize(m.ints);
+    b.strings.resize(m.strings);
+  }
+
+  /// The record at `p` (a '{') into `b` when the direct path can read it: the position after
+  /// it, or 0 with `b` as it was.
+  std::size_t direct_event(std::size_t p, batch& b) {
+    const char* s = buf_.data();
+    const batch_mark m = mark_of(b);
+    auto bail = [&] {
+      roll_back(b, m);
+      return std::size_t{0};
+    };
+    fields& f = b.events.emplace_back();
+    f.at = p;
+    f.args_first = static_cast<std::uint32_t>(m.args);
+    std::size_t args_end = 0;
+    p = scan_.skip_space(p + 1);
+    while (true) {
+      std::string_view key;
+      if (p >= len_ || s[p] != '"' || (p = direct_string(p, key)) == 0) return bail();
+      p = scan_.skip_space(p);
+      if (p >= len_ || s[p] != ':') return bail();
+      p = scan_.skip_space(p + 1);
+      if (p >= len_) return bail();
+      const bool string_value = s[p] == '"';
+      switch (event_key_of(key)) {
+        case event_key::ph:
+          p = string_value ? direct_string(p, f.ph) : 0;
+          f.has_ph = true;
+          break;
+        case event_key::name: p = string_value ? direct_string(p, f.name) : 0; break;
+        case event_key::cat: p = string_value ? direct_string(p, f.cat) : 0; break;
+        case event_key::s: p = string_value ? direct_string(p, f.scope) : 0; break;
+        case event_key::bp: p = string_value ? direct_string(p, f.bp) : 0; break;
+        case event_key::pid: p = direct_track_key(p, f.pid); break;
+        case event_key::tid: p = direct_track_key(p, f.tid); break;
+        case event_key::ts:
+        case event_key::dur: {
+          const std::string_view t = number_token(p);
+          const bool ts = key.size() == 2;
+          if (!is_json_number_start(t) || !parse_micros(t, ts ? f.ts : f.dur)) return bail();
+          (ts ? f.has_ts : f.has_dur) = true;
+          p += t.size();
+          break;
+        }
+        case event_key::id: {
+          const std::string_view t = number_token(p);
+          std::int64_t n = 0;
+          if (!plain_integer(t, n)) return bail();  // string and big ids: simdjson
+          f.id = static_cast<std::uint64_t>(n);
+          f.has_id = true;
+          p += t.size();
+          break;
+        }
+        case event_key::args:
+          p = direct_args(p, f, b);
+          args_end = p;
+          break;
+        case event_key::other: p = direct_skip(p); break;
+      }
+      if (p == 0) return bail();
+      p = scan_.skip_space(p);
+      if (p >= len_) return bail();
+      if (s[p] == '}') break;
+      if (s[p] != ',') return bail();
+      p = scan_.skip_space(p + 1);
+    }
+    f.args_count = static_cast<std::uint32_t>(b.args.size() - m.args);
+    if (incomplete(f) != nullptr) return bail();
+    if (f.ph[0] == 'M' && f.has_args) f.raw_args = {s + f.args_at, args_end - f.args_at};
+    return p + 1;
+  }
+
+  /// Reads the events array from its first element at `first` (the '[' at `begin`) through the
+  /// direct path, batch by batch; an element it cannot read goes through simdjson with the
+  /// batch that starts there. Returns the position after the array's ']'.
+  std::size_t read_events_direct(std::size_t begin, std::size_t first) {
+    batches_.resize(1);
+    batch& b = batches_[0];
+    b.clear();
+    bounds open{begin, 0, true, false};     // the batch being read (its separator before)
+    std::size_t p = first, before = begin;  // an element, and the separator before it
+    std::size_t bytes = 0;  // of the batch's elements (as the splitter counts them)
+    auto build = [&](std::size_t close, bool last) {
+      bytes = 0;
+      open.close = close;
+      open.last = last;
+      b.where = open;
+      build_batch(b);
+      b.clear();
+      open = {close, 0, false, false};
+    };
+    while (true) {
+      const batch_mark m = mark_of(b);
+      std::size_t e = p < len_ && buf_[p] == '{' ? direct_event(p, b) : 0;
+      std::size_t sep = 0, next = 0;
+      bool last = false;
+      if (e != 0) {
+        sep = scan_.skip_space(e);
+        last = sep < len_ && buf_[sep] == ']';
+        if (!last && !(sep < len_ && buf_[sep] == ',' &&
+                       (next = scan_.skip_space(sep + 1)) < len_ && buf_[next] != ']')) {
+          roll_back(b, m);  // malformed after the element: simdjson's to name
+          e = 0;
+        }
+      }
+      if (e == 0) {
+        // Through simdjson: what was read before this element, then a batch from it.
+        if (!b.events.empty()) build(before, false);
+        splitter split(*this, before, p);
+        bounds bd;
+        split.next(bd);
+        bd.first = open.first;
+        parse_batch(bd, b);
+        build_batch(b);
+        b.clear();
+        if (bd.last) return bd.close + 1;
+        open = {bd.close, 0, false, false};
+        bytes = 0;
+        before = bd.close;
+        p = scan_.skip_space(bd.close + 1);
+        continue;
+      }
+      bytes += e - p;
+      if (last || bytes >= opt_.batch_bytes) {
+        build(sep, last);
+        if (last) return sep + 1;
+      }
+      before = sep;
+      p = next;
     }
   }
 

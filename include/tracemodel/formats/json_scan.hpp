@@ -2,9 +2,10 @@
 // parsing. Internal to the formats layer.
 //
 // The scanner finds where JSON values end (strings, escapes and nesting respected) without
-// validating them; the readers validate what they read with simdjson. It lets a reader split a
-// huge `traceEvents` array into batches that simdjson parses in place, so that memory stays at
-// "the file and the table" instead of simdjson's index of the whole document.
+// validating them; the readers validate what they read with simdjson or their own direct path.
+// It lets a reader split a huge `traceEvents` array into batches that simdjson parses in place,
+// so that memory stays at "the file and the table" instead of simdjson's index of the whole
+// document.
 #pragma once
 
 #include <cstdint>
@@ -191,6 +192,35 @@ class json_scanner {
  private:
   std::string_view s_;
 };
+
+/// The first position at or after `q`, before `len`, of a byte that ends or interrupts a plain
+/// string: a quote, a backslash, a control character, or a byte of 0x80 and above (UTF-8 to
+/// check); `len` when there is none. Reads up to 15 bytes past `len`: the readers' texts are
+/// padded.
+inline std::size_t find_string_special(const char* s, std::size_t q, std::size_t len) noexcept {
+#if TRACEMODEL_SCAN_SSE2
+  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'),
+                space = _mm_set1_epi8(0x20);
+  for (; q < len; q += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + q));
+    // Signed compare: bytes of 0x80 and above are negative, so below 0x20 as well.
+    const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                                     _mm_cmplt_epi8(v, space));
+    const auto m = static_cast<unsigned>(_mm_movemask_epi8(hit));
+    if (m != 0) {
+      const std::size_t at = q + static_cast<std::size_t>(__builtin_ctz(m));
+      return at < len ? at : len;
+    }
+  }
+  return len;
+#else
+  for (; q < len; ++q) {
+    const auto c = static_cast<unsigned char>(s[q]);
+    if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) return q;
+  }
+  return len;
+#endif
+}
 
 /// Strict decimal integer token ("-12", "0"); false when it is not one or does not fit.
 inline bool parse_int64(std::string_view t, std::int64_t& out) noexcept {
