@@ -19,6 +19,9 @@ TEST_SUITE("formats") {
         {"second-flow-on-one-activity.json", fuzz::reader_outcome::round_trip_exact},
         {"whole-double-for-an-integer-arg.json", fuzz::reader_outcome::round_trip_exact},
         {"lone-device-flow-start.json", fuzz::reader_outcome::round_trip_exact},
+        // Two faults: the direct path's read names the later one (its simdjson batch starts at
+        // the first and its scan meets the second first), simdjson's read the earlier one.
+        {"two-faults-named-by-batch.json", fuzz::reader_outcome::rejected},
     };
     std::size_t seen = 0;
     for (const auto& entry : fs::directory_iterator(fs::path(TRACEMODEL_TEST_DATA_DIR) / "fuzz")) {
