@@ -1026,6 +1026,25 @@ class chrome_reader {
     }
   }
 
+  /// The op input list an arg key names (`Input Dims`, `Input Strides`; `Input type`,
+  /// `Concrete Inputs`), or null.
+  static dims_range* dims_list(std::string_view key, fields& f) noexcept {
+    return key == "Input Dims" ? &f.dims : key == "Input Strides" ? &f.strides : nullptr;
+  }
+  static string_range* string_list(std::string_view key, fields& f) noexcept {
+    return key == "Input type" ? &f.types : key == "Concrete Inputs" ? &f.concrete : nullptr;
+  }
+  /// Points `r` at what `read` appends to `items` (a repeated key: the last wins); false when
+  /// `read` could not read the list.
+  template <class Range, class Items, class Read>
+  static bool fill_list(Range& r, const Items& items, Read read) {
+    r.first = static_cast<std::uint32_t>(items.size());
+    if (!read()) return false;
+    r.count = static_cast<std::uint32_t>(items.size()) - r.first;
+    if constexpr (requires { r.present; }) r.present = true;
+    return true;
+  }
+
   void read_args(value_t v, fields& f, batch& b) {
     const std::size_t at = offset_of(v);
     simdjson::ondemand::json_type type;
@@ -1041,20 +1060,19 @@ class chrome_reader {
       a.key = key_of(fld, at);
       value_t& x = fld.value();
       a.offset = offset_of(x);
-      if (a.key == "Input Dims" || a.key == "Input Strides") {
-        dims_range& r = a.key == "Input Dims" ? f.dims : f.strides;
-        r.first = static_cast<std::uint32_t>(b.dims.size());  // a repeated key: the last wins
-        if (!opt_.fast_paths || read_dims_text(a.offset, b) == 0) read_dims(x, b, 0);
-        r.count = static_cast<std::uint32_t>(b.dims.size()) - r.first;
-        r.present = true;
+      if (dims_range* r = dims_list(a.key, f)) {
+        fill_list(*r, b.dims, [&] {
+          if (!opt_.fast_paths || read_dims_text(a.offset, b) == 0) read_dims(x, b, 0);
+          return true;
+        });
         continue;
       }
-      if (a.key == "Input type" || a.key == "Concrete Inputs") {
-        string_range& r = a.key == "Input type" ? f.types : f.concrete;
-        r.first = static_cast<std::uint32_t>(b.strings.size());
-        if (!opt_.fast_paths || read_strings_text(a.offset, b.strings) == 0)
-          read_strings(x, b.strings, a.offset);
-        r.count = static_cast<std::uint32_t>(b.strings.size()) - r.first;
+      if (string_range* r = string_list(a.key, f)) {
+        fill_list(*r, b.strings, [&] {
+          if (!opt_.fast_paths || read_strings_text(a.offset, b.strings) == 0)
+            read_strings(x, b.strings, a.offset);
+          return true;
+        });
         continue;
       }
       if (opt_.fast_paths) {  // integers and plain strings, the usual args, from the text
@@ -1467,17 +1485,11 @@ class chrome_reader {
       p = scan_.skip_space(p + 1);
       if (p >= len_) return 0;
       a.offset = p;
-      if (a.key == "Input Dims" || a.key == "Input Strides") {
-        dims_range& r = a.key == "Input Dims" ? f.dims : f.strides;
-        r.first = static_cast<std::uint32_t>(b.dims.size());  // a repeated key: the last wins
-        if ((p = read_dims_text(p, b)) == 0) return 0;
-        r.count = static_cast<std::uint32_t>(b.dims.size()) - r.first;
-        r.present = true;
-      } else if (a.key == "Input type" || a.key == "Concrete Inputs") {
-        string_range& r = a.key == "Input type" ? f.types : f.concrete;
-        r.first = static_cast<std::uint32_t>(b.strings.size());
-        if ((p = read_strings_text(p, b.strings)) == 0) return 0;
-        r.count = static_cast<std::uint32_t>(b.strings.size()) - r.first;
+      if (dims_range* r = dims_list(a.key, f)) {
+        if (!fill_list(*r, b.dims, [&] { return (p = read_dims_text(p, b)) != 0; })) return 0;
+      } else if (string_range* r = string_list(a.key, f)) {
+        if (!fill_list(*r, b.strings, [&] { return (p = read_strings_text(p, b.strings)) != 0; }))
+          return 0;
       } else {
         if ((p = direct_arg(p, a)) == 0) return 0;
         b.args.push_back(a);
