@@ -121,8 +121,13 @@ TEST_SUITE("algo") {
       const std::uint64_t base = round % 4 == 0 ? 1 : (std::uint64_t{1} << (10 + rng() % 50));
       detail::id_map m(events);
       std::map<std::uint64_t, event_index> ref;
+      // The window the first id (base + 5) places: 4 * events + 4096 ids, a quarter of them
+      // below that id. Ids next to both of its edges are drawn too.
+      const std::uint64_t first = base + 5, limit = 4 * events + 4096, below = limit / 4;
       auto draw = [&]() -> std::uint64_t {
-        switch (rng() % 5) {
+        switch (rng() % 7) {
+          case 5: return first + (limit - below) - 3 + rng() % 6;  // the upper edge
+          case 6: return first - below - 3 + rng() % 6;            // the lower edge (may wrap)
           case 0: return rng() % 50;                      // small ids
           case 1: return base + rng() % (8 * events);     // around the first ids
           case 2: return base > 100 ? base - 1 - rng() % 100 : rng() % 100;  // just below
@@ -301,6 +306,36 @@ TEST_SUITE("algo") {
       };
       check(pytorch_links{});
       check(pytorch_1_13_links{});
+    }
+  }
+
+  TEST_CASE("link_forward_backward: a table out of order undoes what the first pass wrote") {
+    // In table order the wrappers come right before their backward ops and inherit their keys;
+    // then an op that started earlier comes: in start order it comes between each wrapper and
+    // its backward op, so neither wrapper inherits anything and both keep what they had (none,
+    // and keys of their own).
+    for (const bool own_keys : {false, true}) {
+      CAPTURE(own_keys);
+      table_builder b;
+      const char* wrapper = "autograd::engine::evaluate_function: MmBackward0";
+      b.op("aten::mm", 0, 100, 1, 1).seq(4, 0);                      // 0: the forward op
+      b.op(wrapper, 200, 260, 2, 1).seq(own_keys ? 9 : -1, own_keys ? 3 : 0);  // 1
+      b.op("MmBackward0", 220, 250, 2, 1).seq(4, 1).scope(op_scope::backward_function);  // 2
+      b.op(wrapper, 300, 360, 2, 1);                                  // 3
+      b.op("MmBackward0", 320, 350, 2, 1).seq(5, 1).scope(op_scope::backward_function);  // 4
+      b.op("aten::zeros", 210, 215, 2, 1);                            // 5: out of order
+      b.op("aten::zeros", 310, 315, 2, 1);                            // 6
+      event_table t = b.take();
+      const auto links = link_forward_backward(t);
+      REQUIRE(links.size() == 1);
+      CHECK(links[0].from == 0);
+      CHECK(links[0].to == 2);
+      const auto& w1 = t.events[1].get<event_kind::op>();
+      CHECK(w1.sequence_number == (own_keys ? 9 : -1));
+      CHECK(w1.fwd_thread_id == (own_keys ? 3u : 0u));
+      const auto& w3 = t.events[3].get<event_kind::op>();
+      CHECK(w3.sequence_number == -1);
+      CHECK(w3.fwd_thread_id == 0u);
     }
   }
 

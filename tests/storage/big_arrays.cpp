@@ -7,7 +7,7 @@
 namespace tmod = tracemodel;
 
 TEST_SUITE("storage") {
-  TEST_CASE("big arrays: freed regions are reused, and released on request") {
+  TEST_CASE("big arrays: freed regions are reused (split and merged), and released on request") {
     using tmod::detail::region_cache;
     tmod::release_cached_arrays();
     REQUIRE(region_cache::instance().cached_bytes() == 0);
@@ -24,7 +24,21 @@ TEST_SUITE("storage") {
       CHECK(b.data() == first);  // the same region again, no new mapping
       CHECK(region_cache::instance().cached_bytes() == 0);
     }
-    {  // a request much smaller than a cached region does not take it
+    if constexpr (region_cache::splits) {
+      {  // a smaller request takes the front of the region (the pages used before) ...
+        tmod::detail::scratch_vector<std::uint32_t> c(1u << 19);  // 2 MiB
+        CHECK(c.data() == first);
+        CHECK(region_cache::instance().cached_bytes() == 10u << 20);
+        tmod::detail::scratch_vector<std::uint32_t> c2(1u << 20);  // 4 MiB: the next part
+        CHECK(c2.data() == first + (1u << 19));
+        CHECK(region_cache::instance().cached_bytes() == 6u << 20);
+      }
+      // ... and freed, the parts merge again: the whole region serves a request of its size.
+      CHECK(region_cache::instance().cached_bytes() == 12u << 20);
+      tmod::detail::scratch_vector<std::uint32_t> whole(3u << 20);
+      CHECK(whole.data() == first);
+      CHECK(region_cache::instance().cached_bytes() == 0);
+    } else {  // a request much smaller than a cached region does not take it
       tmod::detail::scratch_vector<std::uint32_t> c(1u << 19);  // 2 MiB
       CHECK(c.data() != first);
       CHECK(region_cache::instance().cached_bytes() == 12u << 20);
@@ -36,5 +50,43 @@ TEST_SUITE("storage") {
     }
     CHECK(region_cache::instance().cached_bytes() == 12u << 20);
     tmod::release_cached_arrays();
+  }
+
+  TEST_CASE("region cache: a request takes the front of the best region; freed parts merge") {
+    // A cache of its own, given addresses that are never touched (nothing here maps, unmaps or
+    // reads them): which region a request takes is the point.
+    using tmod::detail::region_cache;
+    if constexpr (region_cache::splits) {
+      constexpr std::size_t mib = std::size_t{1} << 20;
+      region_cache c;
+      auto at = [](std::uintptr_t a) { return reinterpret_cast<void*>(a << 20); };
+      std::size_t actual = 0;
+      REQUIRE(c.give(at(1000), 16 * mib));  // an array freed: its front was used
+      REQUIRE(c.give(at(2000), 12 * mib));  // another, freed later
+      CHECK(c.cached_bytes() == 28 * mib);
+      // The smallest front first, split: 4 MiB of the 12.
+      CHECK(c.take(4 * mib, actual) == at(2000));
+      CHECK(actual == 4 * mib);
+      // What is left of it (8 MiB) is smaller, but a front of a freed array comes first.
+      CHECK(c.take(4 * mib, actual) == at(1000));
+      // Only rests now: the smallest that holds the request.
+      CHECK(c.take(6 * mib, actual) == at(2004));
+      CHECK(c.take(14 * mib, actual) == nullptr);
+      CHECK(c.take(12 * mib, actual) == at(1004));
+      CHECK(c.cached_bytes() == 2 * mib);
+      // Given back in pieces, the neighbours merge into the regions they came from.
+      REQUIRE(c.give(at(2004), 6 * mib));
+      REQUIRE(c.give(at(2000), 4 * mib));  // merges with 2004..2010 and 2010..2012
+      CHECK(c.take(12 * mib, actual) == at(2000));
+      REQUIRE(c.give(at(1004), 12 * mib));
+      REQUIRE(c.give(at(1000), 4 * mib));
+      CHECK(c.take(16 * mib, actual) == at(1000));
+      CHECK(c.cached_bytes() == 0);
+      // Nothing beyond the limit is kept: the caller unmaps it.
+      c.set_limit(8 * mib);
+      CHECK_FALSE(c.give(at(3000), 10 * mib));
+      CHECK(c.give(at(3000), 8 * mib));
+      CHECK(c.take(8 * mib, actual) == at(3000));
+    }
   }
 }

@@ -93,7 +93,9 @@ struct link_device_activities_fn {
       // found early is final). The rest waits for a second pass over the complete maps. A
       // waiting device activity reserves its entry in the link list, so the links stay in
       // table order; entries left unused (no parent found) are removed at the end.
-      detail::id_map flow_starts(n), calls(n), ops(n);
+      // (Freed in reverse order: the map that usually holds the most ids last, so that the
+      // tree's arrays take its pages first.)
+      detail::id_map ops(n), calls(n), flow_starts(n);
       struct waiting {
         event_index index;
         std::uint32_t entry;  // its reserved entry in s.links (device activities)

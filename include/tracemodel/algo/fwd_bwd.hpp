@@ -154,14 +154,18 @@ struct link_forward_backward_fn {
         event_index index = no_event;
         bool wrapper_scope = false;  // function scope: may be a wrapper
       };
+      // What the first pass wrote into wrappers, to undo if it stops: a wrapper is written at
+      // most once (it stops being its thread's previous op then), and most had no keys of their
+      // own, so those are kept as indices alone.
       struct undo {
         event_index index;
         std::int64_t seq;
         std::uint64_t fwd;
       };
       std::vector<previous> prev;
-      detail::scratch_vector<undo> written;
-      written.reserve(n);
+      detail::scratch_vector<event_index> written_keyless;
+      std::vector<undo> written;
+      written_keyless.reserve(n);
       detail::scratch_vector<event_index> order_storage;
       auto before = [](const keyed& a, const keyed& b) {
         return a.start < b.start || (a.start == b.start && a.index < b.index);
@@ -188,7 +192,12 @@ struct link_forward_backward_fn {
               auto& wf = we.template get<event_kind::op>();
               if (t.strings.view(wf.name).starts_with(Policy::wrapper_prefix)) {
                 const bool had = wf.sequence_number >= 0;
-                if (identity) written.push_back({w.index, wf.sequence_number, wf.fwd_thread_id});
+                if (identity) {
+                  if (wf.sequence_number == -1 && wf.fwd_thread_id == 0)
+                    written_keyless.push_back(w.index);
+                  else
+                    written.push_back({w.index, wf.sequence_number, wf.fwd_thread_id});
+                }
                 wf.sequence_number = op->sequence_number;
                 wf.fwd_thread_id = op->fwd_thread_id;
                 const keyed wk{wf.sequence_number, we.start_ns,
@@ -217,11 +226,17 @@ struct link_forward_backward_fn {
         return true;
       };
       if (!pass(true)) {
-        for (auto u = written.rbegin(); u != written.rend(); ++u) {
-          auto& f = t.events[u->index].template get<event_kind::op>();
-          f.sequence_number = u->seq;
-          f.fwd_thread_id = u->fwd;
+        for (const event_index w : written_keyless) {
+          auto& f = t.events[w].template get<event_kind::op>();
+          f.sequence_number = -1;
+          f.fwd_thread_id = 0;
         }
+        for (const undo& u : written) {
+          auto& f = t.events[u.index].template get<event_kind::op>();
+          f.sequence_number = u.seq;
+          f.fwd_thread_id = u.fwd;
+        }
+        written_keyless = {};
         written = {};
         prev.clear();
         recs.clear();

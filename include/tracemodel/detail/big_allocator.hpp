@@ -8,6 +8,14 @@
 // up to 2 GiB; `set_region_cache_limit`) and reused by later requests of up to their size, so
 // scratch arrays and the tables of later sessions do not fault again: the same recycling the
 // block pool does for recording. Smaller requests use operator new. Stateless allocator.
+//
+// Where regions are mapped (Linux), a request takes the front of a cached region that holds it
+// and the rest stays cached, and a freed region merges with cached neighbours. Arrays fill from
+// their front, so the front of a freed array is the part whose pages were touched, and what is
+// left of a region after a request took its front is likely untouched: a request prefers the
+// front of a freed array (the most recently freed among the smallest), so that an algorithm's
+// scratch array freed before the next one is made hands it pages that need no fault, whatever
+// the two sizes.
 #pragma once
 
 #include <algorithm>
@@ -40,31 +48,67 @@ class region_cache {
     static region_cache* c = new region_cache;
     return *c;
   }
-  /// A cached region of at least `size` bytes and at most twice that, or nullptr.
+  /// Mapped regions can be split and merged (any page range of a mapping can be unmapped);
+  /// regions from operator new cannot.
+  static constexpr bool splits = TRACEMODEL_BIG_ALLOC_MMAP != 0;
+
+  /// A cached region of at least `size` bytes (a multiple of the huge page), or nullptr. Where
+  /// regions split, the front `size` bytes of the smallest one that holds them (`actual` is
+  /// `size`); elsewhere a whole region of at most twice that (`actual` is its size).
   void* take(std::size_t size, std::size_t& actual) noexcept {
     std::lock_guard lock(mutex_);
     std::size_t best = regions_.size();
+    auto better = [](const region& a, const region& b) {  // a before b
+      if (a.freed_front != b.freed_front) return a.freed_front;
+      if (a.size != b.size) return a.size < b.size;
+      return a.stamp > b.stamp;
+    };
     for (std::size_t i = 0; i < regions_.size(); ++i)
-      if (regions_[i].size >= size && regions_[i].size <= 2 * size &&
-          (best == regions_.size() || regions_[i].size < regions_[best].size))
+      if (regions_[i].size >= size && (splits || regions_[i].size <= 2 * size) &&
+          (best == regions_.size() || better(regions_[i], regions_[best])))
         best = i;
     if (best == regions_.size()) return nullptr;
-    void* p = regions_[best].p;
-    actual = regions_[best].size;
+    region& r = regions_[best];
+    void* p = r.p;
+    actual = splits ? size : r.size;
     cached_ -= actual;
-    regions_[best] = regions_.back();
-    regions_.pop_back();
+    if (r.size > actual) {
+      r.p = static_cast<char*>(r.p) + actual;
+      r.size -= actual;
+      r.freed_front = false;
+    } else {
+      r = regions_.back();
+      regions_.pop_back();
+    }
     return p;
   }
-  /// Keeps a region if it fits under the limit; returns false when the caller must unmap it.
+  /// Keeps a region if it fits under the limit (merged with the cached regions next to it,
+  /// where regions split); returns false when the caller must unmap it.
   bool give(void* p, std::size_t size) noexcept {
     std::lock_guard lock(mutex_);
     if (cached_ + size > limit_) return false;
     try {
-      regions_.push_back({p, size});
+      regions_.reserve(regions_.size() + 1);  // the push below cannot throw then
     } catch (...) {
       return false;
     }
+    region add{p, size, true, ++stamp_};
+    if constexpr (splits) {
+      for (std::size_t i = 0; i < regions_.size();) {
+        char* const b = static_cast<char*>(regions_[i].p);
+        if (b + regions_[i].size == static_cast<char*>(add.p)) {  // its front is the region's
+          add = {b, regions_[i].size + add.size, regions_[i].freed_front, add.stamp};
+        } else if (static_cast<char*>(add.p) + add.size == b) {
+          add.size += regions_[i].size;
+        } else {
+          ++i;
+          continue;
+        }
+        regions_[i] = regions_.back();
+        regions_.pop_back();
+      }
+    }
+    regions_.push_back(add);
     cached_ += size;
     return true;
   }
@@ -88,9 +132,12 @@ class region_cache {
   struct region {
     void* p;
     std::size_t size;
+    bool freed_front = true;  // begins where a freed array began
+    std::uint64_t stamp = 0;  // when it was freed (larger: later)
   };
   mutable std::mutex mutex_;
   std::vector<region> regions_;
+  std::uint64_t stamp_ = 0;
   std::size_t cached_ = 0;
   std::size_t limit_ = std::size_t{2} << 30;
 };

@@ -4,12 +4,14 @@
 // one pair at a time while the table is read. Ids in traces are dense (Kineto numbers them 1,
 // 2, ...; our queues hand them out in blocks from one process-wide counter, so a later session
 // starts where the last one stopped), so ids in a window of a few times the table's size go
-// straight into an array indexed by (id - base): one access, no hashing, and no list of pairs
-// to write and read again. The window is placed by the first id inserted (a quarter of it
-// below that id, since a sorted table meets its ids roughly in order). The array is reserved,
-// not filled: its pages (1024 ids each) are initialized when the first id lands in them, so a
-// map that holds N ids of one block touches about 4N bytes. Ids outside the window go to a
-// hash map. The first index of an id wins; later ones are counted as duplicates.
+// straight into an array: one access, no hashing, and no list of pairs to write and read
+// again. The window is placed by the first id inserted: three quarters of it from that id up
+// (a sorted table meets its ids roughly in order) at the front of the array, the quarter below
+// it after them, nearest first. The array is reserved, not filled: its pages (1024 ids each)
+// are initialized when the first id lands in them, so a map that holds N ids of one block
+// touches about 4N bytes, from the front of the array (a scratch array made after the map is
+// freed reuses those pages: see big_allocator.hpp). Ids outside the window go to a hash map.
+// The first index of an id wins; later ones are counted as duplicates.
 #pragma once
 
 #include <algorithm>
@@ -28,7 +30,8 @@ class id_map {
  public:
   /// A map for a table of `events` events (a window of 4 * events + 4096 ids takes the array).
   explicit id_map(std::size_t events = 0)
-      : limit_(4 * events + 4096), ready_((limit_ + page - 1) / page, 0) {
+      : limit_(4 * events + 4096), below_(limit_ / 4), above_(limit_ - below_),
+        ready_((limit_ + page - 1) / page, 0) {
     dense_ = static_cast<event_index*>(big_allocate(limit_ * sizeof(event_index)));
   }
   id_map(const id_map&) = delete;
@@ -37,10 +40,11 @@ class id_map {
 
   /// Maps `id` to `i` unless it is mapped already; returns whether it was new.
   TRACEMODEL_ALWAYS_INLINE bool insert(std::uint64_t id, event_index i) {
-    if (!placed_) [[unlikely]]
-      place(id);
-    // Ids below the base wrap around: outside the window.
-    if (const std::uint64_t k = id - base_; k < limit_) [[likely]] {
+    if (!placed_) [[unlikely]] {
+      first_ = id;
+      placed_ = true;
+    }
+    if (const std::uint64_t k = slot(id); k < limit_) [[likely]] {
       const std::size_t p = k / page;
       if (!ready_[p]) [[unlikely]]
         make_ready(p);
@@ -53,16 +57,19 @@ class id_map {
   }
 
   [[nodiscard]] TRACEMODEL_ALWAYS_INLINE event_index find(std::uint64_t id) const noexcept {
-    if (const std::uint64_t k = id - base_; k < limit_) return ready_[k / page] ? dense_[k] : no_event;
+    if (const std::uint64_t k = slot(id); k < limit_) return ready_[k / page] ? dense_[k] : no_event;
     const event_index* i = sparse_.find(id);
     return i == nullptr ? no_event : *i;
   }
 
  private:
-  TRACEMODEL_NOINLINE void place(std::uint64_t id) noexcept {
-    const std::uint64_t below = limit_ / 4;
-    base_ = id > below ? id - below : 0;
-    placed_ = true;
+  /// The array slot of `id`, or `limit_` and above outside the window. Unsigned differences:
+  /// an id below the first wraps around in the first, one above it in the second.
+  [[nodiscard]] TRACEMODEL_ALWAYS_INLINE std::uint64_t slot(std::uint64_t id) const noexcept {
+    if (const std::uint64_t up = id - first_; up < above_) [[likely]]
+      return up;
+    const std::uint64_t down = first_ - 1 - id;
+    return down < below_ ? above_ + down : limit_;
   }
   TRACEMODEL_NOINLINE void make_ready(std::size_t p) noexcept {
     std::fill_n(dense_ + p * page, std::min(page, limit_ - p * page), no_event);
@@ -70,8 +77,10 @@ class id_map {
   }
   static constexpr std::size_t page = 1024;
   std::size_t limit_;
-  std::uint64_t base_ = 0;
-  bool placed_ = false;  // base_ set by the first insert
+  std::size_t below_;  // ids below the first one kept in the array
+  std::size_t above_;  // ids from the first one up kept in the array
+  std::uint64_t first_ = 0;
+  bool placed_ = false;  // first_ set by the first insert
   std::vector<std::uint8_t> ready_;  // bytes: a bit vector costs shifts on every access
   event_index* dense_ = nullptr;
   flat_map<event_index> sparse_;
