@@ -53,8 +53,9 @@ class region_cache {
   static constexpr bool splits = TRACEMODEL_BIG_ALLOC_MMAP != 0;
 
   /// A cached region of at least `size` bytes (a multiple of the huge page), or nullptr. Where
-  /// regions split, the front `size` bytes of the smallest one that holds them (`actual` is
-  /// `size`); elsewhere a whole region of at most twice that (`actual` is its size).
+  /// regions split, the front `size` bytes of the best one that holds them (the front of a
+  /// freed array before what is left of one; then the smallest; then the most recently freed;
+  /// `actual` is `size`); elsewhere a whole region of at most twice that (`actual` is its size).
   void* take(std::size_t size, std::size_t& actual) noexcept {
     std::lock_guard lock(mutex_);
     std::size_t best = regions_.size();

@@ -18,8 +18,8 @@ namespace detail {
 
 /// Sorts `a` stably by the low `bits` bits of `digit(w, 0)` (`digit(w, s)` gives those bits
 /// shifted right by `s`). The digits are as wide as `bits` allows in passes of at most 12 bits
-/// (35-bit keys, an hour of nanoseconds, take three); one read counts all of them, and a digit
-/// that is the same in every word takes no pass.
+/// (36-bit keys, about a minute of nanoseconds, take three); one read counts all of them, and a
+/// digit that is the same in every word takes no pass.
 template <class Words, class Digit>
 void lsd_radix(Words& a, unsigned bits, Digit digit) {
   using Word = typename Words::value_type;
