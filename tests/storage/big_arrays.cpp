@@ -76,12 +76,17 @@ TEST_SUITE("storage") {
       CHECK(c.cached_bytes() == 2 * mib);
       // Given back in pieces, the neighbours merge into the regions they came from.
       REQUIRE(c.give(at(2004), 6 * mib));
-      REQUIRE(c.give(at(2000), 4 * mib));  // merges with 2004..2010 and 2010..2012
+      REQUIRE(c.give(at(2000), 4 * mib));  // merges with 2004..2012 (2004..2010 met 2010..2012)
       CHECK(c.take(12 * mib, actual) == at(2000));
       REQUIRE(c.give(at(1004), 12 * mib));
       REQUIRE(c.give(at(1000), 4 * mib));
       CHECK(c.take(16 * mib, actual) == at(1000));
       CHECK(c.cached_bytes() == 0);
+      // Among fronts of one size, the most recently freed.
+      REQUIRE(c.give(at(4000), 4 * mib));
+      REQUIRE(c.give(at(5000), 4 * mib));
+      CHECK(c.take(4 * mib, actual) == at(5000));
+      CHECK(c.take(4 * mib, actual) == at(4000));
       // Nothing beyond the limit is kept: the caller unmaps it.
       c.set_limit(8 * mib);
       CHECK_FALSE(c.give(at(3000), 10 * mib));
