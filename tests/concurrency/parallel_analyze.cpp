@@ -1,7 +1,8 @@
 // `analyze` on two threads (the forward/backward linker's pass and matching on the second, the
-// device links and the tree on the calling one, the tree overlapping the matching) and on one,
-// against the three public steps called one after another: the same parents, children, links,
-// inherited keys and counts. ThreadSanitizer runs this group.
+// device links and the tree as one pass on the calling one, reading forward thread ids behind
+// the second thread's progress) and on one, against the three public steps called one after
+// another: the same parents, children, links, inherited keys and counts. ThreadSanitizer runs
+// this group.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -23,7 +24,8 @@ namespace {
 enum class how { steps, serial, parallel };
 
 /// Everything `analyze` writes, as text (one line per event, then the links and the counts).
-std::string analysed(tmod::event_table t, how h) {
+/// `progress_rows`: how often the second thread reports (parallel).
+std::string analysed(tmod::event_table t, how h, std::size_t progress_rows = 4096) {
   tmod::analysis a;
   if (h == how::steps) {
     a.device = tmod::link_device_activities(t);
@@ -36,6 +38,7 @@ std::string analysed(tmod::event_table t, how h) {
     tmod::analyze_options o;
     o.parallel = h == how::parallel;
     o.parallel_threshold = 0;
+    o.progress_rows = progress_rows;
     a = tmod::analyze(t, o);
   }
   std::string out;
@@ -58,9 +61,116 @@ std::string analysed(tmod::event_table t, how h) {
          std::to_string(a.device.by_flow) + " " + std::to_string(a.device.by_correlation) + " " +
          std::to_string(a.device.by_external_id) + " " + std::to_string(a.device.runtime_calls) +
          " " + std::to_string(a.device.unlinked) + " " + std::to_string(a.tree.linked_before) + " " +
-         std::to_string(a.tree.events) + " " + std::to_string(a.tree.missing_ends) + "\n";
+         std::to_string(a.tree.events) + " " + std::to_string(a.tree.missing_ends) + " " +
+         std::to_string(a.device.flow_ends_without_start) + " " +
+         std::to_string(a.device.dangling_correlations) + " " +
+         std::to_string(a.device.duplicate_flow_starts) + "\n";
+  for (const std::uint64_t count : t.anomalies.n) out += std::to_string(count) + " ";
   return out;
 }
+
+/// Steps of forward ops with sequence numbers, backward ops (with their evaluate_function
+/// wrappers) on a second thread, launches with flows and kernels; sorted by start, or shuffled.
+tmod::event_table training_table(std::mt19937_64& rng, bool shuffled) {
+  auto pick = [&](int n) { return static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n)); };
+  tmod::testing::table_builder b;
+  std::int64_t t = 0;
+  std::uint64_t corr = 1;
+  const int steps = 1 + static_cast<int>(pick(30));
+  std::int64_t seq = 0;
+  // A thread that records once and then stays idle (its last op is never followed).
+  b.op("aten::empty", 0, 3, 3);
+  for (int s = 0; s < steps; ++s) {
+    const std::int64_t step_start = t;
+    for (int k = 0; k < 5; ++k, ++seq) {
+      b.op("aten::mm", t, t + 50, 1).seq(seq).op_correlation(corr);
+      // Sometimes the kernel's clock puts it before its launch (the device linker then
+      // places it in its second pass), and the launch names the next op (found later).
+      const bool early = pick(8) == 0;
+      b.device("cudaLaunchKernel", tmod::activity_type::cuda_runtime, t + 10, t + 20, 1, 1)
+          .correlation(corr).external_id(pick(6) == 0 ? corr + 1 : pick(2) == 0 ? corr : 0)
+          .flow(corr, true);
+      b.device("gemm", tmod::activity_type::kernel, early ? t + 5 : t + 30, t + 90 + pick(50), 7, 0)
+          .correlation(corr).flow(pick(10) == 0 ? corr + 1000 : corr, false);
+      ++corr;
+      t += 60;
+    }
+    // A kernel whose flow never started and that has no other id: its link waits for
+    // the device linker's second pass and then finds nothing, so it is placed by nesting
+    // on its stream, where it may enclose the memset after it.
+    if (pick(3) == 0) {
+      b.device("orphan", tmod::activity_type::kernel, t - 30, t - 5, 7, 0)
+          .flow(900000 + corr, false);
+      b.device("memset", tmod::activity_type::gpu_memset, t - 25, t - 20, 7, 0);
+    }
+    for (std::int64_t k = seq - 1; k >= seq - 5; --k) {
+      b.op("autograd::engine::evaluate_function: MmBackward0", t, t + 40, 2);
+      // Sometimes far from its wrapper: ops of other threads come between the two.
+      const std::int64_t gap = pick(6) == 0 ? 5 + pick(20) : 5;
+      for (std::int64_t g = 6; g < gap; g += 4) b.op("aten::view", t + g, t + g + 1, 1);
+      b.op("MmBackward0", t + gap, t + 35 + pick(10), 2).seq(k, 1).scope(tmod::op_scope::backward_function);
+      t += 50;
+    }
+    b.annotation("ProfilerStep", step_start, t, 1);
+    t += 10;
+  }
+  // A wrapper that nothing follows: the second thread's pass holds its row back to the end.
+  if (pick(2) == 0) b.op("autograd::engine::evaluate_function: AddBackward0", t, t + 5, 2);
+  tmod::event_table table = b.take();
+  // A few events arrive linked already (an earlier step placed them): every step leaves
+  // them alone.
+  for (std::size_t i = 1; i < table.size(); i += 1 + static_cast<std::size_t>(pick(40))) {
+    table.events[i].parent = static_cast<tmod::event_index>(pick(static_cast<int>(i)));
+    table.events[i].link = tmod::parent_link::flow;
+  }
+  if (shuffled)
+    std::shuffle(table.events.begin(), table.events.end(), rng);
+  else  // the step annotation was added after its ops
+    std::stable_sort(table.events.begin(), table.events.end(),
+                     [](const auto& x, const auto& y) { return x.start_ns < y.start_ns; });
+  return table;
+}
+
+/// A stand-in for the thread that reads the table while `collect` runs: at every report it
+/// checks that the ops of the rows reported before did not change since (the reader may read
+/// them), until `collect` stops (a table out of order: it may undo then).
+struct watching_progress {
+  const tmod::event_table& t;
+  std::size_t rows;
+  std::vector<std::pair<std::int64_t, std::uint64_t>> seen;  // (sequence number, fwd thread)
+  std::uint64_t last = 0;
+  int reports = 0, stops = 0, ends = 0;
+
+  [[nodiscard]] std::size_t chunk() const { return rows; }
+  static std::pair<std::int64_t, std::uint64_t> keys(const tmod::event_table::event_type& e) {
+    if (const auto* op = e.get_if<tmod::event_kind::op>()) return {op->sequence_number, op->fwd_thread_id};
+    return {0, 0};
+  }
+  void check_unchanged() {
+    for (std::size_t i = 0; i < seen.size(); ++i) {
+      INFO("row " << i);
+      REQUIRE(keys(t.events[i]) == seen[i]);
+    }
+  }
+  void publish(std::uint64_t safe) {
+    check_unchanged();
+    if (safe == tmod::detail::collect_progress::done) {
+      ++ends;
+      return;
+    }
+    REQUIRE(safe >= last);  // reports never take rows back
+    REQUIRE(safe <= t.size());
+    last = safe;
+    ++reports;
+    while (seen.size() < safe) seen.push_back(keys(t.events[seen.size()]));
+  }
+  void stop_and_wait() {
+    check_unchanged();
+    ++stops;
+    seen.clear();
+    last = 0;
+  }
+};
 
 }  // namespace
 
@@ -77,55 +187,49 @@ TEST_SUITE("concurrency") {
   }
 
   TEST_CASE("parallel analyze: random training-like tables, sorted or not") {
-    // Steps of forward ops with sequence numbers, backward ops (with their evaluate_function
-    // wrappers) on a second thread, launches with flows and kernels.
     std::mt19937_64 rng(42);
-    auto pick = [&](int n) { return static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n)); };
     for (int round = 0; round < 20; ++round) {
-      tmod::testing::table_builder b;
-      std::int64_t t = 0;
-      std::uint64_t corr = 1;
-      const int steps = 1 + static_cast<int>(pick(30));
-      std::int64_t seq = 0;
-      for (int s = 0; s < steps; ++s) {
-        const std::int64_t step_start = t;
-        for (int k = 0; k < 5; ++k, ++seq) {
-          b.op("aten::mm", t, t + 50, 1).seq(seq).op_correlation(corr);
-          // Sometimes the kernel's clock puts it before its launch (the device linker then
-          // places it in its second pass), and the launch names the next op (found later).
-          const bool early = pick(8) == 0;
-          b.device("cudaLaunchKernel", tmod::activity_type::cuda_runtime, t + 10, t + 20, 1, 1)
-              .correlation(corr).external_id(pick(6) == 0 ? corr + 1 : pick(2) == 0 ? corr : 0)
-              .flow(corr, true);
-          b.device("gemm", tmod::activity_type::kernel, early ? t + 5 : t + 30, t + 90 + pick(50), 7, 0)
-              .correlation(corr).flow(pick(10) == 0 ? corr + 1000 : corr, false);
-          ++corr;
-          t += 60;
-        }
-        for (std::int64_t k = seq - 1; k >= seq - 5; --k) {
-          b.op("autograd::engine::evaluate_function: MmBackward0", t, t + 40, 2);
-          b.op("MmBackward0", t + 5, t + 35 + pick(10), 2).seq(k, 1).scope(tmod::op_scope::backward_function);
-          t += 50;
-        }
-        b.annotation("ProfilerStep", step_start, t, 1);
-        t += 10;
-      }
-      tmod::event_table table = b.take();
-      // A few events arrive linked already (an earlier step placed them): every step leaves
-      // them alone.
-      for (std::size_t i = 1; i < table.size(); i += 1 + static_cast<std::size_t>(pick(40))) {
-        table.events[i].parent = static_cast<tmod::event_index>(pick(static_cast<int>(i)));
-        table.events[i].link = tmod::parent_link::flow;
-      }
-      if (round % 2 == 1)
-        std::shuffle(table.events.begin(), table.events.end(), rng);
-      else  // the step annotation was added after its ops
-        std::stable_sort(table.events.begin(), table.events.end(),
-                         [](const auto& x, const auto& y) { return x.start_ns < y.start_ns; });
+      const tmod::event_table table = training_table(rng, round % 2 == 1);
       INFO("round " << round << " events " << table.size());
       const std::string reference = analysed(table, how::steps);
       CHECK(analysed(table, how::serial) == reference);
-      CHECK(analysed(table, how::parallel) == reference);
+      for (const std::size_t rows : {std::size_t{1}, std::size_t{3}, std::size_t{64}, std::size_t{4096}}) {
+        INFO("progress every " << rows << " rows");
+        CHECK(analysed(table, how::parallel, rows) == reference);
+      }
     }
+  }
+  TEST_CASE("the forward/backward pass reports only rows it will not write again") {
+    // The watermark that the tree's replay reads behind: a row is reported once the pass has
+    // gone past it and, for an evaluate_function wrapper, past the next op of its thread
+    // (which gives it its keys). Checked here on one thread, at every report.
+    std::mt19937_64 rng(7);
+    int stopped = 0, held = 0;
+    for (int round = 0; round < 30; ++round) {
+      tmod::event_table table = training_table(rng, round % 3 == 2);
+      tmod::event_table plain = table;
+      const auto reference = tmod::link_forward_backward.collect(plain);
+      for (const std::size_t rows : {std::size_t{1}, std::size_t{2}, std::size_t{5}}) {
+        INFO("round " << round << " every " << rows << " rows");
+        tmod::event_table t = table;
+        watching_progress w{t, rows, {}, 0, 0, 0, 0};
+        const auto r = tmod::link_forward_backward.collect(t, tmod::pytorch_links{}, &w);
+        CHECK(w.ends == 1);
+        if (w.stops == 0) CHECK(w.reports > 0);  // (out of order: it may stop before one)
+        stopped += w.stops;
+        held += w.last + 2 * rows < t.size() ? 1 : 0;
+        // The same records and keys as without reports.
+        REQUIRE(r.recs.size() == reference.recs.size());
+        for (std::size_t k = 0; k < r.recs.size(); ++k) {
+          CHECK(r.recs[k].index == reference.recs[k].index);
+          CHECK(r.recs[k].seq == reference.recs[k].seq);
+          CHECK(r.recs[k].fwd == reference.recs[k].fwd);
+        }
+        for (std::size_t i = 0; i < t.size(); ++i)
+          CHECK(watching_progress::keys(t.events[i]) == watching_progress::keys(plain.events[i]));
+      }
+    }
+    CHECK(stopped > 0);  // tables out of order were met
+    CHECK(held > 0);     // and wrappers that held the reports back
   }
 }

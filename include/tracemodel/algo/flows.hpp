@@ -76,149 +76,196 @@ struct device_link_stats {
   detail::scratch_vector<flow_link> links;  ///< host -> device links (from the call, or the op)
 };
 
+namespace detail {
+
+/// The device linker's state, fed one table row at a time (`link_device_activities` feeds it
+/// every row in table order; `analyze` feeds it from inside the tree builder's replay, so that
+/// both read each event once). `step` says whether the row's link is final or waits for the
+/// second pass; `finish` runs that pass.
+template <class Schema, class Policy>
+class device_linker {
+ public:
+  enum class placed : std::uint8_t { final, waiting };
+
+  explicit device_linker(basic_event_table<Schema>& t)
+      : t_(t), n_(t.size()), ops_(enabled ? n_ : 0), calls_(enabled ? n_ : 0),
+        flow_starts_(enabled ? n_ : 0) {
+    if constexpr (enabled) s_.links.reserve(n_);  // an upper bound: untouched pages cost nothing
+  }
+
+  static constexpr bool enabled = Schema::template contains<event_kind::device_activity>;
+
+  /// Row `i` (in table order: the maps keep the first index of an id). `waiting`: a device
+  /// activity or runtime call without a parent whose rule cannot be answered yet (its parent,
+  /// if any, is set by `finish`).
+  TRACEMODEL_ALWAYS_INLINE placed step(std::size_t i) {
+    if constexpr (enabled) {
+      const auto& e = t_.events[i];
+      const auto idx = static_cast<event_index>(i);
+      if (const auto* d = e.template get_if<device>()) {
+        if (d->flow_start && d->flow_type == flow_kind::async_cpu_gpu && d->flow_id != 0)
+          s_.duplicate_flow_starts += flow_starts_.insert(d->flow_id, idx) ? 0 : 1;
+        const bool call = is_runtime_call(d->activity);
+        if (call && d->correlation_id != 0) calls_.insert(d->correlation_id, idx);
+        if (e.parent == no_event && (call || is_device_side(d->activity))) {
+          if constexpr (Policy::inherit_thread) unplaced_.push_back(idx);
+          if (!place(idx, no_entry, false)) {
+            std::uint32_t entry = no_entry;
+            if (!call) {
+              entry = static_cast<std::uint32_t>(s_.links.size());
+              s_.links.push_back({flow_kind::async_cpu_gpu, 0, no_event, idx});
+            }
+            later_.push_back({idx, entry});
+            return placed::waiting;
+          }
+        }
+      } else if constexpr (Schema::template contains<event_kind::op>) {
+        if (const auto* op = e.template get_if<event_kind::op>())
+          if (op->correlation_id != 0) ops_.insert(op->correlation_id, idx);
+      }
+    }
+    return placed::final;
+  }
+
+  /// The second pass (the rows that waited, against the complete maps), then the thread
+  /// inheritance if the policy asks for it. Call once, after every row was stepped.
+  device_link_stats finish() {
+    if constexpr (enabled) {
+      t_.anomalies.add(anomaly::duplicate_flow_start, s_.duplicate_flow_starts);
+      for (const waiting& w : later_) place(w.index, w.entry, true);
+      if (unused_entries_)
+        s_.links.erase(std::remove_if(s_.links.begin(), s_.links.end(),
+                                      [](const flow_link& l) { return l.from == no_event; }),
+                       s_.links.end());
+      if constexpr (Policy::inherit_thread) inherit_threads(unplaced_);
+    }
+    return std::move(s_);
+  }
+
+  /// The rows `step` answered `waiting` for, in table order (valid until destruction).
+  template <class F>
+  void for_each_waiting(F&& f) const {
+    for (const waiting& w : later_) f(w.index);
+  }
+
+ private:
+  static constexpr event_kind device = event_kind::device_activity;
+  static constexpr auto no_entry = std::numeric_limits<std::uint32_t>::max();
+  struct waiting {
+    event_index index;
+    std::uint32_t entry;  // its reserved entry in s_.links (device activities)
+  };
+
+  // Places `idx` by the rules in turn: a runtime call under the op of its external id; a
+  // device activity under its flow's start, else the call with its correlation id, else the
+  // op of its external id. Before the maps are complete (`final` false), a rule whose id is
+  // not mapped yet returns false (wait) instead of counting an anomaly and going on.
+  bool place(event_index idx, std::uint32_t entry, bool final) {
+    const auto* d = t_.events[idx].template get_if<device>();
+    if (is_runtime_call(d->activity)) {
+      if constexpr (Policy::link_runtime_calls && Policy::use_external_id) {
+        if (d->external_id == 0) return true;
+        const event_index op = ops_.find(d->external_id);
+        if (op == no_event) return final;
+        set_parent(idx, op, parent_link::external_id);
+        ++s_.runtime_calls;
+      }
+      return true;
+    }
+    // One rule: 1 when `m` maps `id` (the activity is placed under that event, and its link
+    // written), 0 when it does not (the next rule), -1 when it does not yet (wait).
+    auto rule = [&](const id_map& m, std::uint64_t id, parent_link how,
+                    std::size_t& placed_count) -> int {
+      const event_index parent = m.find(id);
+      if (parent == no_event) return final ? 0 : -1;
+      set_parent(idx, parent, how);
+      const flow_link l{flow_kind::async_cpu_gpu, id, parent, idx};
+      if (entry == no_entry)
+        s_.links.push_back(l);
+      else
+        s_.links[entry] = l;
+      ++placed_count;
+      return 1;
+    };
+    if (Policy::use_flows && d->flow_type == flow_kind::async_cpu_gpu && !d->flow_start &&
+        d->flow_id != 0) {
+      if (const int r = rule(flow_starts_, d->flow_id, parent_link::flow, s_.by_flow); r != 0)
+        return r > 0;
+      ++s_.flow_ends_without_start;
+      t_.anomalies.add(anomaly::flow_end_without_start);
+    }
+    if (Policy::use_correlation && d->correlation_id != 0) {
+      if (const int r = rule(calls_, d->correlation_id, parent_link::correlation, s_.by_correlation);
+          r != 0)
+        return r > 0;
+      ++s_.dangling_correlations;
+      t_.anomalies.add(anomaly::dangling_correlation);
+    }
+    if (Policy::use_external_id && d->external_id != 0) {
+      if (const int r = rule(ops_, d->external_id, parent_link::external_id, s_.by_external_id);
+          r != 0)
+        return r > 0;
+    }
+    ++s_.unlinked;
+    unused_entries_ = unused_entries_ || entry != no_entry;
+    return true;
+  }
+
+  void set_parent(event_index child, event_index parent, parent_link how) {
+    t_.events[child].parent = parent;
+    t_.events[child].link = how;
+  }
+
+  /// Linked device activities take the pid and tid of their nearest ancestor that is not a
+  /// linked device activity (their parents come first along every chain, so follow the chain).
+  template <class Indices>
+  void inherit_threads(const Indices& linked) {
+    for (const event_index i : linked) {
+      auto& e = t_.events[i];
+      if (is_runtime_call(e.template get<device>().activity)) continue;
+      if (e.link != parent_link::flow && e.link != parent_link::correlation &&
+          e.link != parent_link::external_id)
+        continue;
+      event_index p = e.parent;
+      while (p != no_event && t_.events[p].template is<device>() &&
+             is_device_side(t_.events[p].template get<device>().activity) &&
+             t_.events[p].parent != no_event)
+        p = t_.events[p].parent;
+      e.tid = t_.events[p].tid;
+      e.pid = t_.events[p].pid;
+    }
+  }
+
+  basic_event_table<Schema>& t_;
+  std::size_t n_;
+  device_link_stats s_;
+  // (Destroyed in reverse order: the map that usually holds the most ids last, so that the
+  // tree's arrays take its pages first.)
+  id_map ops_, calls_, flow_starts_;
+  scratch_vector<waiting> later_;
+  scratch_vector<event_index> unplaced_;  // all of them, for thread inheritance
+  bool unused_entries_ = false;
+};
+
+}  // namespace detail
+
 struct link_device_activities_fn {
   template <class Schema, class Policy = pytorch_device_links>
   device_link_stats operator()(basic_event_table<Schema>& t, Policy = {}) const {
     static_assert(device_link_policy<Policy>,
                   "tracemodel::link_device_activities(table, P): P must model device_link_policy "
                   "(algo/flows.hpp)");
-    device_link_stats s;
-    if constexpr (Schema::template contains<event_kind::device_activity>) {
-      constexpr event_kind device = event_kind::device_activity;
-      const std::size_t n = t.size();
-      // One pass: the ids of flow starts, runtime calls and ops go into maps as they come, and
-      // each device activity or runtime call without a parent is placed at once when the rule
-      // that decides it can be answered already (in a table sorted by start, launches and ops
-      // come before what they launched; the maps keep the first index of an id, so an answer
-      // found early is final). The rest waits for a second pass over the complete maps. A
-      // waiting device activity reserves its entry in the link list, so the links stay in
-      // table order; entries left unused (no parent found) are removed at the end.
-      // (Freed in reverse order: the map that usually holds the most ids last, so that the
-      // tree's arrays take its pages first.)
-      detail::id_map ops(n), calls(n), flow_starts(n);
-      struct waiting {
-        event_index index;
-        std::uint32_t entry;  // its reserved entry in s.links (device activities)
-      };
-      detail::scratch_vector<waiting> later;
-      detail::scratch_vector<event_index> unplaced;  // all of them, for thread inheritance
-      s.links.reserve(n);  // an upper bound: untouched reserved pages cost no memory
-      constexpr auto no_entry = std::numeric_limits<std::uint32_t>::max();
-      bool unused_entries = false;
-      // Places `idx` by the rules in turn: a runtime call under the op of its external id; a
-      // device activity under its flow's start, else the call with its correlation id, else the
-      // op of its external id. Before the maps are complete (`final` false), a rule whose id is
-      // not mapped yet returns false (wait) instead of counting an anomaly and going on.
-      auto place = [&](event_index idx, std::uint32_t entry, bool final) -> bool {
-        const auto* d = t.events[idx].template get_if<device>();
-        if (is_runtime_call(d->activity)) {
-          if constexpr (Policy::link_runtime_calls && Policy::use_external_id) {
-            if (d->external_id == 0) return true;
-            const event_index op = ops.find(d->external_id);
-            if (op == no_event) return final;
-            set_parent(t, idx, op, parent_link::external_id);
-            ++s.runtime_calls;
-          }
-          return true;
-        }
-        // One rule: 1 when `m` maps `id` (the activity is placed under that event, and its link
-        // written), 0 when it does not (the next rule), -1 when it does not yet (wait).
-        auto rule = [&](const detail::id_map& m, std::uint64_t id, parent_link how,
-                        std::size_t& placed) -> int {
-          const event_index parent = m.find(id);
-          if (parent == no_event) return final ? 0 : -1;
-          set_parent(t, idx, parent, how);
-          const flow_link l{flow_kind::async_cpu_gpu, id, parent, idx};
-          if (entry == no_entry)
-            s.links.push_back(l);
-          else
-            s.links[entry] = l;
-          ++placed;
-          return 1;
-        };
-        if (Policy::use_flows && d->flow_type == flow_kind::async_cpu_gpu && !d->flow_start &&
-            d->flow_id != 0) {
-          if (const int r = rule(flow_starts, d->flow_id, parent_link::flow, s.by_flow); r != 0)
-            return r > 0;
-          ++s.flow_ends_without_start;
-          t.anomalies.add(anomaly::flow_end_without_start);
-        }
-        if (Policy::use_correlation && d->correlation_id != 0) {
-          if (const int r = rule(calls, d->correlation_id, parent_link::correlation, s.by_correlation);
-              r != 0)
-            return r > 0;
-          ++s.dangling_correlations;
-          t.anomalies.add(anomaly::dangling_correlation);
-        }
-        if (Policy::use_external_id && d->external_id != 0) {
-          if (const int r = rule(ops, d->external_id, parent_link::external_id, s.by_external_id);
-              r != 0)
-            return r > 0;
-        }
-        ++s.unlinked;
-        unused_entries = unused_entries || entry != no_entry;
-        return true;
-      };
-      for (std::size_t i = 0; i < n; ++i) {
-        const auto& e = t.events[i];
-        const auto idx = static_cast<event_index>(i);
-        if (const auto* d = e.template get_if<device>()) {
-          if (d->flow_start && d->flow_type == flow_kind::async_cpu_gpu && d->flow_id != 0)
-            s.duplicate_flow_starts += flow_starts.insert(d->flow_id, idx) ? 0 : 1;
-          const bool call = is_runtime_call(d->activity);
-          if (call && d->correlation_id != 0) calls.insert(d->correlation_id, idx);
-          if (e.parent == no_event && (call || is_device_side(d->activity))) {
-            if constexpr (Policy::inherit_thread) unplaced.push_back(idx);
-            if (!place(idx, no_entry, false)) {
-              std::uint32_t entry = no_entry;
-              if (!call) {
-                entry = static_cast<std::uint32_t>(s.links.size());
-                s.links.push_back({flow_kind::async_cpu_gpu, 0, no_event, idx});
-              }
-              later.push_back({idx, entry});
-            }
-          }
-        } else if constexpr (Schema::template contains<event_kind::op>) {
-          if (const auto* op = e.template get_if<event_kind::op>())
-            if (op->correlation_id != 0) ops.insert(op->correlation_id, idx);
-        }
-      }
-      t.anomalies.add(anomaly::duplicate_flow_start, s.duplicate_flow_starts);
-      for (const waiting& w : later) place(w.index, w.entry, true);
-      if (unused_entries)
-        s.links.erase(std::remove_if(s.links.begin(), s.links.end(),
-                                     [](const flow_link& l) { return l.from == no_event; }),
-                      s.links.end());
-      if constexpr (Policy::inherit_thread) inherit_threads(t, unplaced);
-    }
-    return s;
-  }
-
- private:
-  template <class Table>
-  static void set_parent(Table& t, event_index child, event_index parent, parent_link how) {
-    t.events[child].parent = parent;
-    t.events[child].link = how;
-  }
-
-  /// Linked device activities take the pid and tid of their nearest ancestor that is not a
-  /// linked device activity (their parents come first along every chain, so follow the chain).
-  template <class Table, class Indices>
-  static void inherit_threads(Table& t, const Indices& linked) {
-    for (const event_index i : linked) {
-      auto& e = t.events[i];
-      if (is_runtime_call(e.template get<event_kind::device_activity>().activity)) continue;
-      if (e.link != parent_link::flow && e.link != parent_link::correlation &&
-          e.link != parent_link::external_id)
-        continue;
-      event_index p = e.parent;
-      while (p != no_event && t.events[p].template is<event_kind::device_activity>() &&
-             is_device_side(t.events[p].template get<event_kind::device_activity>().activity) &&
-             t.events[p].parent != no_event)
-        p = t.events[p].parent;
-      e.tid = t.events[p].tid;
-      e.pid = t.events[p].pid;
-    }
+    // One pass: the ids of flow starts, runtime calls and ops go into maps as they come, and
+    // each device activity or runtime call without a parent is placed at once when the rule
+    // that decides it can be answered already (in a table sorted by start, launches and ops
+    // come before what they launched; the maps keep the first index of an id, so an answer
+    // found early is final). The rest waits for a second pass over the complete maps. A
+    // waiting device activity reserves its entry in the link list, so the links stay in
+    // table order; entries left unused (no parent found) are removed at the end.
+    detail::device_linker<Schema, Policy> linker(t);
+    if constexpr (detail::device_linker<Schema, Policy>::enabled)
+      for (std::size_t i = 0, n = t.size(); i < n; ++i) linker.step(i);
+    return linker.finish();
   }
 };
 

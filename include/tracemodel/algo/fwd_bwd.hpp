@@ -23,6 +23,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <string_view>
@@ -104,6 +105,62 @@ class sequence_slots {
   scratch_vector<forward_slot> dense_;
   flat_map<forward_slot> sparse_;
 };
+/// How far `collect` has come, for a thread that reads the table meanwhile (`analyze`'s tree
+/// builder reads forward thread ids, which `collect` writes into wrappers). The reader may
+/// read the ops of the rows below `wait_past`'s answer: `collect` writes nothing into them any
+/// more. A table out of order stops `collect`'s first pass; it then undoes what it wrote, once
+/// the reader has said (`ack`) that it reads no op fields any more, and starts again.
+class collect_progress {
+ public:
+  static constexpr std::uint64_t done = std::numeric_limits<std::uint64_t>::max();
+  static constexpr std::uint64_t failed = done - 1;   // collect threw
+  static constexpr std::uint64_t stopped = done - 2;  // out of order: undoing, then again
+
+  /// `chunk`: rows between two reports (at least; more with many threads).
+  explicit collect_progress(std::size_t chunk = 4096) noexcept : chunk_(chunk == 0 ? 1 : chunk) {}
+  [[nodiscard]] std::size_t chunk() const noexcept { return chunk_; }
+
+  // The writer (`collect`).
+  void publish(std::uint64_t safe_rows) noexcept {
+    safe_.store(safe_rows, std::memory_order_release);
+    safe_.notify_all();
+  }
+  void stop_and_wait() noexcept {
+    publish(stopped);
+    acked_.wait(false, std::memory_order_acquire);
+  }
+
+  // The reader.
+  /// Waits until rows up to `row` may be read, or `collect` stopped or ended: the answer is
+  /// above `row` then (`done`, `failed` and `stopped` are above every row).
+  std::uint64_t wait_past(std::size_t row) const noexcept {
+    std::uint64_t s = safe_.load(std::memory_order_acquire);
+    while (s <= row) {
+      safe_.wait(s, std::memory_order_acquire);
+      s = safe_.load(std::memory_order_acquire);
+    }
+    return s;
+  }
+  /// Waits until `collect` ended: `done` or `failed`.
+  std::uint64_t wait_end() const noexcept {
+    std::uint64_t s = safe_.load(std::memory_order_acquire);
+    while (s < failed) {
+      safe_.wait(s, std::memory_order_acquire);
+      s = safe_.load(std::memory_order_acquire);
+    }
+    return s;
+  }
+  /// The reader reads no op fields until `wait_end` (a stopped `collect` may undo then).
+  void ack() noexcept {
+    acked_.store(true, std::memory_order_release);
+    acked_.notify_all();
+  }
+
+ private:
+  std::size_t chunk_;
+  std::atomic<std::uint64_t> safe_{0};
+  std::atomic<bool> acked_{false};
+};
 }  // namespace detail
 
 /// What the forward/backward linker keeps between its two steps: `collect` reads the table
@@ -116,7 +173,7 @@ struct fwd_bwd_records {
     std::int64_t end;      // `open` for ops that never ended
     std::uint64_t fwd;     // forward thread id, 0 for a forward op
     event_index index;
-    std::uint32_t thread;  // dense (pid, tid); after resolution: the thread its key names
+    std::uint32_t thread;  // dense (pid, tid); once matching starts: the dense (thread, fwd) pair
   };
   static constexpr std::int64_t open = std::numeric_limits<std::int64_t>::max();
   detail::scratch_vector<keyed> recs;  ///< ops with a sequence number, in start order
@@ -131,8 +188,11 @@ struct link_forward_backward_fn {
   }
 
   /// Step one: wrappers inherit their keys; the ops with a sequence number become records.
-  template <class Schema, class Policy = pytorch_links>
-  fwd_bwd_records collect(basic_event_table<Schema>& t, Policy = {}) const {
+  /// `progress`: told how far it has come, for a thread that reads the table meanwhile
+  /// (`chunk()`, `publish(rows)`, `stop_and_wait()`: see detail::collect_progress).
+  template <class Schema, class Policy = pytorch_links, class Progress = detail::collect_progress>
+  fwd_bwd_records collect(basic_event_table<Schema>& t, Policy = {},
+                          Progress* progress = nullptr) const {
     static_assert(fwd_bwd_policy<Policy>,
                   "tracemodel::link_forward_backward(table, P): P must model fwd_bwd_policy "
                   "(algo/fwd_bwd.hpp)");
@@ -170,9 +230,27 @@ struct link_forward_backward_fn {
       auto before = [](const keyed& a, const keyed& b) {
         return a.start < b.start || (a.start == b.start && a.index < b.index);
       };
+      auto is_wrapper = [&](const auto& op) {
+        return op.scope == op_scope::function &&
+               t.strings.view(op.name).starts_with(Policy::wrapper_prefix);
+      };
+      // Rows below `r` are final except a wrapper that its thread's next op has not reached.
+      auto report = [&](std::size_t r) {
+        std::uint64_t safe = r;
+        for (const previous& w : prev)
+          if (w.wrapper_scope && w.index < safe &&
+              is_wrapper(t.events[w.index].template get<event_kind::op>()))
+            safe = w.index;
+        progress->publish(safe);
+      };
       auto pass = [&](bool identity) -> bool {
         std::int64_t last_start = std::numeric_limits<std::int64_t>::min();
+        std::size_t next_report = progress != nullptr && identity ? progress->chunk() : n;
         for (std::size_t r = 0; r < n; ++r) {
+          if (r == next_report) [[unlikely]] {
+            report(r);
+            next_report = r + std::max(progress->chunk(), 4 * prev.size());
+          }
           const auto i = identity ? static_cast<event_index>(r) : order_storage[r];
           auto& e = t.events[i];
           if (identity) {
@@ -190,7 +268,7 @@ struct link_forward_backward_fn {
             if (backward && w.wrapper_scope) {
               auto& we = t.events[w.index];
               auto& wf = we.template get<event_kind::op>();
-              if (t.strings.view(wf.name).starts_with(Policy::wrapper_prefix)) {
+              if (is_wrapper(wf)) {
                 const bool had = wf.sequence_number >= 0;
                 if (identity) {
                   if (wf.sequence_number == -1 && wf.fwd_thread_id == 0)
@@ -226,6 +304,7 @@ struct link_forward_backward_fn {
         return true;
       };
       if (!pass(true)) {
+        if (progress != nullptr) progress->stop_and_wait();
         for (const event_index w : written_keyless) {
           auto& f = t.events[w].template get<event_kind::op>();
           f.sequence_number = -1;
@@ -245,6 +324,7 @@ struct link_forward_backward_fn {
         pass(false);
       }
     }
+    if (progress != nullptr) progress->publish(detail::collect_progress::done);
     return out;
   }
 
@@ -259,38 +339,45 @@ struct link_forward_backward_fn {
     auto& threads = r.threads;
     table_vector<flow_link> links;
     links.reserve(recs.size() / 2);
-    // Threads that recorded forward ops, per process, in order of first appearance.
+    // Threads that recorded forward ops, per process, in order of first appearance; and, in
+    // the same pass over the records, the largest sequence number and the number of records of
+    // each (thread, forward thread id) pair, whose dense id replaces the record's thread.
     std::vector<std::pair<process_key, std::vector<thread_key>>> forward_threads;
     auto forward_threads_of = [&](process_key pid) -> std::vector<thread_key>& {
       for (auto& [p, v] : forward_threads)
         if (p == pid) return v;
       return forward_threads.emplace_back(pid, std::vector<thread_key>{}).second;
     };
+    detail::pair_ids pairs;  // (thread, forward thread id)
+    std::vector<std::int64_t> pair_max_seq;
+    std::vector<std::size_t> pair_count;
     {
       std::vector<bool> seen_forward(threads.size(), false);
-      for (const keyed& k : recs) {
-        if (k.fwd != 0 || seen_forward[k.thread]) continue;
-        seen_forward[k.thread] = true;
-        const auto& [pid, tid] = threads.pair(k.thread);
+      for (keyed& k : recs) {
+        const std::uint32_t th = k.thread;
+        const std::uint32_t p = pairs.id(th, k.fwd);
+        if (p >= pair_count.size()) [[unlikely]] {
+          pair_max_seq.resize(p + 1, -1);
+          pair_count.resize(p + 1, 0);
+        }
+        pair_max_seq[p] = std::max(pair_max_seq[p], k.seq);
+        ++pair_count[p];
+        k.thread = p;
+        if (k.fwd != 0 || seen_forward[th]) continue;
+        seen_forward[th] = true;
+        const auto& [pid, tid] = threads.pair(th);
         forward_threads_of(static_cast<process_key>(pid)).push_back(tid);
       }
     }
-    // Backward ops: the thread their key names.
-    {
-      std::uint32_t last_thread = detail::pair_ids::no_id, last_resolved = 0;
-      std::uint64_t last_fwd = 0;
-      for (keyed& k : recs) {
-        if (k.fwd == 0) continue;
-        if (k.thread != last_thread || k.fwd != last_fwd) {
-          const auto [pid, tid] = threads.pair(k.thread);
-          const thread_key named = Policy::thread_resolver::resolve(
-              k.fwd, forward_threads_of(static_cast<process_key>(pid)));
-          last_thread = k.thread;
-          last_fwd = k.fwd;
-          last_resolved = threads.id(pid, named);
-        }
-        k.thread = last_resolved;
-      }
+    // The thread whose slots each pair uses: its own for forward ops, the one its key names
+    // for backward ops.
+    std::vector<std::uint32_t> pair_thread(pairs.size());
+    for (std::uint32_t p = 0; p < pairs.size(); ++p) {
+      const auto [th, fwd] = pairs.pair(p);
+      const auto [pid, tid] = threads.pair(static_cast<std::uint32_t>(th));
+      pair_thread[p] = fwd == 0 ? static_cast<std::uint32_t>(th)
+                                : threads.id(pid, Policy::thread_resolver::resolve(
+                                                      fwd, forward_threads_of(static_cast<process_key>(pid))));
     }
 
     // The visit order: end time, ties to the op that started later (with equal ends that is
@@ -312,9 +399,9 @@ struct link_forward_backward_fn {
     // the forward op and its start, so the visit never goes back to the table.
     std::vector<std::int64_t> max_seq(threads.size(), -1);
     std::vector<std::size_t> count(threads.size(), 0);
-    for (const keyed& k : recs) {
-      max_seq[k.thread] = std::max(max_seq[k.thread], k.seq);
-      ++count[k.thread];
+    for (std::uint32_t p = 0; p < pairs.size(); ++p) {
+      max_seq[pair_thread[p]] = std::max(max_seq[pair_thread[p]], pair_max_seq[p]);
+      count[pair_thread[p]] += pair_count[p];
     }
     std::vector<detail::sequence_slots> slots(threads.size());
     for (std::size_t th = 0; th < slots.size(); ++th) {
@@ -327,7 +414,7 @@ struct link_forward_backward_fn {
     std::uint64_t next_id = 1;
     for (std::size_t v = 0; v < recs.size(); ++v) {
       const keyed& k = visited(v);
-      detail::forward_slot& slot = slots[k.thread][k.seq];
+      detail::forward_slot& slot = slots[pair_thread[k.thread]][k.seq];
       if (k.fwd == 0) {
         if (slot.index == no_event || k.start >= slot.start) slot = {k.start, k.index};
       } else if (slot.index != no_event) {

@@ -173,11 +173,43 @@ struct replay_stack {
   }
 };
 
+/// What the replay calls besides its own work (see `build_tree_fn::build`): nothing.
+struct no_replay_hook {
+  static constexpr bool active = false;
+  static int pre(std::size_t) noexcept { return 0; }
+  static bool before_fallback(std::size_t) noexcept { return true; }
+  static bool rest() noexcept { return true; }
+  template <class F>
+  static bool finish(F&&) noexcept {
+    return true;
+  }
+};
+
 }  // namespace detail
 
 struct build_tree_fn {
   template <class Schema, class Policy = pytorch_tree>
-  tree_stats operator()(basic_event_table<Schema>& t, Policy = {}) const {
+  tree_stats operator()(basic_event_table<Schema>& t, Policy p = {}) const {
+    detail::no_replay_hook hook;
+    return build(t, p, hook);
+  }
+
+  /// The tree, with a hook into the replay over the table's own order (`analyze` feeds the
+  /// device linker from it, so that one read of each event serves both). A hook that is
+  /// `active` has, for the replay in table order:
+  ///   pre(i)              before row i is placed: 0 goes on, 1 skips it as an event whose
+  ///                       linked parent comes later, -1 stops the replay (as for a table
+  ///                       out of order)
+  ///   before_fallback(i)  before row i's forward thread is read: false stops the replay
+  ///   finish(f)           after the replay: calls f(i) for each row skipped by `pre` (its
+  ///                       parent set by then, or not: then the replay runs again without
+  ///                       the hook, every link being final); false abandons the tree
+  ///                       (the caller has failed)
+  ///   rest()              when the replay in table order stops: the hook's own work for the
+  ///                       rows not reached; false abandons the tree (the caller has failed)
+  /// Policies whose ties close first never replay in table order and take no active hook.
+  template <class Schema, class Policy, class Hook>
+  tree_stats build(basic_event_table<Schema>& t, Policy, Hook& hook) const {
     using key_policy = typename Policy::thread_key_type;
     using fallback = typename Policy::fallback_type;
     constexpr bool close_first = Policy::ties_type::close_first;
@@ -208,7 +240,7 @@ struct build_tree_fn {
     auto linked_before = [n](const auto& e) {
       return e.link != parent_link::none && e.link != parent_link::tree && e.parent < n;
     };
-    auto replay = [&](bool identity) -> bool {
+    auto replay = [&]<bool Hooked>(bool identity) -> bool {
       stats = {};
       stats.events = n;
       stacks.clear();
@@ -227,6 +259,11 @@ struct build_tree_fn {
         if (identity) {
           if (e.start_ns < last_start) return false;
           last_start = e.start_ns;
+          if constexpr (Hooked) {
+            const int h = hook.pre(r);
+            if (h < 0) return false;
+            if (h > 0) continue;  // placed by its link after the replay
+          }
         }
         if (linked_before(e)) {
           parents[i] = e.parent;
@@ -245,6 +282,8 @@ struct build_tree_fn {
         event_index p = s.top();
         bool fell_back = false;
         if (p == no_event) {
+          if constexpr (Hooked)
+            if (!hook.before_fallback(r)) return false;
           if (const std::optional<thread_key> fwd = fallback::thread(e)) {
             const auto [fa, fb] = key_policy::key(e.pid, *fwd);
             const std::uint32_t id = keys.find(fa, fb);
@@ -270,7 +309,39 @@ struct build_tree_fn {
       stats.fallback_parents = fallbacks;
       return true;
     };
-    if (close_first || !replay(true)) {
+    static_assert(!(Hook::active && close_first),
+                  "build_tree: a replay hook needs the replay in table order");
+    bool in_order = false;
+    if constexpr (!close_first) {
+      in_order = replay.template operator()<Hook::active>(true);
+      if constexpr (Hook::active) {
+        if (in_order) {
+          // The rows whose links were not final: counted as linked now, or, for one that
+          // found no parent (the replay skipped it, but it needs a place by nesting), the
+          // replay again in full with every link final.
+          bool again = false;
+          const bool go_on = hook.finish([&](event_index w) {
+            const event_index p = t.events[w].parent;
+            if (p == no_event) {
+              again = true;
+            } else if (!again) {
+              parent[w] = p;
+              ++offsets[p + std::size_t{1}];
+              ++stats.linked_before;
+            }
+          });
+          if (!go_on) return stats;
+          if (again) {
+            std::fill(parent.begin(), parent.end(), no_event);
+            std::fill(offsets.begin(), offsets.end(), 0);
+            replay.template operator()<false>(true);
+          }
+        } else if (!hook.rest()) {
+          return stats;
+        }
+      }
+    }
+    if (!in_order) {
       order_storage = detail::start_order(t.events);
       if constexpr (close_first) {
         auto end_of = [&](event_index x) {
@@ -289,7 +360,7 @@ struct build_tree_fn {
       }
       std::fill(parent.begin(), parent.end(), no_event);
       std::fill(offsets.begin(), offsets.end(), 0);
-      replay(false);
+      replay.template operator()<false>(false);
     }
     const bool identity = order_storage.empty();
     auto at = [&](std::size_t r) -> event_index {
