@@ -25,12 +25,13 @@ enum class how { steps, serial, parallel };
 
 /// Everything `analyze` writes, as text (one line per event, then the links and the counts).
 /// `progress_rows`: how often the second thread reports (parallel).
+template <class TreePolicy = tmod::pytorch_tree>
 std::string analysed(tmod::event_table t, how h, std::size_t progress_rows = 4096) {
   tmod::analysis a;
   if (h == how::steps) {
     a.device = tmod::link_device_activities(t);
     const auto fwd_bwd = tmod::link_forward_backward(t);
-    a.tree = tmod::build_tree(t);
+    a.tree = tmod::build_tree(t, TreePolicy{});
     a.fwd_bwd_links = fwd_bwd.size();
     t.links.assign(fwd_bwd.begin(), fwd_bwd.end());
     t.links.insert(t.links.end(), a.device.links.begin(), a.device.links.end());
@@ -39,7 +40,7 @@ std::string analysed(tmod::event_table t, how h, std::size_t progress_rows = 409
     o.parallel = h == how::parallel;
     o.parallel_threshold = 0;
     o.progress_rows = progress_rows;
-    a = tmod::analyze(t, o);
+    a = tmod::analyze_fn<TreePolicy>{}(t, o);
   }
   std::string out;
   for (const auto& e : t.events) {
@@ -197,6 +198,10 @@ TEST_SUITE("concurrency") {
         INFO("progress every " << rows << " rows");
         CHECK(analysed(table, how::parallel, rows) == reference);
       }
+      // HTA's ties: the tree in a computed order, after the device links.
+      const std::string hta = analysed<tmod::hta_tree>(table, how::steps);
+      CHECK(analysed<tmod::hta_tree>(table, how::serial) == hta);
+      CHECK(analysed<tmod::hta_tree>(table, how::parallel, 1) == hta);
     }
   }
   TEST_CASE("the forward/backward pass reports only rows it will not write again") {

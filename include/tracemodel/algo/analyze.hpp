@@ -104,7 +104,10 @@ struct analyze_fn {
     auto device_and_tree = [&](detail::collect_progress* progress) {
       if constexpr (TreePolicy::ties_type::close_first) {
         a.device = link_device_activities(t, DevicePolicy{});
-        if (progress != nullptr && progress->wait_end() != detail::collect_progress::done) return;
+        if (progress != nullptr) {
+          progress->ack();  // no op fields read before the pass ends (it may have to undo)
+          if (progress->wait_end() != detail::collect_progress::done) return;
+        }
         a.tree = build_tree(t, TreePolicy{});
       } else {
         detail::device_link_hook<Schema, DevicePolicy> hook(t, progress);
