@@ -63,7 +63,7 @@ constexpr const char* usage_text =
     "options of every command:\n"
     "  --json  machine-readable output on stdout\n"
     "\n"
-    "TRACE is a Chrome trace (PyTorch, Kineto), .json or .json.gz.\n"
+    "TRACE is a Chrome trace (PyTorch, Kineto), .json or .json.gz; - reads standard input.\n"
     "Exit status: 0 success, 1 bad input file, 2 bad usage.\n";
 
 struct usage_error {
@@ -156,7 +156,7 @@ options parse(int argc, char** argv) {
       if (o.width < 100 || o.width > 100000) throw usage_error{"--width takes 100 to 100000 pixels"};
     } else if (a == "--no-for-loop" && o.command == "patterns") {
       o.for_loop = false;
-    } else if (a.starts_with("-")) {
+    } else if (a.starts_with("-") && a != "-") {
       throw usage_error{"unknown option '" + std::string(a) + "' for " + o.command};
     } else if (o.trace.empty()) {
       o.trace = a;
@@ -184,7 +184,7 @@ tmod::event_table read(const options& o) {
       if (pct >= 100) std::fputs("\n", stderr);
     };
   }
-  return tmod::read_chrome_trace_file(o.trace, ro);
+  return tmod::read_chrome_trace_file(o.trace == "-" ? "/dev/stdin" : o.trace, ro);
 }
 
 /// A thread id as the file wrote it: a number, or a string.

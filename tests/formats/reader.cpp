@@ -1,9 +1,16 @@
 #include <doctest/doctest.h>
 
-#include <set>
+#include <csignal>
 #include <map>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
+
+#if defined(__linux__)
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
 
 #include <tracemodel/collect.hpp>
 #include <tracemodel/formats/chrome_trace_reader.hpp>
@@ -548,6 +555,47 @@ TEST_SUITE("formats") {
     CHECK_THROWS_WITH_AS((void)read_chrome_trace_file(dir + "/no such file.json"),
                          doctest::Contains("cannot open"), input_error);
   }
+
+#if defined(__linux__)
+  TEST_CASE("read_chrome_trace_file: a pipe reads until its end, gzip too; a directory is an error") {
+    const std::string dir = TRACEMODEL_TEST_BINARY_DIR;
+    std::signal(SIGPIPE, SIG_IGN);  // a reader that stops early fails the checks, not the process
+    for (const char* name : {"pytorch-1.13-kineto/dataloader_sync.kineto.json",
+                             "h100/cupti_kernels.json.gz"}) {
+      CAPTURE(name);
+      const std::string path = tmtest::data_path(name);
+      std::FILE* f = std::fopen(path.c_str(), "rb");
+      REQUIRE(f != nullptr);
+      std::string bytes;
+      char chunk[4096];
+      for (std::size_t r; (r = std::fread(chunk, 1, sizeof chunk, f)) > 0;) bytes.append(chunk, r);
+      std::fclose(f);
+      REQUIRE(bytes.size() > (std::size_t{1} << 16));  // more than the pipe's first text holds
+      const std::string fifo = dir + "/reader_test.fifo";
+      ::unlink(fifo.c_str());
+      REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+      std::thread writer([&] {  // small writes: the reader sees many short reads
+        std::FILE* o = std::fopen(fifo.c_str(), "wb");
+        if (o == nullptr) return;
+        for (std::size_t at = 0; at < bytes.size(); at += 1000)
+          std::fwrite(bytes.data() + at, 1, std::min<std::size_t>(1000, bytes.size() - at), o);
+        std::fclose(o);
+      });
+      std::string from_pipe, what;
+      try {
+        from_pipe = chrome_trace_string(read_chrome_trace_file(fifo));
+      } catch (const std::exception& e) {
+        what = e.what();
+      }
+      writer.join();
+      ::unlink(fifo.c_str());
+      CHECK(what == "");
+      CHECK(from_pipe == chrome_trace_string(read_chrome_trace_file(path)));
+    }
+    CHECK_THROWS_WITH_AS((void)read_chrome_trace_file(dir), doctest::Contains("cannot read"),
+                         input_error);
+  }
+#endif
 
   TEST_CASE("device_properties: Kineto's device list, AMD devices marked") {
     const event_table a100 = read_chrome_trace_file(

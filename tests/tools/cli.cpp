@@ -392,6 +392,20 @@ TEST_SUITE("tools") {
     CHECK(int64_t(first["self_ns"]) <= total);
   }
 
+  TEST_CASE("tracemodel: - reads the trace from standard input, gzip too") {
+    for (const char* name : {"pytorch-1.13-kineto/mlp_train.kineto.json", "h100/cupti_kernels.json.gz"}) {
+      CAPTURE(name);
+      const std::string path = quoted(tmtest::data_path(name));
+      const run_result from_file = run("stats --json " + path);
+      const run_result from_stdin = run("stats --json - < " + path);
+      REQUIRE(from_file.status == 0);
+      CHECK(from_stdin.status == 0);
+      CHECK(from_stdin.out == from_file.out);
+      CHECK(from_file.out.find("{\"rows\":[\n{\"key\":") == 0);
+    }
+    CHECK(run("stats - --bogus").status == 2);
+  }
+
   TEST_CASE("tracemodel stats: device time columns, sorted by device time") {
     const std::string trace = quoted(tmtest::data_path("h100/torch-2.11_nostack.json.gz"));
     simdjson::dom::parser p;

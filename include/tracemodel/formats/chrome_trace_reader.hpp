@@ -40,6 +40,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <condition_variable>
@@ -64,6 +65,12 @@
 #include "tracemodel/formats/json_scan.hpp"
 #include "tracemodel/model/reflect.hpp"
 #include "tracemodel/model/table.hpp"
+
+#if TRACEMODEL_BIG_ALLOC_MMAP
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
 
 TRACEMODEL_BEGIN_NAMESPACE
 
@@ -153,19 +160,69 @@ class trace_text {
   std::size_t released_ = 0;
 };
 
-/// The text of a trace file, decompressed if it is gzip.
-inline trace_text load_trace_text(const std::string& path) {
+namespace detail {
+/// Reads from `fill(p, room)` (bytes read, 0 at the end) into `text` until the end, growing it
+/// when full.
+template <class Fill>
+void read_until_end(trace_text& text, Fill fill) {
+  std::size_t got = 0;
+  for (;;) {
+    if (text.capacity() == got) {
+      text.set_size(got);
+      text.reserve(text.capacity() * 2 + 65536);
+    }
+    const std::size_t r = fill(text.data() + got, text.capacity() - got);
+    if (r == 0) break;
+    got += r;
+  }
+  text.set_size(got);
+}
+
+/// A file's whole text. The size of a regular file is known first (one read, no growing); a
+/// pipe or a terminal is read until its end.
+inline trace_text read_whole_file(const std::string& path) {
+#if TRACEMODEL_BIG_ALLOC_MMAP
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw input_error("cannot open " + path);
+  struct closer {
+    int fd;
+    ~closer() { ::close(fd); }
+  } close_fd{fd};
+  struct stat st {};
+  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  // One byte more than a regular file's size, so that the end is seen without growing.
+  trace_text text(regular ? static_cast<std::size_t>(st.st_size) + 1 : std::size_t{1} << 16);
+  read_until_end(text, [&](char* p, std::size_t room) {
+    for (;;) {
+      const ssize_t r = ::read(fd, p, std::min<std::size_t>(room, std::size_t{1} << 30));
+      if (r >= 0) return static_cast<std::size_t>(r);
+      if (errno != EINTR) throw input_error("cannot read " + path);
+    }
+  });
+  return text;
+#else
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) throw input_error("cannot open " + path);
-  std::fseek(f, 0, SEEK_END);
-  const long size = std::ftell(f);
-  std::fseek(f, 0, SEEK_SET);
-  const std::size_t n = size > 0 ? static_cast<std::size_t>(size) : 0;
-  trace_text raw(n);
-  const std::size_t got = n == 0 ? 0 : std::fread(raw.data(), 1, n, f);
-  std::fclose(f);
-  if (got != n) throw input_error("cannot read " + path);
-  raw.set_size(n);
+  struct closer {
+    std::FILE* f;
+    ~closer() { std::fclose(f); }
+  } close_file{f};
+  trace_text text(std::size_t{1} << 16);
+  read_until_end(text, [&](char* p, std::size_t room) {
+    const std::size_t r = std::fread(p, 1, room, f);
+    if (r == 0 && std::ferror(f) != 0) throw input_error("cannot read " + path);
+    return r;
+  });
+  return text;
+#endif
+}
+}  // namespace detail
+
+/// The text of a trace file, decompressed if it is gzip. Any readable path: a regular file, a
+/// pipe (`<(zcat trace.json.gz)`, `/dev/stdin`).
+inline trace_text load_trace_text(const std::string& path) {
+  trace_text raw = detail::read_whole_file(path);
+  const std::size_t n = raw.size();
   const bool gzip = n >= 2 && static_cast<unsigned char>(raw.data()[0]) == 0x1f &&
                     static_cast<unsigned char>(raw.data()[1]) == 0x8b;
   if (!gzip) return raw;
