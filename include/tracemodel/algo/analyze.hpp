@@ -19,7 +19,6 @@
 // their own.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <exception>
 #include <thread>
@@ -77,15 +76,19 @@ struct device_link_hook {
   bool finish(F&& f) {
     stats = linker.finish();
     linker.for_each_waiting(f);
-    // The tree writes borrowed ends next, which the forward/backward pass reads.
-    return progress == nullptr || progress->wait_end() == collect_progress::done;
+    return pass_ended();
   }
   bool rest() {
     if (progress != nullptr) progress->ack();
     for (; next < n; ++next) linker.step(next);
     stats = linker.finish();
-    return progress == nullptr || progress->wait_end() == collect_progress::done;
+    return pass_ended();
   }
+
+ private:
+  /// Waits for the forward/backward pass's end (the tree writes borrowed ends next, which the
+  /// pass reads); false when it failed.
+  bool pass_ended() { return progress == nullptr || progress->wait_end() == collect_progress::done; }
 };
 
 }  // namespace detail
