@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <csignal>
 #include <map>
 #include <set>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #if defined(__linux__)
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #endif
@@ -575,11 +577,18 @@ TEST_SUITE("formats") {
       ::unlink(fifo.c_str());
       REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
       std::thread writer([&] {  // small writes: the reader sees many short reads
-        std::FILE* o = std::fopen(fifo.c_str(), "wb");
-        if (o == nullptr) return;
+        // Waits up to 10 s for the reader to open the FIFO (a reader that never opens it
+        // fails the checks below instead of hanging the test).
+        int fd = -1;
+        for (int tries = 0; fd < 0 && tries < 10000; ++tries) {
+          fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+          if (fd < 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        if (fd < 0) return;
+        ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
         for (std::size_t at = 0; at < bytes.size(); at += 1000)
-          std::fwrite(bytes.data() + at, 1, std::min<std::size_t>(1000, bytes.size() - at), o);
-        std::fclose(o);
+          if (::write(fd, bytes.data() + at, std::min<std::size_t>(1000, bytes.size() - at)) < 0) break;
+        ::close(fd);
       });
       std::string from_pipe, what;
       try {
