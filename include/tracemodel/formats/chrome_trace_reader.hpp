@@ -134,6 +134,12 @@ class trace_text {
     cap_ = want;
     released_ = 0;
   }
+  /// Twice the room (and 64 KiB more), keeping the first `used` bytes: for a text filled as
+  /// it is read.
+  void grow(std::size_t used) {
+    set_size(used);
+    reserve(capacity() * 2 + 65536);
+  }
   /// Room for text up to `capacity()`, before the padding.
   [[nodiscard]] std::size_t capacity() const noexcept {
     return cap_ == 0 ? 0 : cap_ - simdjson::SIMDJSON_PADDING;
@@ -167,10 +173,7 @@ template <class Fill>
 void read_until_end(trace_text& text, Fill fill) {
   std::size_t got = 0;
   for (;;) {
-    if (text.capacity() == got) {
-      text.set_size(got);
-      text.reserve(text.capacity() * 2 + 65536);
-    }
+    if (text.capacity() == got) text.grow(got);
     const std::size_t r = fill(text.data() + got, text.capacity() - got);
     if (r == 0) break;
     got += r;
@@ -243,10 +246,7 @@ inline trace_text load_trace_text(const std::string& path) {
     z.avail_in = static_cast<uInt>(std::min<std::size_t>(n - in, 1u << 30));
     int rc = Z_OK;
     while (rc != Z_STREAM_END) {
-      if (text.capacity() - out < 65536) {
-        text.set_size(out);
-        text.reserve(text.capacity() * 2 + 65536);
-      }
+      if (text.capacity() - out < 65536) text.grow(out);
       z.next_out = reinterpret_cast<Bytef*>(text.data() + out);
       const std::size_t room = text.capacity() - out;
       z.avail_out = static_cast<uInt>(std::min<std::size_t>(room, 1u << 30));
