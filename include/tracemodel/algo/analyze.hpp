@@ -15,12 +15,17 @@
 // On large tables the forward/backward linker's pass over the table runs on a second thread
 // meanwhile and then its matching, which reads only its own records; the replay reads a
 // forward thread id only once that pass has gone past its row (detail::collect_progress).
+// Once the device links are final, the second thread puts its links in front of them in the
+// table (detail::links_handover) while the tree builds its children lists.
 // HTA's tie rule replays in a computed order: the device links then come first, as a pass of
 // their own.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
+#include <optional>
 #include <thread>
 
 #include "tracemodel/algo/flows.hpp"
@@ -47,6 +52,52 @@ struct analyze_options {
 
 namespace detail {
 
+/// The device links, handed from the tree's thread, once they are final, to the thread of the
+/// forward/backward linker, which puts its own links in front of them while the tree builds
+/// its children lists (the tree reads and writes neither).
+class links_handover {
+ public:
+  /// The tree's thread: `links` are final, and the other thread may take them.
+  void give(scratch_vector<flow_link>& links) noexcept {
+    links_ = &links;
+    publish(given);
+  }
+  /// The tree's thread: no links will be given (the caller joins them itself).
+  void withdraw() noexcept {
+    if (state_.load(std::memory_order_relaxed) == pending) publish(withdrawn);
+  }
+  /// The linker's thread: waits for `give` or `withdraw`; the links, or null.
+  [[nodiscard]] scratch_vector<flow_link>* take() const noexcept {
+    std::uint8_t s = state_.load(std::memory_order_acquire);
+    while (s == pending) {
+      state_.wait(s, std::memory_order_acquire);
+      s = state_.load(std::memory_order_acquire);
+    }
+    return s == given ? links_ : nullptr;
+  }
+
+ private:
+  static constexpr std::uint8_t pending = 0, given = 1, withdrawn = 2;
+  void publish(std::uint8_t s) noexcept {
+    state_.store(s, std::memory_order_release);
+    state_.notify_all();
+  }
+  std::atomic<std::uint8_t> state_{pending};
+  scratch_vector<flow_link>* links_ = nullptr;
+};
+
+/// `t.links`: the forward/backward links, then the device links. The device linker reserved
+/// room for one link per event, an upper bound of both together (every link has its own
+/// target event): its array takes the others in front, with no new array to fill.
+template <class Schema>
+void join_links(basic_event_table<Schema>& t, scratch_vector<flow_link>& device,
+                const table_vector<flow_link>& fwd_bwd) {
+  device.reserve(device.size() + fwd_bwd.size());  // room already, unless no device activities
+  device.insert(device.begin(), fwd_bwd.begin(), fwd_bwd.end());
+  t.links = std::move(device);
+  device = {};
+}
+
 /// The replay hook that feeds the device linker (see the header comment and
 /// `build_tree_fn::build`).
 template <class Schema, class DevicePolicy>
@@ -54,13 +105,15 @@ struct device_link_hook {
   static constexpr bool active = true;
   device_linker<Schema, DevicePolicy> linker;
   collect_progress* progress;  // null: the forward/backward pass is done
+  links_handover* handover;    // null: nobody takes the device links early
   std::size_t n;
   std::size_t next = 0;  // rows given to the linker
   std::uint64_t safe;    // rows below this may be read
   device_link_stats stats;
 
-  device_link_hook(basic_event_table<Schema>& t, collect_progress* p)
-      : linker(t), progress(p), n(t.size()), safe(p == nullptr ? collect_progress::done : 0) {}
+  device_link_hook(basic_event_table<Schema>& t, collect_progress* p, links_handover* h)
+      : linker(t), progress(p), handover(h), n(t.size()),
+        safe(p == nullptr ? collect_progress::done : 0) {}
 
   TRACEMODEL_ALWAYS_INLINE int pre(std::size_t r) {
     next = r + 1;
@@ -75,6 +128,7 @@ struct device_link_hook {
   template <class F>
   bool finish(F&& f) {
     stats = linker.finish();
+    if (handover != nullptr) handover->give(stats.links);
     linker.for_each_waiting(f);
     return pass_ended();
   }
@@ -82,6 +136,7 @@ struct device_link_hook {
     if (progress != nullptr) progress->ack();
     for (; next < n; ++next) linker.step(next);
     stats = linker.finish();
+    if (handover != nullptr) handover->give(stats.links);
     return pass_ended();
   }
 
@@ -103,25 +158,31 @@ struct analyze_fn {
     const bool parallel = opt.parallel && t.size() >= opt.parallel_threshold &&
                           std::thread::hardware_concurrency() > 1;
     // The device links and the tree, once the forward/backward pass has gone far enough
-    // (`progress`) or is done (null).
-    auto device_and_tree = [&](detail::collect_progress* progress) {
+    // (`progress`) or is done (null). The device links go to `a.device` once the other thread
+    // is done with them (`handover`).
+    std::optional<detail::device_link_hook<Schema, DevicePolicy>> hook;
+    auto device_and_tree = [&](detail::collect_progress* progress,
+                               detail::links_handover* handover) {
       if constexpr (TreePolicy::ties_type::close_first) {
         a.device = link_device_activities(t, DevicePolicy{});
+        if (handover != nullptr) handover->give(a.device.links);
         if (progress != nullptr) {
           progress->ack();  // no op fields read before the pass ends (it may have to undo)
           if (progress->wait_end() != detail::collect_progress::done) return;
         }
         a.tree = build_tree(t, TreePolicy{});
       } else {
-        detail::device_link_hook<Schema, DevicePolicy> hook(t, progress);
-        a.tree = build_tree.build(t, TreePolicy{}, hook);
-        a.device = std::move(hook.stats);
+        hook.emplace(t, progress, handover);
+        a.tree = build_tree.build(t, TreePolicy{}, *hook);
       }
     };
+    bool joined = false;  // t.links set by the second thread
     if (parallel) {
       // Second thread: the forward/backward linker's pass over the table, then its matching
-      // on its own records. This thread: the device links and the tree.
+      // on its own records, then (once the device links are final) the table's links. This
+      // thread: the device links and the tree.
       detail::collect_progress progress(opt.progress_rows);
+      detail::links_handover handover;
       std::exception_ptr failure;  // read after the join
       std::thread linker([&] {
         fwd_bwd_records r;
@@ -134,33 +195,35 @@ struct analyze_fn {
         }
         try {
           fwd_bwd = link_forward_backward.match(r, LinkPolicy{});
+          r = {};
+          if (auto* device = handover.take()) {
+            detail::join_links(t, *device, fwd_bwd);
+            joined = true;
+          }
         } catch (...) {
           failure = std::current_exception();
         }
       });
       try {
-        device_and_tree(&progress);
+        device_and_tree(&progress, &handover);
       } catch (...) {
+        handover.withdraw();
         progress.ack();  // the pass may wait for it (a table out of order)
         linker.join();
         throw;
       }
+      handover.withdraw();  // unless given: the tree stopped before its device links were final
       linker.join();
       if (failure) std::rethrow_exception(failure);
     } else {
       fwd_bwd_records r = link_forward_backward.collect(t, LinkPolicy{});
-      device_and_tree(nullptr);
+      device_and_tree(nullptr, nullptr);
       fwd_bwd = link_forward_backward.match(r, LinkPolicy{});
     }
+    if (hook) a.device = std::move(hook->stats);
     a.fwd_bwd_links = fwd_bwd.size();
-    // Forward/backward links first, then the device links. The device linker reserved room for
-    // one link per event, which is an upper bound of both together (every link has its own
-    // target event): its array takes the others in front, with no new array to fill.
-    auto& links = a.device.links;
-    links.reserve(links.size() + fwd_bwd.size());  // room already, unless no device activities
-    links.insert(links.begin(), fwd_bwd.begin(), fwd_bwd.end());
-    t.links = std::move(links);
-    links = {};
+    // Forward/backward links first, then the device links.
+    if (!joined) detail::join_links(t, a.device.links, fwd_bwd);
     return a;
   }
 };

@@ -351,9 +351,15 @@ struct link_forward_backward_fn {
     detail::pair_ids pairs;  // (thread, forward thread id)
     std::vector<std::int64_t> pair_max_seq;
     std::vector<std::size_t> pair_count;
+    // The visit order by end is built in the same pass (the records come in start order, and
+    // their ends are nearly in order then: see detail::near_order).
+    const std::int64_t first_start = recs.empty() ? 0 : recs.front().start;
+    detail::near_order by_end(Policy::visit_by_end ? recs.size() : 0, first_start,
+                              fwd_bwd_records::open);
     {
       std::vector<bool> seen_forward(threads.size(), false);
       for (keyed& k : recs) {
+        if constexpr (Policy::visit_by_end) by_end.add(k.end);
         const std::uint32_t th = k.thread;
         const std::uint32_t p = pairs.id(th, k.fwd);
         if (p >= pair_count.size()) [[unlikely]] {
@@ -391,8 +397,12 @@ struct link_forward_backward_fn {
         return Policy::visit_by_end ? r[r.size() - 1 - k].end : r[k].start;
       }
     };
-    const detail::scratch_vector<std::uint32_t> visit = detail::stable_order(visit_keys{recs});
+    const bool near = Policy::visit_by_end && by_end.ok();
+    if (near) by_end.finish();
+    const detail::scratch_vector<std::uint32_t> visit =
+        near ? detail::scratch_vector<std::uint32_t>{} : detail::stable_order(visit_keys{recs});
     auto visited = [&](std::size_t k) -> const keyed& {
+      if (Policy::visit_by_end && near) return recs[by_end.position(k)];
       return Policy::visit_by_end ? recs[recs.size() - 1 - visit[k]] : recs[visit[k]];
     };
     // Slots per thread: arrays over the sequence numbers unless they are sparse. A slot keeps

@@ -102,6 +102,96 @@ scratch_vector<std::uint32_t> stable_order(const Keys& keys) {
   return order;
 }
 
+/// The ascending order of signed 64-bit keys that come one at a time and nearly in order
+/// (a key is rarely below more than a few of the earlier ones: the ends of records taken in
+/// order of start, say), ties broken by position: the later position first. Each key is
+/// packed with its position into one word, as in `stable_order`, and inserted into the sorted
+/// words before it: a compare of the four words above it decides its place without a branch,
+/// and only a key below all four walks further down. Input far from that (more than 4 moves a
+/// key on average) stops the insertion and sorts the words by radix instead. Keys equal to
+/// `top` sort after all others; keys below `base`, or too far above it to pack beside the
+/// position, make `ok()` false (the caller uses `stable_order`).
+class near_order {
+ public:
+  near_order(std::size_t n, std::int64_t base, std::int64_t top)
+      : n_(n), base_(static_cast<std::uint64_t>(base)), top_(top),
+        index_bits_(n > 1 ? static_cast<unsigned>(std::bit_width(n - 1)) : 0),
+        limit_(index_bits_ == 0 ? ~std::uint64_t{0} : ~std::uint64_t{0} >> index_bits_),
+        budget_(4 * n + 4096), words_(n), base_signed_(base) {}
+
+  /// The key of the next position.
+  TRACEMODEL_ALWAYS_INLINE void add(std::int64_t key) {
+    const std::size_t p = next_++;
+    std::uint64_t rel = limit_;
+    if (key != top_) {
+      rel = static_cast<std::uint64_t>(key) - base_;
+      if (key < base_signed_ || rel >= limit_) [[unlikely]] {
+        ok_ = false;
+        return;
+      }
+    }
+    const std::uint64_t x = (rel << index_bits_) | (n_ - 1 - p);
+    std::uint64_t* const w = words_.data();
+    if (p >= 4 && in_order_) [[likely]] {
+      const std::uint64_t a1 = w[p - 1], a2 = w[p - 2], a3 = w[p - 3];
+      if (w[p - 4] < x) [[likely]] {
+        // The words above x move up one place; x takes the place below them.
+        const bool g1 = a1 > x, g2 = a2 > x, g3 = a3 > x;
+        w[p] = g1 ? a1 : x;
+        w[p - 1] = g2 ? a2 : (g1 ? x : a1);
+        w[p - 2] = g3 ? a3 : (g2 ? x : a2);
+        w[p - 3] = g3 ? x : a3;
+        return;
+      }
+    }
+    if (!in_order_) {
+      w[p] = x;
+      return;
+    }
+    std::size_t j = p;
+    while (j > 0 && w[j - 1] > x) {
+      w[j] = w[j - 1];
+      --j;
+    }
+    w[j] = x;
+    const std::size_t moved = p - j;
+    if (moved > budget_) {
+      in_order_ = false;
+      return;
+    }
+    budget_ -= moved;
+  }
+
+  /// Whether every key could be packed (call after the last `add`).
+  [[nodiscard]] bool ok() const noexcept { return ok_ && next_ == n_; }
+
+  /// The order (call once, when `ok()`): `position(r)` of the r-th smallest key.
+  void finish() {
+    if (in_order_ || n_ < 2) return;
+    std::uint64_t top = 0;
+    for (const std::uint64_t w : words_) top = w > top ? w : top;
+    lsd_radix(words_, static_cast<unsigned>(std::bit_width(top)),
+              [](std::uint64_t w, unsigned shift) { return w >> shift; });
+  }
+  [[nodiscard]] TRACEMODEL_ALWAYS_INLINE std::size_t position(std::size_t r) const noexcept {
+    const std::uint64_t mask = index_bits_ == 0 ? 0 : (std::uint64_t{1} << index_bits_) - 1;
+    return n_ - 1 - static_cast<std::size_t>(words_[r] & mask);
+  }
+
+ private:
+  std::size_t n_;
+  std::size_t next_ = 0;
+  std::uint64_t base_;
+  std::int64_t top_;
+  unsigned index_bits_;
+  std::uint64_t limit_;  // packed keys are below it; `top` keys take it
+  std::size_t budget_;   // moves the slow insertions may still make
+  scratch_vector<std::uint64_t> words_;
+  std::int64_t base_signed_;
+  bool ok_ = true;
+  bool in_order_ = true;
+};
+
 /// The stable start-time order of an event table's events (`events[i].start_ns`).
 template <class Events>
 scratch_vector<std::uint32_t> start_order(const Events& events) {
