@@ -224,8 +224,9 @@ struct link_forward_backward_fn {
       };
       std::vector<previous> prev;
       detail::scratch_vector<event_index> written_keyless;
-      std::vector<undo> written;
-      written_keyless.reserve(n);
+      detail::scratch_vector<undo> written;  // every wrapper of a table analysed before
+      written_keyless.reserve(n);  // upper bounds: untouched pages cost nothing
+      written.reserve(n);
       detail::scratch_vector<event_index> order_storage;
       auto before = [](const keyed& a, const keyed& b) {
         return a.start < b.start || (a.start == b.start && a.index < b.index);
