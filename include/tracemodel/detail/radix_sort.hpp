@@ -4,6 +4,8 @@
 // When (key - min) and the index fit together in 64 bits (a trace shorter than ~18 minutes with
 // under 16M events, say), both are packed into one word and sorted as one: 8 bytes per element
 // instead of 16. Already-sorted input costs one pass over the keys.
+// `near_order`: the same packed order for keys that come one at a time and nearly sorted,
+// built by insertion as they come (no pass of its own), with the radix sort as its fallback.
 #pragma once
 
 #include <bit>
