@@ -116,18 +116,18 @@ scratch_vector<std::uint32_t> stable_order(const Keys& keys) {
 class near_order {
  public:
   near_order(std::size_t n, std::int64_t base, std::int64_t top)
-      : n_(n), base_(static_cast<std::uint64_t>(base)), top_(top),
+      : n_(n), base_(base), top_(top),
         index_bits_(n > 1 ? static_cast<unsigned>(std::bit_width(n - 1)) : 0),
         limit_(index_bits_ == 0 ? ~std::uint64_t{0} : ~std::uint64_t{0} >> index_bits_),
-        budget_(4 * n + 4096), words_(n), base_signed_(base) {}
+        budget_(4 * n + 4096), words_(n) {}
 
   /// The key of the next position.
   TRACEMODEL_ALWAYS_INLINE void add(std::int64_t key) {
     const std::size_t p = next_++;
     std::uint64_t rel = limit_;
     if (key != top_) {
-      rel = static_cast<std::uint64_t>(key) - base_;
-      if (key < base_signed_ || rel >= limit_) [[unlikely]] {
+      rel = static_cast<std::uint64_t>(key) - static_cast<std::uint64_t>(base_);
+      if (key < base_ || rel >= limit_) [[unlikely]] {
         ok_ = false;
         return;
       }
@@ -183,13 +183,12 @@ class near_order {
  private:
   std::size_t n_;
   std::size_t next_ = 0;
-  std::uint64_t base_;
+  std::int64_t base_;
   std::int64_t top_;
   unsigned index_bits_;
   std::uint64_t limit_;  // packed keys are below it; `top` keys take it
   std::size_t budget_;   // moves the slow insertions may still make
   scratch_vector<std::uint64_t> words_;
-  std::int64_t base_signed_;
   bool ok_ = true;
   bool in_order_ = true;
 };
