@@ -84,12 +84,17 @@ tmod::event_table training_table(std::mt19937_64& rng, bool shuffled) {
   for (int s = 0; s < steps; ++s) {
     const std::int64_t step_start = t;
     for (int k = 0; k < 5; ++k, ++seq) {
-      b.op("aten::mm", t, t + 50, 1).seq(seq).op_correlation(corr);
+      // The op's correlation id: sometimes the one of the op before (the first op with an id
+      // wins), sometimes far from the others (the id maps keep those apart from their arrays).
+      const std::uint64_t op_id = pick(10) == 0 && corr > 1 ? corr - 1
+                                  : pick(12) == 0           ? (std::uint64_t{1} << 40) + corr
+                                                            : corr;
+      b.op("aten::mm", t, t + 50, 1).seq(seq).op_correlation(op_id);
       // Sometimes the kernel's clock puts it before its launch (the device linker then
       // places it in its second pass), and the launch names the next op (found later).
       const bool early = pick(8) == 0;
       b.device("cudaLaunchKernel", tmod::activity_type::cuda_runtime, t + 10, t + 20, 1, 1)
-          .correlation(corr).external_id(pick(6) == 0 ? corr + 1 : pick(2) == 0 ? corr : 0)
+          .correlation(corr).external_id(pick(6) == 0 ? corr + 1 : pick(2) == 0 ? op_id : 0)
           .flow(corr, true);
       b.device("gemm", tmod::activity_type::kernel, early ? t + 5 : t + 30, t + 90 + pick(50), 7, 0)
           .correlation(corr).flow(pick(10) == 0 ? corr + 1000 : corr, false);

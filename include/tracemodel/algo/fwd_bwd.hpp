@@ -359,10 +359,22 @@ struct link_forward_backward_fn {
                               fwd_bwd_records::open);
     {
       std::vector<bool> seen_forward(threads.size(), false);
+      // The pair ids last used by each thread's forward ops and by its backward ops: the
+      // records of a thread alternate between the two, and the few pairs of all threads would
+      // often share a slot of pair_ids' own small cache (up to a third of the records of the
+      // benchmark's workload missed it, depending on which small ids its threads got).
+      struct last_pair {
+        std::uint64_t fwd = 0;
+        std::uint32_t id = detail::pair_ids::no_id;
+      };
+      std::vector<last_pair> last(2 * threads.size());
       for (keyed& k : recs) {
         if constexpr (Policy::visit_by_end) by_end.add(k.end);
         const std::uint32_t th = k.thread;
-        const std::uint32_t p = pairs.id(th, k.fwd);
+        last_pair& c = last[2 * std::size_t{th} + (k.fwd != 0 ? 1 : 0)];
+        if (c.id == detail::pair_ids::no_id || c.fwd != k.fwd) [[unlikely]]
+          c = {k.fwd, pairs.id(th, k.fwd)};
+        const std::uint32_t p = c.id;
         if (p >= pair_count.size()) [[unlikely]] {
           pair_max_seq.resize(p + 1, -1);
           pair_count.resize(p + 1, 0);
