@@ -24,6 +24,8 @@
 #include <limits>
 #include <mutex>
 #include <new>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tracemodel/config.hpp"
@@ -297,6 +299,31 @@ struct big_allocator {
 /// A vector for large scratch arrays of the algorithms (recycled huge-page regions).
 template <class T>
 using scratch_vector = std::vector<T, big_allocator<T>>;
+
+/// big_allocator whose vectors default-initialize: `fill_vector<T> v(n)` of a trivial T leaves
+/// its elements unwritten (no pass that zeroes what the caller writes anyway).
+template <class T>
+struct big_fill_allocator : big_allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = big_fill_allocator<U>;
+  };
+  big_fill_allocator() noexcept = default;
+  template <class U>
+  big_fill_allocator(const big_fill_allocator<U>&) noexcept {}  // NOLINT: converting
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+/// A scratch vector whose elements start unwritten (for arrays the caller fills completely).
+template <class T>
+using fill_vector = std::vector<T, big_fill_allocator<T>>;
 
 }  // namespace detail
 TRACEMODEL_END_NAMESPACE

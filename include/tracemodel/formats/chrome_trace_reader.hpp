@@ -60,6 +60,7 @@
 #include "tracemodel/config.hpp"
 #include "tracemodel/detail/big_allocator.hpp"
 #include "tracemodel/detail/flat_map.hpp"
+#include "tracemodel/detail/id_map.hpp"
 #include "tracemodel/detail/radix_sort.hpp"
 #include "tracemodel/formats/args.hpp"
 #include "tracemodel/formats/json_scan.hpp"
@@ -2148,96 +2149,139 @@ class chrome_reader {
     bool enclosing;
   };
 
-  /// The event a flow record points at: with "bp":"e" (and for starts) the innermost event of
-  /// its track that encloses its time (Kineto puts it at the event's start); otherwise the next
-  /// event of its track that starts at or after it.
-  /// `track`: the track's events by start; `lb`: the first of them starting at or after f.ts.
-  event_index bind(const raw_flow& f, bool device_flow, std::span<const event_index> track,
-                   std::size_t lb) {
-    auto it = track.begin() + static_cast<std::ptrdiff_t>(lb);
-    if (!f.enclosing && f.ph != 's')
-      return it == track.end() ? no_event : *it;
+  /// What binding a flow needs of an event, kept in track order: finding a flow's event then
+  /// reads this compact array (16 bytes an event, each track's run read in time order) instead
+  /// of the 112-byte events at scattered places.
+  struct bind_key {
+    std::int64_t start;
+    std::uint32_t correlation;  ///< a device activity's, when it fits (bind_corr32)
+    std::uint8_t cls;           ///< bind_op, bind_device, bind_runtime, bind_device_side, bind_corr32
+    std::uint8_t mark;          ///< the event's flow while flows are bound (mark_*)
+  };
+  static constexpr std::uint8_t bind_op = 1, bind_device = 2, bind_runtime = 4,
+                                bind_device_side = 8, bind_corr32 = 16;
+  /// An event's flow mark while flows are bound (the fields are written at the end).
+  enum : std::uint8_t { mark_none = 0, mark_start = 1, mark_end = 2, mark_before = 3 };
+  static constexpr std::uint32_t no_slot = 0xffffffffu;
+
+  static bind_key bind_key_of(const event_t& e) noexcept {
+    bind_key k{e.start_ns, 0, 0, mark_none};
+    if (const auto* d = e.template get_if<event_kind::device_activity>()) {
+      const bool fits = d->correlation_id <= 0xffffffffu;
+      k.correlation = fits ? static_cast<std::uint32_t>(d->correlation_id) : 0;
+      k.cls = static_cast<std::uint8_t>(bind_device | (fits ? bind_corr32 : 0) |
+                                        (is_runtime_call(d->activity) ? bind_runtime : 0) |
+                                        (is_device_side(d->activity) ? bind_device_side : 0));
+      k.mark = d->flow_type != flow_kind::none ? mark_before : mark_none;
+    } else if (e.template is<event_kind::op>()) {
+      k.cls = bind_op;
+    }
+    return k;
+  }
+
+  /// The event a flow record points at, as its slot in `keys` (all tracks' events by track,
+  /// then start; the flow's track is `keys[first, end)`): with "bp":"e" (and for starts) the
+  /// innermost event of its track that encloses its time (Kineto puts it at the event's
+  /// start); otherwise the next event of its track that starts at or after it.
+  /// `lb`: the first slot of the track starting at or after f.ts.
+  std::uint32_t bind(const raw_flow& f, bool device_flow, std::span<const bind_key> keys,
+                     std::span<const event_index> by_track, std::size_t first, std::size_t end,
+                     std::size_t lb) const {
+    if (!f.enclosing && f.ph != 's') return lb == end ? no_slot : static_cast<std::uint32_t>(lb);
     // Events starting exactly at ts: choose by kind (and by correlation id for device flows).
-    event_index best = no_event;
+    std::uint32_t best = no_slot;
     int best_score = -1;
-    for (auto k = it; k != track.end() && t_.events[*k].start_ns == f.ts; ++k) {
-      const event_t& e = t_.events[*k];
+    for (std::size_t k = lb; k < end && keys[k].start == f.ts; ++k) {
+      const bind_key& e = keys[k];
       int score = 0;
       if (device_flow) {
-        if (const auto* d = e.template get_if<event_kind::device_activity>()) {
+        if ((e.cls & bind_device) != 0) {
           // A start passes over activities that already carry a flow (one flow each), so
           // that two starts on events of one start time both bind, as they were written.
-          if (f.ph == 's' && d->flow_type != flow_kind::none) continue;
-          const bool right = f.ph == 's' ? is_runtime_call(d->activity) : is_device_side(d->activity);
-          score = right ? (d->correlation_id == f.id ? 3 : 2) : 1;
+          if (f.ph == 's' && e.mark != mark_none) continue;
+          const bool right = (e.cls & (f.ph == 's' ? bind_runtime : bind_device_side)) != 0;
+          const bool same = (e.cls & bind_corr32) != 0
+                                ? e.correlation == f.id
+                                : t_.events[by_track[k]].correlation_id() == f.id;
+          score = right ? (same ? 3 : 2) : 1;
         }
       } else {
-        score = e.template is<event_kind::op>() ? 2 : 1;
+        score = (e.cls & bind_op) != 0 ? 2 : 1;
       }
       if (score >= best_score) {  // later events with equal start are inner ones
-        best = *k;
+        best = static_cast<std::uint32_t>(k);
         best_score = score;
       }
     }
-    if (best != no_event) return best;
+    if (best != no_slot) return best;
     // Otherwise the innermost event that encloses ts (a bounded look back).
-    int steps = 0;
-    while (it != track.begin() && steps++ < 256) {
-      --it;
-      const event_t& e = t_.events[*it];
-      if (e.end_ns() >= f.ts) return *it;
+    std::size_t k = lb;
+    for (int steps = 0; k > first && steps < 256; ++steps) {
+      --k;
+      if (t_.events[by_track[k]].end_ns() >= f.ts) return static_cast<std::uint32_t>(k);
     }
-    return no_event;
+    return no_slot;
   }
 
   void bind_flows() {
     if (flows_.empty()) return;
-    // The events of each track (pid, tid) by start (the table is sorted): a counting sort.
+    const std::size_t n = t_.events.size();
+    // The events of each track (pid, tid) by start (the table is sorted): a counting sort,
+    // which also lays out their bind keys in that order.
     detail::pair_ids tracks;
-    detail::scratch_vector<std::uint32_t> event_track(t_.events.size());
-    for (std::size_t i = 0; i < t_.events.size(); ++i) {
+    auto track_of_event = [&](std::size_t i) {
       const auto& e = t_.events[i];
-      event_track[i] = tracks.id(static_cast<std::uint64_t>(e.pid), e.tid);
+      return tracks.id(static_cast<std::uint64_t>(e.pid), e.tid);
+    };
+    std::vector<std::size_t> track_begin(1, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint32_t k = track_of_event(i);
+      if (k + 2 > track_begin.size()) track_begin.resize(k + 2, 0);
+      ++track_begin[k + 1];
     }
-    std::vector<std::size_t> track_begin(tracks.size() + 1, 0);
-    for (const std::uint32_t k : event_track) ++track_begin[k + 1];
     for (std::size_t k = 0; k < tracks.size(); ++k) track_begin[k + 1] += track_begin[k];
-    detail::scratch_vector<event_index> by_track(t_.events.size());
+    detail::fill_vector<event_index> by_track(n);
+    detail::fill_vector<bind_key> keys(n);
     {
       std::vector<std::size_t> fill(track_begin.begin(), track_begin.end() - 1);
-      for (std::size_t i = 0; i < t_.events.size(); ++i)
-        by_track[fill[event_track[i]]++] = static_cast<event_index>(i);
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t at = fill[track_of_event(i)]++;
+        by_track[at] = static_cast<event_index>(i);
+        keys[at] = bind_key_of(t_.events[i]);
+      }
     }
-    auto track_of = [&](std::uint32_t k) -> std::span<const event_index> {
-      if (k == detail::pair_ids::no_id) return {};
-      return {by_track.data() + track_begin[k], track_begin[k + 1] - track_begin[k]};
-    };
     // Each flow's lower bound in its track, found by walking flows and events of a track in
     // step (flows sorted by track and time) instead of a binary search each: the flows are
     // then bound in file order, which decides which of two duplicates wins.
     // The order: by time (radix), then stably by track (counting); flows without a track last.
-    std::vector<std::uint32_t> flow_track(flows_.size());
-    detail::scratch_vector<std::int64_t> flow_ts(flows_.size());
-    for (std::size_t i = 0; i < flows_.size(); ++i) {
-      flow_track[i] = tracks.find(flows_[i].pid, flows_[i].tid);
-      flow_ts[i] = flows_[i].ts;
-    }
-    const auto by_time = detail::stable_order(flow_ts);
-    std::vector<std::size_t> flow_fill(tracks.size() + 2, 0);
-    auto slot = [&](std::uint32_t k) { return k == detail::pair_ids::no_id ? tracks.size() : k; };
-    for (const std::uint32_t k : flow_track) ++flow_fill[slot(k) + 1];
-    for (std::size_t k = 0; k + 1 < flow_fill.size(); ++k) flow_fill[k + 1] += flow_fill[k];
-    std::vector<std::uint32_t> order(flows_.size());
-    for (const std::uint32_t i : by_time) order[flow_fill[slot(flow_track[i])]++] = i;
-    std::vector<std::size_t> lower(flows_.size(), 0);
-    for (std::size_t j = 0; j < order.size();) {
-      const std::uint32_t k = flow_track[order[j]];
-      const std::span<const event_index> track = track_of(k);
-      std::size_t cursor = 0;
-      for (; j < order.size() && flow_track[order[j]] == k; ++j) {
-        const std::int64_t ts = flows_[order[j]].ts;
-        while (cursor < track.size() && t_.events[track[cursor]].start_ns < ts) ++cursor;
-        lower[order[j]] = cursor;
+    const std::size_t nf = flows_.size();
+    detail::fill_vector<std::uint32_t> flow_track(nf);
+    detail::fill_vector<std::uint32_t> lower(nf);
+    {
+      detail::fill_vector<std::int64_t> flow_ts(nf);
+      for (std::size_t i = 0; i < nf; ++i) {
+        flow_track[i] = tracks.find(flows_[i].pid, flows_[i].tid);
+        flow_ts[i] = flows_[i].ts;
+      }
+      detail::fill_vector<std::uint32_t> order(nf);
+      {
+        const auto by_time = detail::stable_order(flow_ts);
+        std::vector<std::size_t> flow_fill(tracks.size() + 2, 0);
+        auto slot = [&](std::uint32_t k) { return k == detail::pair_ids::no_id ? tracks.size() : k; };
+        for (const std::uint32_t k : flow_track) ++flow_fill[slot(k) + 1];
+        for (std::size_t k = 0; k + 1 < flow_fill.size(); ++k) flow_fill[k + 1] += flow_fill[k];
+        for (const std::uint32_t i : by_time) order[flow_fill[slot(flow_track[i])]++] = i;
+      }
+      for (std::size_t j = 0; j < nf;) {
+        const std::uint32_t k = flow_track[order[j]];
+        const bool none = k == detail::pair_ids::no_id;
+        const std::size_t end = none ? 0 : track_begin[k + 1];
+        std::size_t cursor = none ? 0 : track_begin[k];
+        for (; j < nf && flow_track[order[j]] == k; ++j) {
+          const std::int64_t ts = flow_ts[order[j]];
+          while (cursor < end && keys[cursor].start < ts) ++cursor;
+          lower[order[j]] = static_cast<std::uint32_t>(cursor);
+        }
       }
     }
     name_id fwdbwd{}, ac2g{}, old_ac2g{};
@@ -2247,11 +2291,19 @@ class chrome_reader {
     struct pending {
       event_index from = no_event, to = no_event;
     };
-    detail::flat_map<std::uint32_t> fb_index;  // flow id -> position in fb
-    std::vector<std::pair<std::uint64_t, pending>> fb;
-    detail::flat_map<event_index> device_starts;
-    std::vector<std::pair<const raw_flow*, event_index>> device_ends;
-    for (std::size_t fi = 0; fi < flows_.size(); ++fi) {
+    // Flow ids are dense and met roughly in order: id maps (an array over a window of ids,
+    // hashed outside it) keep the lookups sequential where a hash spreads them over the map.
+    // The lists are reserved for every flow: growing them copied them about 20 times, and the
+    // pages of what is not used are never touched.
+    detail::id_map fb_index(nf);  // flow id -> position in fb
+    detail::scratch_vector<std::pair<std::uint64_t, pending>> fb;
+    detail::id_map device_starts(nf);
+    detail::scratch_vector<std::pair<std::uint64_t, std::uint32_t>> started;  // (id, slot)
+    detail::scratch_vector<std::pair<std::uint64_t, std::uint32_t>> device_ends;
+    fb.reserve(nf);
+    started.reserve(nf);
+    device_ends.reserve(nf);
+    for (std::size_t fi = 0; fi < nf; ++fi) {
       const raw_flow& f = flows_[fi];
       const bool is_fb = has_fwdbwd && f.cat == fwdbwd;
       const bool is_dev = (has_ac2g && f.cat == ac2g) || (has_old_ac2g && f.cat == old_ac2g);
@@ -2260,73 +2312,82 @@ class chrome_reader {
         continue;
       }
       if (f.ph == 't') continue;  // a step: nothing to bind
-      const event_index at = bind(f, is_dev, track_of(flow_track[fi]), lower[fi]);
-      if (at == no_event) {
+      const std::uint32_t k = flow_track[fi];
+      const std::uint32_t at =
+          k == detail::pair_ids::no_id
+              ? no_slot
+              : bind(f, is_dev, keys, by_track, track_begin[k], track_begin[k + 1], lower[fi]);
+      if (at == no_slot) {
         t_.anomalies.add(anomaly::unbound_flow);
         continue;
       }
       if (is_fb) {
-        auto [slot, inserted] = fb_index.try_emplace(f.id, static_cast<std::uint32_t>(fb.size()));
-        if (inserted) fb.emplace_back(f.id, pending{});
-        pending& p = fb[*slot].second;
+        event_index slot = fb_index.find(f.id);
+        if (slot == no_event) {
+          slot = static_cast<event_index>(fb.size());
+          fb_index.insert(f.id, slot);
+          fb.emplace_back(f.id, pending{});
+        }
+        pending& p = fb[slot].second;
         event_index& end = f.ph == 's' ? p.from : p.to;
         if (end != no_event)
           t_.anomalies.add(f.ph == 's' ? anomaly::duplicate_flow_start : anomaly::duplicate_flow_end);
         else
-          end = at;
+          end = by_track[at];
         continue;
       }
-      auto* d = t_.events[at].template get_if<event_kind::device_activity>();
-      if (d == nullptr) {
+      if ((keys[at].cls & bind_device) == 0) {
         t_.anomalies.add(anomaly::unbound_flow);
         continue;
       }
       if (f.ph == 's') {
-        if (device_starts.find(f.id) != nullptr) {
+        if (device_starts.find(f.id) != no_event) {
           t_.anomalies.add(anomaly::duplicate_flow_start);
           continue;
         }
-        if (d->flow_type != flow_kind::none) {  // an activity carries one flow: the first wins
+        if (keys[at].mark != mark_none) {  // an activity carries one flow: the first wins
           t_.anomalies.add(anomaly::unbound_flow);
           continue;
         }
-        device_starts.try_emplace(f.id, at);
-        d->flow_id = f.id;
-        d->flow_type = flow_kind::async_cpu_gpu;
-        d->flow_start = true;
+        device_starts.insert(f.id, at);
+        started.emplace_back(f.id, at);
+        keys[at].mark = mark_start;
       } else {
-        device_ends.emplace_back(&f, at);
+        device_ends.emplace_back(f.id, at);
       }
     }
-    detail::flat_map<event_index> ended;
-    for (const auto& [f, at] : device_ends) {
-      if (device_starts.find(f->id) == nullptr) {
+    detail::id_map ended(device_ends.size());
+    std::size_t kept = 0;  // the ends that bind, moved to the front of device_ends
+    for (const auto& [id, at] : device_ends) {
+      if (device_starts.find(id) == no_event) {
         t_.anomalies.add(anomaly::flow_end_without_start);
         continue;
       }
-      if (!ended.try_emplace(f->id, at).second) {
+      if (!ended.insert(id, at)) {
         t_.anomalies.add(anomaly::duplicate_flow_end);
         continue;
       }
-      auto& d = t_.events[at].template get<event_kind::device_activity>();
-      if (d.flow_type != flow_kind::none) {  // already a flow's start or end
+      if (keys[at].mark != mark_none) {  // already a flow's start or end
         t_.anomalies.add(anomaly::unbound_flow);
         continue;
       }
-      d.flow_id = f->id;
-      d.flow_type = flow_kind::async_cpu_gpu;
-      d.flow_start = false;
+      keys[at].mark = mark_end;
+      device_ends[kept++] = {id, at};
     }
-    // A start whose end never bound draws nothing (as for fwdbwd flows): its mark goes, so
+    device_ends.resize(kept);
+    auto mark = [&](std::uint32_t at, std::uint64_t id, bool start) {
+      auto& d = t_.events[by_track[at]].template get<event_kind::device_activity>();
+      d.flow_id = id;
+      d.flow_type = flow_kind::async_cpu_gpu;
+      d.flow_start = start;
+    };
+    // A start whose end never bound draws nothing (as for fwdbwd flows): it is not marked, so
     // that what is written reads back the same (a lone start would bind anew, perhaps to
     // another event of the same time).
-    device_starts.for_each([&](std::uint64_t id, event_index at) {
-      if (ended.find(id) != nullptr) return;
-      auto& d = t_.events[at].template get<event_kind::device_activity>();
-      d.flow_id = 0;
-      d.flow_type = flow_kind::none;
-      d.flow_start = false;
-    });
+    for (const auto& [id, at] : started)
+      if (ended.find(id) != no_event) mark(at, id, true);
+    for (const auto& [id, at] : device_ends) mark(at, id, false);
+    t_.links.reserve(t_.links.size() + fb.size());
     for (const auto& [id, p] : fb) {
       if (p.from == no_event) {
         t_.anomalies.add(anomaly::flow_end_without_start);
