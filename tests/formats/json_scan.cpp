@@ -96,4 +96,46 @@ TEST_SUITE("formats") {
       CHECK(e.offset() == unterminated.size());
     }
   }
+
+  TEST_CASE("parse_micros: the short path agrees with the general one") {
+    using tracemodel::detail::parse_micros;
+    using tracemodel::detail::parse_micros_general;
+    std::int64_t ns = 0;
+    CHECK((parse_micros("620629.009", ns) && ns == 620629009));
+    CHECK((parse_micros("-18.5", ns) && ns == -18500));
+    CHECK((parse_micros("7", ns) && ns == 7000));
+    CHECK((parse_micros("0.0005", ns) && ns == 1));  // rounded half away from zero
+    CHECK((parse_micros("1e3", ns) && ns == 1000000));
+    CHECK((parse_micros("999999999999999.999", ns) && ns == 999999999999999999));
+    CHECK(!parse_micros("1.", ns));
+    CHECK(!parse_micros("-", ns));
+    CHECK(!parse_micros("1.2.3", ns));
+    CHECK(!parse_micros("99999999999999999999", ns));  // beyond 64 bits in nanoseconds
+    std::mt19937_64 rng(7);
+    const char alphabet[] = "0123456789.-eE+x";
+    std::size_t accepted = 0;
+    for (int round = 0; round < 200000; ++round) {
+      std::string t;
+      if (rng() % 2 == 0) {  // number-shaped: sign, digits, a fraction of 0 to 5 digits
+        if (rng() % 4 == 0) t += '-';
+        for (std::size_t k = 0, n = rng() % 19; k < n; ++k) t += static_cast<char>('0' + rng() % 10);
+        if (rng() % 3 != 0) {
+          t += '.';
+          for (std::size_t k = 0, n = rng() % 6; k < n; ++k) t += static_cast<char>('0' + rng() % 10);
+        }
+        if (rng() % 8 == 0) t += "e" + std::to_string(rng() % 5);
+      } else {
+        for (std::size_t k = 0, n = rng() % 8; k < n; ++k) t += alphabet[rng() % (sizeof alphabet - 1)];
+      }
+      std::int64_t fast = -1, general = -1;
+      const bool a = parse_micros(t, fast), b = parse_micros_general(t, general);
+      INFO(t);
+      REQUIRE(a == b);
+      if (a) {
+        REQUIRE(fast == general);
+        ++accepted;
+      }
+    }
+    CHECK(accepted > 50000);
+  }
 }

@@ -261,10 +261,8 @@ inline bool parse_uint64(std::string_view t, std::uint64_t& out) noexcept {
 
 __extension__ typedef unsigned __int128 uint128;  // NOLINT: GCC and Clang extension
 
-/// A JSON number token in microseconds ("12", "12.3456", "1.2e3", "-0.5") as nanoseconds,
-/// exactly when it has at most three decimals, else rounded half away from zero. False when
-/// the token is not a number or the result does not fit in 64 bits.
-inline bool parse_micros(std::string_view t, std::int64_t& ns) noexcept {
+/// parse_micros for any token (digits beyond 64 bits, exponents, rounding).
+inline bool parse_micros_general(std::string_view t, std::int64_t& ns) noexcept {
   std::size_t i = 0;
   bool neg = false;
   if (i < t.size() && t[i] == '-') {
@@ -341,6 +339,37 @@ inline bool parse_micros(std::string_view t, std::int64_t& ns) noexcept {
   if (mant > limit) return false;
   ns = neg ? static_cast<std::int64_t>(0 - static_cast<std::uint64_t>(mant))
            : static_cast<std::int64_t>(static_cast<std::uint64_t>(mant));
+  return true;
+}
+
+/// A JSON number token in microseconds ("12", "12.3456", "1.2e3", "-0.5") as nanoseconds,
+/// exactly when it has at most three decimals, else rounded half away from zero. False when
+/// the token is not a number or the result does not fit in 64 bits.
+inline bool parse_micros(std::string_view t, std::int64_t& ns) noexcept {
+  // What traces hold: up to 15 integer digits and up to three decimals, exact in 64 bits
+  // without rounding. Anything else takes the general path.
+  const std::size_t n = t.size();
+  std::size_t i = n > 0 && t[0] == '-' ? 1 : 0;
+  const std::size_t int_from = i;
+  std::uint64_t v = 0;
+  while (i < n && i - int_from < 16 && t[i] >= '0' && t[i] <= '9')
+    v = v * 10 + static_cast<unsigned>(t[i++] - '0');
+  const std::size_t int_digits = i - int_from;
+  if (int_digits == 0 || int_digits > 15) return parse_micros_general(t, ns);
+  std::uint64_t frac = 0;
+  std::size_t frac_digits = 0;
+  if (i < n && t[i] == '.') {
+    ++i;
+    while (i < n && frac_digits < 4 && t[i] >= '0' && t[i] <= '9') {
+      frac = frac * 10 + static_cast<unsigned>(t[i++] - '0');
+      ++frac_digits;
+    }
+    if (frac_digits == 0 || frac_digits > 3) return parse_micros_general(t, ns);
+  }
+  if (i != n) return parse_micros_general(t, ns);
+  static constexpr std::uint64_t scale[] = {1000, 100, 10, 1};
+  const std::uint64_t u = v * 1000 + frac * scale[frac_digits];
+  ns = t[0] == '-' ? -static_cast<std::int64_t>(u) : static_cast<std::int64_t>(u);
   return true;
 }
 
