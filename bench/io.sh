@@ -26,7 +26,7 @@ for name, b in rows.items():
     if name == "io/read":
         extra = "  %.2f x floor, peak %s B/event beyond the file (%s events)" % (
             b["bytes_per_second"] / floor, peak, events)
-    elif name == "io/read_parallel":
+    elif name == "io/read_serial":
         extra = "  %.2f x floor" % (b["bytes_per_second"] / floor)
     print("%-14s %8.1f ms %8.1f MB/s%s" % (name, b["real_time"], mbs, extra))
 ' "$peak"

@@ -47,7 +47,12 @@
 #if defined(__GNUC__) || defined(__clang__)
 #define TRACEMODEL_NOINLINE __attribute__((noinline))
 #define TRACEMODEL_ALWAYS_INLINE inline __attribute__((always_inline))
+/// Inlines every call in the function's body (hot loops whose speed must not depend on how
+/// much else the including translation unit instantiates: the compiler's inlining budget is
+/// per unit).
+#define TRACEMODEL_FLATTEN __attribute__((flatten))
 #else
+#define TRACEMODEL_FLATTEN
 #define TRACEMODEL_NOINLINE
 #define TRACEMODEL_ALWAYS_INLINE inline
 #endif

@@ -1,7 +1,9 @@
-// The reader's two-thread pipeline (a producer parsing batches ahead of the thread that builds
-// the table) against the serial read: the same tables, the same errors at the same offsets, the
-// same progress reports; a consumer that fails stops the producer. Small batches make many
-// hand-overs even on small inputs; ThreadSanitizer runs this group.
+// The reader's two-thread reads against the serial read: with the direct path, stretches of the
+// events array cut at guessed element starts and parsed on both threads; without it, a producer
+// parsing batches through simdjson ahead of the thread that builds the table. The same tables,
+// the same errors at the same offsets, progress reports rising to the same end; a consumer that
+// fails stops the other thread. Small batches make many hand-overs even on small inputs;
+// ThreadSanitizer runs this group.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -149,6 +151,35 @@ std::vector<std::string> make_records(std::size_t n, unsigned seed) {
   return r;
 }
 
+/// The text with a line break (and some indentation) after every ',' outside strings, as
+/// pretty printers write: a '{' that follows one inside an event (an array of objects) is where
+/// the parallel read's guess of an element start goes wrong.
+std::string spread(const std::string& text, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::string out;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    out += c;
+    if (in_string) {
+      if (c == '\\') out += text[++i];
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == ',') {
+      out += '\n';
+      out.append(rng() % 5, ' ');
+    }
+  }
+  return out;
+}
+
+/// The text without its line breaks: one line, nowhere to cut.
+std::string one_line(std::string text) {
+  std::erase(text, '\n');
+  return text;
+}
+
 std::string join(const std::vector<std::string>& records) {
   std::string s = "{\"schemaVersion\":1,\"baseTimeNanoseconds\":1700000000000000000,\"traceEvents\":[\n";
   for (std::size_t i = 0; i < records.size(); ++i) {
@@ -187,10 +218,12 @@ TEST_SUITE("concurrency") {
       CHECK(s.trace == serial.trace);
       const outcome parallel = read(text, true, batch);
       check_same(s, parallel);
-      // Without the direct path the serial read cuts the batches the parallel one cuts.
+      // Without the direct path, the serial read cuts the batches the two-thread pipeline cuts.
       const outcome simdjson_only = read(text, false, batch, false);
-      check_same(simdjson_only, parallel);
-      CHECK(simdjson_only.progress == parallel.progress);
+      const outcome pipeline = read(text, true, batch, false);
+      check_same(simdjson_only, pipeline);
+      CHECK(simdjson_only.progress == pipeline.progress);
+      check_same(s, pipeline);
     }
   }
 
@@ -228,6 +261,49 @@ TEST_SUITE("concurrency") {
     const outcome serial = read(trailing, false, 512);
     CHECK(serial.error.find("trailing") != std::string::npos);
     check_same(serial, read(trailing, true, 512));
+  }
+
+  TEST_CASE("parallel read: cut at guessed element starts, right or wrong, the serial read's table") {
+    // Layouts: one record per line (every guess right), pretty (guesses inside events, wrong),
+    // one line (no guess: the read stays on one thread), and text after the array whose
+    // objects look like elements (guesses past the array's end). Escaped strings send records
+    // to simdjson, which pauses the other thread.
+    std::mt19937 rng(11);
+    for (int round = 0; round < 40; ++round) {
+      const unsigned seed = 100 + static_cast<unsigned>(round);
+      std::string text = join(make_records(200 + rng() % 1500, seed));
+      switch (round % 4) {
+        case 1: text = spread(text, seed); break;
+        case 2: text = one_line(text); break;
+        case 3:
+          text.pop_back();  // the closing '}'
+          text += ",\n\"later\":[\n{\"ph\":\"X\",\"ts\":1},\n{\"ph\":\"X\",\"ts\":2},\n{\"a\":[\n{}]}]}";
+          break;
+        default: break;
+      }
+      const std::size_t batch = std::size_t{64} << (rng() % 8);
+      INFO("round " << round << ", batch bytes " << batch);
+      const outcome serial = read(text, false, batch);
+      REQUIRE(serial.error.empty());
+      const outcome parallel = read(text, true, batch);
+      check_same(serial, parallel);
+      CHECK(parallel.trace == read(text, false, std::size_t{1} << 20).trace);
+    }
+  }
+
+  TEST_CASE("parallel read: a fault after a wrong guess is named as the serial read names it") {
+    const std::vector<std::string> good = make_records(1500, 12);
+    for (const std::size_t k : {std::size_t{3}, std::size_t{700}, good.size() - 2}) {
+      std::vector<std::string> records = good;
+      records[k] = R"({"ph":"X","ts":1,"args":{"list":[{"a":1},{"b":)" "\"unterminated}]}})";
+      const std::string text = spread(join(records), 5);
+      INFO("record " << k);
+      for (const std::size_t batch : {std::size_t{256}, std::size_t{4096}}) {
+        const outcome serial = read(text, false, batch);
+        REQUIRE(!serial.error.empty());
+        check_same(serial, read(text, true, batch));
+      }
+    }
   }
 
   TEST_CASE("parallel read: a failure while building stops the parser thread") {

@@ -15,12 +15,33 @@ enum class reader_outcome { rejected, round_trip_exact, round_trip_differs };
 /// Reads `data`: it must be rejected with input_error, or read into a table that writes a
 /// trace which reads back and writes the same bytes again; reading every value through
 /// simdjson (no fast paths, no direct path) on the two-thread pipeline must give the same table,
-/// or reject it too. Anything else escapes as an exception or a crash.
+/// or reject it too; the two-thread read through the direct path (stretches cut at guessed
+/// element starts) must give the same table or the same error at the same offset. Anything
+/// else escapes as an exception or a crash.
 inline reader_outcome check_reader(const char* data, std::size_t size) {
   std::string buf(data, size);
   tracemodel::read_options opt;
   opt.batch_bytes = 256;  // many batches even for small inputs
+  opt.parallel = false;
   tracemodel::event_table t;
+  // Stretches parsed on two threads: the serial read's outcome, exactly.
+  std::string serial_outcome, chunked_outcome;
+  {
+    tracemodel::read_options chunked = opt;
+    chunked.parallel = true;
+    chunked.parallel_threshold = 0;
+    auto outcome_of = [&](const tracemodel::read_options& o) {
+      std::string text(data, size);
+      try {
+        return tracemodel::chrome_trace_string(tracemodel::read_chrome_trace(text, size, o));
+      } catch (const tracemodel::input_error& e) {
+        return std::string(e.what()) + " @" + std::to_string(e.offset());
+      }
+    };
+    serial_outcome = outcome_of(opt);
+    chunked_outcome = outcome_of(chunked);
+  }
+  if (chunked_outcome != serial_outcome) return reader_outcome::round_trip_differs;
   // Every value through simdjson (no direct path), and the two-thread pipeline: the same
   // table, or the same rejection.
   tracemodel::read_options slow = opt;

@@ -62,6 +62,7 @@
 #include "tracemodel/detail/flat_map.hpp"
 #include "tracemodel/detail/id_map.hpp"
 #include "tracemodel/detail/radix_sort.hpp"
+#include "tracemodel/detail/stream_array.hpp"
 #include "tracemodel/formats/args.hpp"
 #include "tracemodel/formats/json_scan.hpp"
 #include "tracemodel/model/reflect.hpp"
@@ -78,13 +79,17 @@ TRACEMODEL_BEGIN_NAMESPACE
 struct read_options {
   /// Called after each batch with (bytes read, total bytes) of the decompressed text.
   std::function<void(std::size_t, std::size_t)> progress;
-  std::size_t batch_bytes = std::size_t{1} << 20;
-  /// Parse on a second thread while this one scans and builds the table, when `traceEvents`
-  /// has at least `parallel_threshold` bytes and the machine more than one core. Off by
-  /// default: on the 2-vCPU machine the benchmarks run on, the parser thread slows down by
-  /// more than the work it takes over (bench/io.cpp, io/read_parallel); it may pay off where
-  /// cores share a larger cache.
-  bool parallel = false;
+  /// Bytes of the events array parsed before they are built (and between progress reports).
+  std::size_t batch_bytes = std::size_t{128} << 10;
+  /// Read on two threads when `traceEvents` has at least `parallel_threshold` bytes and the
+  /// machine more than one core. With `fast_paths`, the array is cut into stretches of about
+  /// `batch_bytes` at guessed element starts (after a line break: a one-line file reads on one
+  /// thread); a second thread parses stretches while this one builds them into the table in
+  /// order and parses too when the next is not ready. A stretch is used only where the serial
+  /// read reaches exactly its guessed start: the table, the anomalies, the errors and their
+  /// offsets are the serial read's. Without `fast_paths`, a second thread parses batches
+  /// through simdjson ahead of this one (slower than the serial direct path on two cores).
+  bool parallel = true;
   std::size_t parallel_threshold = std::size_t{8} << 20;
   /// Read records of the usual shape straight from the text (the direct path: one pass, every
   /// byte checked; a record it cannot read goes to simdjson), and op input lists, integers and
@@ -362,6 +367,43 @@ class chrome_reader {
       strings.clear();
     }
   };
+  /// What the table is built from: a batch's arrays, where they lie.
+  struct batch_view {
+    std::span<const fields> events;
+    std::span<const raw_arg> args;
+    std::span<const dims_entry> dims;
+    std::span<const std::int64_t> ints;
+    std::span<const std::string_view> strings;
+  };
+  static batch_view view_of(const batch& b) noexcept {
+    return {b.events, b.args, b.dims, b.ints, b.strings};
+  }
+
+  /// A batch parsed on the other thread, copied into arrays of the building thread's with
+  /// streaming stores (detail::stream_copy). Writing the parsed records straight into arrays
+  /// that the building thread reads made every cache line travel between the two cores twice
+  /// per batch (the builder had read the line, the parser wrote it again); the parser thread
+  /// parsed 1.6 times slower than with arrays of its own. It now parses into its own batch,
+  /// which stays in its cache, and streams the result out without reading the target lines.
+  struct published {
+    detail::stream_array<fields> events;
+    detail::stream_array<raw_arg> args;
+    detail::stream_array<dims_entry> dims;
+    detail::stream_array<std::int64_t> ints;
+    detail::stream_array<std::string_view> strings;
+    void assign(const batch& b) {
+      events.assign(b.events.data(), b.events.size());
+      args.assign(b.args.data(), b.args.size());
+      dims.assign(b.dims.data(), b.dims.size());
+      ints.assign(b.ints.data(), b.ints.size());
+      strings.assign(b.strings.data(), b.strings.size());
+      detail::stream_fence();
+    }
+    batch_view view() const noexcept {
+      return {events.span(), args.span(), dims.span(), ints.span(), strings.span()};
+    }
+  };
+
   /// The dims of one input list as the consumer reads them.
   struct dims_view {
     std::span<const dims_entry> entries;
@@ -559,11 +601,18 @@ class chrome_reader {
     if (first >= len_) throw input_error("unexpected end of input in traceEvents (truncated?)", first);
     if (buf_[first] == ']') return first + 1;
     events_begin_ = begin;
-    splitter split(*this, begin, first);
     const bool parallel = opt_.parallel && len_ - begin >= opt_.parallel_threshold &&
                           std::thread::hardware_concurrency() > 1;
+    if (opt_.fast_paths) {
+      cursor at{begin, first};
+      if (!parallel || !read_events_chunked(at)) {
+        batches_.resize(1);
+        read_serial(at, no_limit, batches_[0], [] { return 0; });
+      }
+      return at.before + 1;
+    }
+    splitter split(*this, begin, first);
     bounds bd;
-    if (!parallel && opt_.fast_paths) return read_events_direct(begin, first);
     if (!parallel) {
       batches_.resize(1);
       while (split.next(bd)) {
@@ -575,6 +624,22 @@ class chrome_reader {
     }
     return bd.close + 1;  // (the last batch's)
   }
+
+  /// Stops and joins a helper thread when a read ends, by an exception too: sets `stop` in the
+  /// state they share, under its mutex, and wakes the thread.
+  template <class State>
+  struct stop_and_join {
+    State& st;
+    std::thread& t;
+    ~stop_and_join() {
+      {
+        std::lock_guard lock(st.m);
+        st.stop = true;
+        st.cv.notify_all();
+      }
+      t.join();
+    }
+  };
 
   static constexpr std::size_t pipeline_depth = 3;      // batches parsed ahead, at most
   static constexpr std::size_t max_event_depth = 1023;  // 1024 levels with the array
@@ -618,18 +683,7 @@ class chrome_reader {
       st.parser_done = true;
       st.cv.notify_all();
     });
-    struct join_guard {
-      shared_state& st;
-      std::thread& t;
-      ~join_guard() {
-        {
-          std::lock_guard lock(st.m);
-          st.stop = true;
-          st.cv.notify_all();
-        }
-        t.join();
-      }
-    } guard{st, parser};
+    const stop_and_join<shared_state> guard{st, parser};
     std::exception_ptr scan_error;  // thrown once the batches before it are built
     std::size_t found = 0;
     bool scanning = true;
@@ -673,14 +727,15 @@ class chrome_reader {
   }
 
   /// Builds a parsed batch's events into the table.
-  void build_batch(batch& b) {
+  void build_batch(batch& b) { build_batch(view_of(b), b.where); }
+  void build_batch(const batch_view& b, const bounds& where) {
     for (const fields& f : b.events) build_event(f, b);
     // Nothing refers to the text before this batch any more (later batches, which a parser
     // thread may be reading, lie after it).
-    if (owner_ != nullptr) owner_->release_before(b.where.open);
-    if (b.where.first && !b.where.last)
-      reserve_like_first_batch(b.where.close - events_begin_, len_ - events_begin_);
-    if (opt_.progress) opt_.progress(b.where.close, len_);
+    if (owner_ != nullptr) owner_->release_before(where.open);
+    if (where.first && !where.last)
+      reserve_like_first_batch(where.close - events_begin_, len_ - events_begin_);
+    if (opt_.progress) opt_.progress(where.close, len_);
   }
 
   /// Reserves the table's arrays for `total` bytes of events (the rest of the text: the array
@@ -988,7 +1043,7 @@ class chrome_reader {
   }
 
   /// Builds one record into the table (the consumer's side of `read_event`).
-  void build_event(const fields& f, const batch& b) {
+  void build_event(const fields& f, const batch_view& b) {
     const std::uint64_t pid = key(f.pid), tid = key(f.tid);
     switch (const char ph = f.ph[0]) {
       case 'X':
@@ -1577,7 +1632,7 @@ class chrome_reader {
 
   /// The record at `p` (a '{') into `b` when the direct path can read it: the position after
   /// it, or 0 with `b` as it was.
-  std::size_t direct_event(std::size_t p, batch& b) {
+  TRACEMODEL_FLATTEN std::size_t direct_event(std::size_t p, batch& b) {
     const char* s = buf_.data();
     const batch_mark m = mark_of(b);
     auto bail = [&] {
@@ -1645,64 +1700,241 @@ class chrome_reader {
     return p + 1;
   }
 
-  /// Reads the events array from its first element at `first` (the '[' at `begin`) through the
-  /// direct path, batch by batch; an element it cannot read goes through simdjson with the
-  /// batch that starts there. Returns the position after the array's ']'.
-  std::size_t read_events_direct(std::size_t begin, std::size_t first) {
-    batches_.resize(1);
-    batch& b = batches_[0];
+  // ---- the events array through the direct path --------------------------------------------------
+  /// Where reading the events array stands: the next element starts at `p`, after the separator
+  /// at `before` ('[' or ','); after the last element, `before` is the array's ']'.
+  struct cursor {
+    std::size_t before = 0, p = 0;
+  };
+  static constexpr std::size_t no_limit = static_cast<std::size_t>(-1);
+  /// Why a run of the direct path stopped.
+  enum class run_end {
+    limit,  ///< the next element starts at or after the limit
+    last,   ///< the array's last element was read
+    stuck,  ///< the direct path cannot read the element at the cursor
+  };
+
+  /// Reads elements through the direct path into `b`, from the one at `at.p`, while they start
+  /// before `limit`; `at` follows. Touches nothing but `b` and `at` (a parsing thread runs it).
+  run_end direct_run(cursor& at, std::size_t limit, batch& b) {
+    while (true) {
+      if (at.p >= limit) return run_end::limit;
+      const batch_mark m = mark_of(b);
+      const std::size_t e = at.p < len_ && buf_[at.p] == '{' ? direct_event(at.p, b) : 0;
+      if (e == 0) return run_end::stuck;
+      const std::size_t sep = scan_.skip_space(e);
+      if (sep < len_ && buf_[sep] == ']') {
+        at = {sep, sep + 1};
+        return run_end::last;
+      }
+      std::size_t next = 0;
+      if (!(sep < len_ && buf_[sep] == ',' && (next = scan_.skip_space(sep + 1)) < len_ &&
+            buf_[next] != ']')) {
+        roll_back(b, m);  // malformed after the element: simdjson's to name
+        return run_end::stuck;
+      }
+      at = {sep, next};
+    }
+  }
+
+  /// Builds the batch `b` read between the separators at `open` and `close`.
+  void build_read(batch& b, std::size_t open, std::size_t close, bool last) {
+    b.where = {open, close, !built_any_, last};
+    built_any_ = true;
+    build_batch(b);
     b.clear();
-    bounds open{begin, 0, true, false};     // the batch being read (its separator before)
-    std::size_t p = first, before = begin;  // an element, and the separator before it
-    std::size_t bytes = 0;  // of the batch's elements (as the splitter counts them)
-    auto build = [&](std::size_t close, bool last) {
-      bytes = 0;
-      open.close = close;
-      open.last = last;
-      b.where = open;
+  }
+
+  /// Reads and builds the elements from `at` while they start before `limit`: through the
+  /// direct path in batches of about `batch_bytes`, and an element it cannot read through
+  /// simdjson, with the batch that starts there. `hold()` is called before simdjson parses (it
+  /// writes separators into the text, and restores them) and its result kept meanwhile. True
+  /// after the array's last element.
+  template <class Hold>
+  bool read_serial(cursor& at, std::size_t limit, batch& b, Hold hold) {
+    b.clear();
+    while (at.p < limit) {
+      const std::size_t open = at.before;
+      const std::size_t room = std::min(limit - at.p, opt_.batch_bytes);
+      const run_end r = direct_run(at, at.p + std::max<std::size_t>(room, 1), b);
+      if (!b.events.empty()) build_read(b, open, at.before, r == run_end::last);
+      if (r == run_end::last) return true;
+      if (r == run_end::limit) continue;
+      // Through simdjson: a batch from this element.
+      [[maybe_unused]] const auto held = hold();
+      splitter split(*this, at.before, at.p);
+      bounds bd;
+      split.next(bd);
+      bd.first = !built_any_;
+      built_any_ = true;
+      parse_batch(bd, b);
       build_batch(b);
       b.clear();
-      open = {close, 0, false, false};
+      at = {bd.close, bd.last ? bd.close + 1 : scan_.skip_space(bd.close + 1)};
+      if (bd.last) return true;
+    }
+    return false;
+  }
+
+  /// A likely element start at or after `from`, with the separator before it, for cutting the
+  /// array into stretches parsed in parallel: the first '{' after a line break whose previous
+  /// character (white space aside) is a ','. A JSON string holds no raw line break, so the scan
+  /// knows from there which bytes are in strings; it cannot know the nesting depth, and a '{'
+  /// in an array of objects inside an event matches too. A guess, checked before it is used.
+  /// False when no line break or no match lies within 64 KiB.
+  bool guess_element(std::size_t from, cursor& out) const noexcept {
+    const char* s = buf_.data();
+    const std::size_t end = std::min(len_, from + (std::size_t{64} << 10));
+    if (from >= end) return false;
+    const void* nl = std::memchr(s + from, '\n', end - from);
+    if (nl == nullptr) return false;
+    std::size_t q = static_cast<std::size_t>(static_cast<const char*>(nl) - s);
+    std::size_t prev = q;  // the last character before q that is not white space
+    while (prev > 0 && is_json_space(s[prev - 1])) --prev;
+    if (prev-- == 0) return false;
+    for (; q < end; ++q) {
+      const char c = s[q];
+      if (is_json_space(c)) continue;
+      if (c == '{' && s[prev] == ',') {
+        out = {prev, q};
+        return true;
+      }
+      if (c == '"') {
+        while (++q < end && s[q] != '"')
+          if (s[q] == '\\') ++q;
+        if (q >= end) return false;
+      }
+      prev = q;
+    }
+    return false;
+  }
+
+  /// A stretch of the events array parsed ahead of building.
+  struct chunk {
+    batch b;          ///< parsed on the building thread
+    published copy;   ///< parsed on the other thread
+    bool copied = false;
+    cursor from, to;  ///< where it starts (a guess, past the first) and where it stopped
+    run_end end = run_end::stuck;
+    bool failed = false;  ///< parsing it threw (memory): it is read again on the building thread
+  };
+  static constexpr std::size_t chunks_ahead = 4;  // chunks parsed and not yet built, at most
+
+  /// Reads the array from `at` in stretches of about `batch_bytes` cut at guessed element
+  /// starts: a second thread parses stretches through the direct path while this one builds
+  /// them in order and parses stretches too when the next one to build is not ready. A stretch
+  /// is used only where the serial read reaches exactly its guessed start; otherwise, and from
+  /// where the direct path stops inside it, this thread reads serially up to the next stretch.
+  /// The table is the serial read's. False (nothing read) when the text offers too few places
+  /// to cut (no line breaks: a one-line file).
+  bool read_events_chunked(cursor& at) {
+    std::vector<cursor> starts{at};
+    for (std::size_t from = at.p + opt_.batch_bytes; from < len_ && from > at.p;
+         from += std::max<std::size_t>(opt_.batch_bytes, 1)) {
+      cursor g;
+      if (guess_element(from, g) && g.p > starts.back().p) starts.push_back(g);
+      if (from + opt_.batch_bytes < from) break;  // overflow
+    }
+    const std::size_t n = starts.size();
+    if (n < 3) return false;
+    auto limit_of = [&](std::size_t k) { return k + 1 < n ? starts[k + 1].p : no_limit; };
+    std::vector<chunk> slots(chunks_ahead);
+    struct shared_state {
+      std::mutex m;
+      std::condition_variable cv;
+      std::size_t claimed = 0;           // chunks taken for parsing
+      std::size_t built = 0;             // chunks built (or passed over)
+      std::vector<unsigned char> ready;  // per chunk: parsed
+      bool stop = false, paused = false;
+      int busy = 0;  // the other thread is parsing
+    } st;
+    st.ready.assign(n, 0);
+    // `own`: the other thread's batch, copied out; null: the slot's.
+    auto parse = [&](std::size_t k, batch* own) {
+      chunk& c = slots[k % chunks_ahead];
+      batch& b = own != nullptr ? *own : c.b;
+      b.clear();
+      c.from = c.to = starts[k];
+      c.failed = false;
+      c.copied = own != nullptr;
+      try {
+        c.end = direct_run(c.to, limit_of(k), b);
+        if (own != nullptr) c.copy.assign(b);
+      } catch (...) {
+        c.failed = true;
+      }
     };
-    while (true) {
-      const batch_mark m = mark_of(b);
-      std::size_t e = p < len_ && buf_[p] == '{' ? direct_event(p, b) : 0;
-      std::size_t sep = 0, next = 0;
-      bool last = false;
-      if (e != 0) {
-        sep = scan_.skip_space(e);
-        last = sep < len_ && buf_[sep] == ']';
-        if (!last && !(sep < len_ && buf_[sep] == ',' &&
-                       (next = scan_.skip_space(sep + 1)) < len_ && buf_[next] != ']')) {
-          roll_back(b, m);  // malformed after the element: simdjson's to name
-          e = 0;
+    auto claimable = [&] { return st.claimed < std::min(n, st.built + chunks_ahead); };
+    std::thread parser([&] {
+      batch own;
+      std::unique_lock lock(st.m);
+      while (true) {
+        st.cv.wait(lock, [&] { return st.stop || (!st.paused && claimable()); });
+        if (st.stop) break;
+        const std::size_t k = st.claimed++;
+        st.busy = 1;
+        lock.unlock();
+        parse(k, &own);
+        lock.lock();
+        st.busy = 0;
+        st.ready[k] = 1;
+        st.cv.notify_all();
+      }
+    });
+    const stop_and_join<shared_state> guard{st, parser};
+    // simdjson writes into the text: the other thread waits meanwhile.
+    auto hold = [&] {
+      std::unique_lock lock(st.m);
+      st.paused = true;
+      st.cv.wait(lock, [&] { return st.busy == 0; });
+      struct resume {
+        shared_state* st;
+        ~resume() {
+          std::lock_guard lock(st->m);
+          st->paused = false;
+          st->cv.notify_all();
+        }
+      };
+      return resume{&st};
+    };
+    batch& serial = batches_.emplace_back();
+    for (std::size_t k = 0; k < n; ++k) {
+      {
+        std::unique_lock lock(st.m);
+        while (st.ready[k] == 0) {
+          if (claimable()) {  // parse one here rather than wait
+            const std::size_t j = st.claimed++;
+            lock.unlock();
+            parse(j, nullptr);
+            lock.lock();
+            st.ready[j] = 1;
+            st.cv.notify_all();
+          } else {
+            st.cv.wait(lock);
+          }
         }
       }
-      if (e == 0) {
-        // Through simdjson: what was read before this element, then a batch from it.
-        if (!b.events.empty()) build(before, false);
-        splitter split(*this, before, p);
-        bounds bd;
-        split.next(bd);
-        bd.first = open.first;
-        parse_batch(bd, b);
-        build_batch(b);
-        b.clear();
-        if (bd.last) return bd.close + 1;
-        open = {bd.close, 0, false, false};
-        bytes = 0;
-        before = bd.close;
-        p = scan_.skip_space(bd.close + 1);
-        continue;
+      chunk& c = slots[k % chunks_ahead];
+      bool done = false;
+      if (!c.failed && c.from.p == at.p) {
+        const batch_view v = c.copied ? c.copy.view() : view_of(c.b);
+        if (!v.events.empty()) {
+          build_batch(v, {at.before, c.to.before, !built_any_, c.end == run_end::last});
+          built_any_ = true;
+        }
+        at = c.to;
+        done = c.end == run_end::last;
+        if (c.end == run_end::stuck) done = read_serial(at, limit_of(k), serial, hold);
+      } else {  // a wrong guess (the serial read is past it), or a failure: read it here
+        done = read_serial(at, limit_of(k), serial, hold);
       }
-      bytes += e - p;
-      if (last || bytes >= opt_.batch_bytes) {
-        build(sep, last);
-        if (last) return sep + 1;
-      }
-      before = sep;
-      p = next;
+      std::lock_guard lock(st.m);
+      st.built = k + 1;
+      st.cv.notify_all();
+      if (done) return true;
     }
+    // The last stretch runs to the array's end: read_serial returned true or threw.
+    throw input_error("unexpected end of input in traceEvents (truncated?)", at.p);
   }
 
   void read_strings(value_t v, std::vector<std::string_view>& out, std::size_t at) {
@@ -1725,7 +1957,7 @@ class chrome_reader {
   }
 
   // ---- building events --------------------------------------------------------------------------
-  void add_event(const fields& f, const batch& b, char ph, std::uint64_t pid, std::uint64_t tid) {
+  void add_event(const fields& f, const batch_view& b, char ph, std::uint64_t pid, std::uint64_t tid) {
     const activity_type act = f.cat.empty() ? activity_type::cpu_op : activity_type_from(f.cat);
     event_t& e = t_.events.emplace_back();
     e.start_ns = absolute(base_, f.ts, f.at);
@@ -1821,7 +2053,7 @@ class chrome_reader {
 
   /// Fills payload fields from the args, keeps the other args as attributes.
   template <class P>
-  void fill_payload(event_t& e, const fields& f, const batch& b, P& payload) {
+  void fill_payload(event_t& e, const fields& f, const batch_view& b, P& payload) {
     for (const raw_arg& a : std::span(b.args).subspan(f.args_first, f.args_count)) {
       if constexpr (std::is_same_v<P, extra_fields<event_kind::op>>) {
         if (a.key == "finished") {
@@ -1959,7 +2191,7 @@ class chrome_reader {
   }
 
   // ---- op inputs from Input Dims / Input type / Input Strides / Concrete Inputs ---------------
-  void build_inputs(extra_fields<event_kind::op>& op, const fields& f, const batch& b) {
+  void build_inputs(extra_fields<event_kind::op>& op, const fields& f, const batch_view& b) {
     if (!f.dims.present && f.types.count == 0) return;
     auto view = [&b](const dims_range& r) {
       return dims_view{std::span(b.dims).subspan(r.first, r.count), b.ints.data(), r.present};
@@ -2408,6 +2640,7 @@ class chrome_reader {
   simdjson::ondemand::document* doc_ = nullptr;  // the batch being parsed
   std::int64_t base_ = 0;
   std::size_t events_begin_ = 0;  // the traceEvents array's '['
+  bool built_any_ = false;        // a batch of events was built
   std::vector<batch> batches_;
   // The inputs of the op being built (build_inputs).
   dims_view dims_, strides_;
