@@ -2,9 +2,12 @@
 // reference on random inputs (its block-at-a-time path must agree with it at every boundary).
 #include <doctest/doctest.h>
 
+#include <charconv>
+#include <limits>
 #include <optional>
 #include <random>
 #include <string>
+#include <system_error>
 
 #include <tracemodel/formats/json_scan.hpp>
 
@@ -137,5 +140,51 @@ TEST_SUITE("formats") {
       }
     }
     CHECK(accepted > 50000);
+  }
+}
+
+TEST_SUITE("formats") {
+  TEST_CASE("parse_int64: the short path (up to 18 digits) and the checked one agree with from_chars") {
+    using tracemodel::detail::parse_int64;
+    std::int64_t v = 0;
+    CHECK((parse_int64("-9223372036854775808", v) && v == std::numeric_limits<std::int64_t>::min()));
+    CHECK((parse_int64("9223372036854775807", v) && v == std::numeric_limits<std::int64_t>::max()));
+    CHECK(!parse_int64("9223372036854775808", v));
+    CHECK((parse_int64("999999999999999999", v) && v == 999999999999999999));  // 18 digits
+    CHECK((parse_int64("-0", v) && v == 0));
+    CHECK(!parse_int64("-", v));
+    CHECK(!parse_int64("", v));
+    CHECK(!parse_int64("12a", v));
+    CHECK(!parse_int64("1/", v));  // '/' is the character before '0'
+    CHECK(!parse_int64("1:", v));  // ':' the one after '9'
+    // Random tokens of digits (0 to 21 of them, a sign, now and then a stray character),
+    // against std::from_chars on the same digits.
+    std::mt19937_64 rng(17);
+    std::size_t accepted = 0;
+    for (int round = 0; round < 200000; ++round) {
+      std::string t;
+      if (rng() % 3 == 0) t += '-';
+      for (std::size_t k = 0, n = rng() % 22; k < n; ++k) t += static_cast<char>('0' + rng() % 10);
+      if (rng() % 10 == 0 && !t.empty()) t[rng() % t.size()] = "x/:. +"[rng() % 6];
+      std::int64_t got = -7;
+      const bool ok = parse_int64(t, got);
+      // The reference: an optional '-' then only digits, the value within int64.
+      const bool neg = !t.empty() && t[0] == '-';
+      const std::string digits = t.substr(neg ? 1 : 0);
+      bool want = !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos;
+      std::int64_t ref = 0;
+      if (want) {
+        const std::string signed_text = (neg ? "-" : "") + digits;
+        const auto r = std::from_chars(signed_text.data(), signed_text.data() + signed_text.size(), ref);
+        want = r.ec == std::errc() && r.ptr == signed_text.data() + signed_text.size();
+      }
+      INFO(t);
+      REQUIRE(ok == want);
+      if (ok) {
+        REQUIRE(got == ref);
+        ++accepted;
+      }
+    }
+    CHECK(accepted > 100000);
   }
 }

