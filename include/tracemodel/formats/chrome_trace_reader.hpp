@@ -49,6 +49,7 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <future>
 #include <mutex>
 #include <span>
 #include <string>
@@ -642,7 +643,8 @@ class chrome_reader {
   };
 
   static constexpr std::size_t pipeline_depth = 3;      // batches parsed ahead, at most
-  static constexpr std::size_t max_event_depth = 1023;  // 1024 levels with the array
+  static constexpr std::size_t max_event_depth = 1023;
+  static constexpr std::size_t parallel_flows = std::size_t{1} << 16;  // flows sorted aside  // 1024 levels with the array
 
   /// Returns the last batch's bounds.
   bounds read_events_parallel(splitter& split) {
@@ -2463,6 +2465,23 @@ class chrome_reader {
   void bind_flows() {
     if (flows_.empty()) return;
     const std::size_t n = t_.events.size();
+    const std::size_t nf = flows_.size();
+    // The flows' order by time (radix, stable) does not depend on the events: with many flows
+    // it is made on another thread while this one lays out the tracks below (a sixth of the
+    // binding's time moves off the calling thread).
+    struct by_time_t {
+      detail::fill_vector<std::int64_t> ts;
+      detail::scratch_vector<std::uint32_t> order;
+    };
+    auto sort_by_time = [this, nf] {
+      by_time_t r{detail::fill_vector<std::int64_t>(nf), {}};
+      for (std::size_t i = 0; i < nf; ++i) r.ts[i] = flows_[i].ts;
+      r.order = detail::stable_order(r.ts);
+      return r;
+    };
+    std::future<by_time_t> sorting;
+    if (opt_.parallel && nf >= parallel_flows && std::thread::hardware_concurrency() > 1)
+      sorting = std::async(std::launch::async, sort_by_time);
     // The events of each track (pid, tid) by start (the table is sorted): a counting sort,
     // which also lays out their bind keys in that order.
     detail::pair_ids tracks;
@@ -2491,18 +2510,15 @@ class chrome_reader {
     // step (flows sorted by track and time) instead of a binary search each: the flows are
     // then bound in file order, which decides which of two duplicates wins.
     // The order: by time (radix), then stably by track (counting); flows without a track last.
-    const std::size_t nf = flows_.size();
     detail::fill_vector<std::uint32_t> flow_track(nf);
     detail::fill_vector<std::uint32_t> lower(nf);
     {
-      detail::fill_vector<std::int64_t> flow_ts(nf);
-      for (std::size_t i = 0; i < nf; ++i) {
-        flow_track[i] = tracks.find(flows_[i].pid, flows_[i].tid);
-        flow_ts[i] = flows_[i].ts;
-      }
+      for (std::size_t i = 0; i < nf; ++i) flow_track[i] = tracks.find(flows_[i].pid, flows_[i].tid);
+      const by_time_t sorted = sorting.valid() ? sorting.get() : sort_by_time();
+      const auto& flow_ts = sorted.ts;
       detail::fill_vector<std::uint32_t> order(nf);
       {
-        const auto by_time = detail::stable_order(flow_ts);
+        const auto& by_time = sorted.order;
         std::vector<std::size_t> flow_fill(tracks.size() + 2, 0);
         auto slot = [&](std::uint32_t k) { return k == detail::pair_ids::no_id ? tracks.size() : k; };
         for (const std::uint32_t k : flow_track) ++flow_fill[slot(k) + 1];
