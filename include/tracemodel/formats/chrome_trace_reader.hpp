@@ -54,6 +54,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -1872,22 +1873,27 @@ class chrome_reader {
       }
     };
     auto claimable = [&] { return st.claimed < std::min(n, st.built + chunks_ahead); };
-    std::thread parser([&] {
-      batch own;
-      std::unique_lock lock(st.m);
-      while (true) {
-        st.cv.wait(lock, [&] { return st.stop || (!st.paused && claimable()); });
-        if (st.stop) break;
-        const std::size_t k = st.claimed++;
-        st.busy = 1;
-        lock.unlock();
-        parse(k, &own);
-        lock.lock();
-        st.busy = 0;
-        st.ready[k] = 1;
-        st.cv.notify_all();
-      }
-    });
+    std::thread parser;
+    try {
+      parser = std::thread([&] {
+        batch own;
+        std::unique_lock lock(st.m);
+        while (true) {
+          st.cv.wait(lock, [&] { return st.stop || (!st.paused && claimable()); });
+          if (st.stop) break;
+          const std::size_t k = st.claimed++;
+          st.busy = 1;
+          lock.unlock();
+          parse(k, &own);
+          lock.lock();
+          st.busy = 0;
+          st.ready[k] = 1;
+          st.cv.notify_all();
+        }
+      });
+    } catch (const std::system_error&) {
+      return false;  // no second thread to be had: the serial read
+    }
     const stop_and_join<shared_state> guard{st, parser};
     // simdjson writes into the text: the other thread waits meanwhile.
     auto hold = [&] {
@@ -2481,7 +2487,10 @@ class chrome_reader {
     };
     std::future<by_time_t> sorting;
     if (opt_.parallel && nf >= parallel_flows && std::thread::hardware_concurrency() > 1)
-      sorting = std::async(std::launch::async, sort_by_time);
+      try {
+        sorting = std::async(std::launch::async, sort_by_time);
+      } catch (const std::system_error&) {  // no thread to be had: sorted below instead
+      }
     // The events of each track (pid, tid) by start (the table is sorted): a counting sort,
     // which also lays out their bind keys in that order.
     detail::pair_ids tracks;
