@@ -51,8 +51,11 @@
 /// much else the including translation unit instantiates: the compiler's inlining budget is
 /// per unit).
 #define TRACEMODEL_FLATTEN __attribute__((flatten))
+/// Asks for the cache line at `p` ahead of its use (no fault, whatever `p` is).
+#define TRACEMODEL_PREFETCH(p) __builtin_prefetch(p)
 #else
 #define TRACEMODEL_FLATTEN
+#define TRACEMODEL_PREFETCH(p) ((void)(p))
 #define TRACEMODEL_NOINLINE
 #define TRACEMODEL_ALWAYS_INLINE inline
 #endif
