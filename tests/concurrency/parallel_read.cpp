@@ -6,7 +6,9 @@
 // ThreadSanitizer runs this group.
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -18,6 +20,11 @@
 
 #include "../support/json.hpp"
 #include "../support/real_traces.hpp"
+
+#if TRACEMODEL_BIG_ALLOC_MMAP
+#include <fcntl.h>
+#include <unistd.h>
+#endif
 
 namespace tmod = tracemodel;
 
@@ -415,4 +422,38 @@ TEST_SUITE("concurrency") {
     CHECK(small.released() == 0);
     CHECK(small.data()[10] == 'y');
   }
+
+#if TRACEMODEL_BIG_ALLOC_MMAP
+  TEST_CASE("a large file loads in two halves: the text one thread reads; a shorter file keeps its front") {
+    const std::string text = join(make_records(66000, 5));
+    REQUIRE(text.size() > tmod::detail::parallel_load_bytes);
+    const std::string path = std::string(TRACEMODEL_TEST_BINARY_DIR) + "/two_halves.json";
+    std::ofstream(path, std::ios::binary) << text;
+    {
+      const tmod::trace_text halves = tmod::load_trace_text(path, true);
+      const tmod::trace_text one = tmod::load_trace_text(path, false);
+      CHECK(halves.size() == text.size());
+      CHECK(halves.view() == text);
+      CHECK(one.view() == text);
+    }
+    // The file read through the default options (two threads to load and to parse) is the
+    // serial read of its text.
+    CHECK(tmod::chrome_trace_string(tmod::read_chrome_trace_file(path)) ==
+          read(text, false, std::size_t{1} << 20).trace);
+    // A file shorter than the size the halves were cut for (it shrank after its size was
+    // taken): what is in place from the front, in order. Its end within the back half, then
+    // within the front half.
+    const int fd = ::open(path.c_str(), O_RDONLY);
+    REQUIRE(fd >= 0);
+    for (const std::size_t said : {text.size() + text.size() / 2, 3 * text.size()}) {
+      CAPTURE(said);
+      std::vector<char> buf(said);
+      const std::size_t got = tmod::detail::read_two_halves(fd, buf.data(), said, path);
+      CHECK(got == text.size());
+      CHECK(std::string_view(buf.data(), got) == text);
+    }
+    ::close(fd);
+    std::remove(path.c_str());
+  }
+#endif
 }
