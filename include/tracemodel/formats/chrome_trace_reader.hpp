@@ -49,8 +49,8 @@
 #include <cstring>
 #include <exception>
 #include <functional>
-#include <limits>
 #include <future>
+#include <limits>
 #include <mutex>
 #include <span>
 #include <string>
