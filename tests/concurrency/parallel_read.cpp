@@ -316,35 +316,44 @@ TEST_SUITE("concurrency") {
   TEST_CASE("parallel read: many flows, sorted by time on a second thread, bind as in the serial read") {
     // More than 65,536 flow records (the threshold for sorting them aside): launches with
     // their kernels, forward ops with their backward ops, a repeated start and a flow end
-    // without a start now and then, records in file order.
-    std::string text = "{\"traceEvents\":[\n";
-    long ts = 1000;
-    for (int k = 1; k <= 17000; ++k, ts += 10) {
-      const std::string t = std::to_string(ts), c = std::to_string(k);
-      const std::string d = std::to_string(ts + 5);
-      text += R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)" + t +
-              R"(,"dur":2,"args":{"correlation":)" + c + "}},\n";
-      text += R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":)" + d +
-              R"(,"dur":3,"args":{"correlation":)" + c + "}},\n";
-      text += R"({"ph":"s","id":)" + c + R"(,"pid":1,"tid":1,"ts":)" + t + R"(,"cat":"ac2g","name":"ac2g"},)" "\n";
-      if (k % 97 == 0)  // a duplicate start
-        text += R"({"ph":"s","id":)" + c + R"(,"pid":1,"tid":1,"ts":)" + t + R"(,"cat":"ac2g","name":"ac2g"},)" "\n";
-      text += R"({"ph":"f","id":)" + c + R"(,"pid":0,"tid":7,"ts":)" + d + R"(,"cat":"ac2g","name":"ac2g","bp":"e"},)" "\n";
-      text += R"({"ph":"X","cat":"cpu_op","name":"fwd","pid":1,"tid":2,"ts":)" + t + R"(,"dur":1},)" "\n";
-      text += R"({"ph":"X","cat":"cpu_op","name":"bwd","pid":1,"tid":3,"ts":)" + d + R"(,"dur":1},)" "\n";
-      if (k % 89 != 0)  // else an end without a start
-        text += R"({"ph":"s","id":)" + c + R"(,"pid":1,"tid":2,"ts":)" + t + R"(,"cat":"fwdbwd","name":"fwdbwd"},)" "\n";
-      text += R"({"ph":"f","id":)" + c + R"(,"pid":1,"tid":3,"ts":)" + d + R"(,"cat":"fwdbwd","name":"fwdbwd","bp":"e"})";
-      text += k < 17000 ? ",\n" : "\n]}";
+    // without a start now and then. First with the records in time order (each track's flows
+    // come in time order: no sort), then with the flow records after the events, in reverse
+    // (sorted by time, on the second thread when reading on two).
+    for (const bool reversed : {false, true}) {
+      CAPTURE(reversed);
+      std::vector<std::string> events, flows;
+      long ts = 1000;
+      for (int k = 1; k <= 17000; ++k, ts += 10) {
+        const std::string t = std::to_string(ts), c = std::to_string(k);
+        const std::string d = std::to_string(ts + 5);
+        events.push_back(R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)" +
+                         t + R"(,"dur":2,"args":{"correlation":)" + c + "}}");
+        events.push_back(R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":)" + d +
+                         R"(,"dur":3,"args":{"correlation":)" + c + "}}");
+        auto& f = reversed ? flows : events;
+        f.push_back(R"({"ph":"s","id":)" + c + R"(,"pid":1,"tid":1,"ts":)" + t + R"(,"cat":"ac2g","name":"ac2g"})");
+        if (k % 97 == 0)  // a duplicate start
+          f.push_back(R"({"ph":"s","id":)" + c + R"(,"pid":1,"tid":1,"ts":)" + t + R"(,"cat":"ac2g","name":"ac2g"})");
+        f.push_back(R"({"ph":"f","id":)" + c + R"(,"pid":0,"tid":7,"ts":)" + d + R"(,"cat":"ac2g","name":"ac2g","bp":"e"})");
+        events.push_back(R"({"ph":"X","cat":"cpu_op","name":"fwd","pid":1,"tid":2,"ts":)" + t + R"(,"dur":1})");
+        events.push_back(R"({"ph":"X","cat":"cpu_op","name":"bwd","pid":1,"tid":3,"ts":)" + d + R"(,"dur":1})");
+        if (k % 89 != 0)  // else an end without a start
+          f.push_back(R"({"ph":"s","id":)" + c + R"(,"pid":1,"tid":2,"ts":)" + t + R"(,"cat":"fwdbwd","name":"fwdbwd"})");
+        f.push_back(R"({"ph":"f","id":)" + c + R"(,"pid":1,"tid":3,"ts":)" + d + R"(,"cat":"fwdbwd","name":"fwdbwd","bp":"e"})");
+      }
+      events.insert(events.end(), flows.rbegin(), flows.rend());
+      std::string text = "{\"traceEvents\":[\n";
+      for (std::size_t i = 0; i < events.size(); ++i) text += events[i] + (i + 1 < events.size() ? ",\n" : "\n]}");
+      const outcome serial = read(text, false, std::size_t{1} << 20);
+      REQUIRE(serial.error.empty());
+      CHECK(serial.links == 17000 - 17000 / 89);  // the fwdbwd pairs (ac2g flows mark the events)
+      // The repeated start finds its launch already carrying a flow: it binds to nothing.
+      CHECK(serial.anomalies[tmod::anomaly::unbound_flow] == 17000 / 97);
+      CHECK(serial.anomalies[tmod::anomaly::flow_end_without_start] == 17000 / 89);
+      check_same(serial, read(text, true, std::size_t{1} << 20));
     }
-    const outcome serial = read(text, false, std::size_t{1} << 20);
-    REQUIRE(serial.error.empty());
-    CHECK(serial.links == 17000 - 17000 / 89);  // the fwdbwd pairs (ac2g flows mark the events)
-    // The repeated start finds its launch already carrying a flow: it binds to nothing.
-    CHECK(serial.anomalies[tmod::anomaly::unbound_flow] == 17000 / 97);
-    CHECK(serial.anomalies[tmod::anomaly::flow_end_without_start] == 17000 / 89);
-    check_same(serial, read(text, true, std::size_t{1} << 20));
   }
+
 
   TEST_CASE("parallel read: a failure while building stops the parser thread") {
     std::string text = join(make_records(3000, 3));

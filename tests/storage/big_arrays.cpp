@@ -52,6 +52,48 @@ TEST_SUITE("storage") {
     tmod::release_cached_arrays();
   }
 
+  TEST_CASE("block cache: arrays of 64 KiB up to 2 MiB are kept by power-of-two size, within a limit") {
+    using tmod::detail::block_cache;
+    tmod::release_cached_arrays();
+    REQUIRE(block_cache::instance().cached_bytes() == 0);
+    const char* first = nullptr;
+    {
+      tmod::detail::scratch_vector<char> a(100u << 10);  // 100 KiB: a block of 128
+      a.back() = 1;
+      first = a.data();
+      CHECK(reinterpret_cast<std::uintptr_t>(first) % 64 == 0);
+    }
+    CHECK(block_cache::instance().cached_bytes() == 128u << 10);
+    {
+      tmod::detail::scratch_vector<char> b(65u << 10);  // the same size class: the same block
+      CHECK(b.data() == first);
+      CHECK(block_cache::instance().cached_bytes() == 0);
+      tmod::detail::scratch_vector<char> c(129u << 10);  // the next class: a block of its own
+      CHECK(c.data() != first);
+      CHECK(reinterpret_cast<std::uintptr_t>(c.data()) % 64 == 0);
+    }
+    CHECK(block_cache::instance().cached_bytes() == (128u + 256u) << 10);
+    {  // below 64 KiB: operator new, nothing kept
+      tmod::detail::scratch_vector<char> small(1000);
+    }
+    CHECK(block_cache::instance().cached_bytes() == (128u + 256u) << 10);
+    // A limit frees what is beyond it, the largest blocks first, and keeps no more than it.
+    tmod::detail::set_block_cache_limit(200u << 10);
+    CHECK(block_cache::instance().cached_bytes() == 128u << 10);
+    {
+      tmod::detail::scratch_vector<char> d(200u << 10);  // its block of 256 KiB would pass it
+    }
+    CHECK(block_cache::instance().cached_bytes() == 128u << 10);
+    tmod::release_cached_arrays();
+    CHECK(block_cache::instance().cached_bytes() == 0);
+    {  // the limit survives the release
+      tmod::detail::scratch_vector<char> e(100u << 10);
+    }
+    CHECK(block_cache::instance().cached_bytes() == 128u << 10);
+    tmod::detail::set_block_cache_limit(std::size_t{64} << 20);  // the default again
+    tmod::release_cached_arrays();
+  }
+
   TEST_CASE("region cache: a request takes the front of the best region; freed parts merge") {
     // A cache of its own, given addresses that are never touched (nothing here maps, unmaps or
     // reads them): which region a request takes is the point.

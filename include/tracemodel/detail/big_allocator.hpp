@@ -7,7 +7,12 @@
 // a 100 MB array that is a quarter of a second). Freed regions are kept in a cache (by default
 // up to 2 GiB; `set_region_cache_limit`) and reused by later requests of up to their size, so
 // scratch arrays and the tables of later sessions do not fault again: the same recycling the
-// block pool does for recording. Smaller requests use operator new. Stateless allocator.
+// block pool does for recording. Requests from 64 KiB up to 2 MiB are rounded up to a power of
+// two and kept by size when freed (by default up to 64 MiB; `set_block_cache_limit`): a
+// system allocator maps such blocks afresh and unmaps them when freed, and on a virtual
+// machine each of their 4 KiB pages then costs a fault of about 10 us at every use (the
+// reader's per-stretch arrays and the flow binding's arrays cost a 200 MB read 20-30 ms
+// that way). Smaller requests use operator new. Stateless allocator.
 //
 // Where regions are mapped (Linux), a request takes the front of a cached region that holds it
 // and the rest stays cached, and a freed region merges with cached neighbours. Arrays fill from
@@ -19,6 +24,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -145,6 +151,87 @@ class region_cache {
   std::size_t limit_ = std::size_t{2} << 30;
 };
 
+/// Freed blocks of 64 KiB up to 2 MiB (a power of two each), kept by size for reuse.
+class block_cache {
+ public:
+  static constexpr unsigned min_log = 16, max_log = 21;  // 64 KiB .. 2 MiB
+  static constexpr std::align_val_t align{64};
+  /// Never destroyed, as region_cache.
+  static block_cache& instance() noexcept {
+    static block_cache* c = new block_cache;
+    return *c;
+  }
+  /// The class of a request of `bytes` (at least 64 KiB, at most 2 MiB): its log2 size.
+  static unsigned size_log(std::size_t bytes) noexcept {
+    return static_cast<unsigned>(std::bit_width(bytes - 1));
+  }
+  /// A cached block of 2^k bytes, or nullptr.
+  void* take(unsigned k) noexcept {
+    std::lock_guard lock(mutex_);
+    auto& v = free_[k - min_log];
+    if (v.empty()) return nullptr;
+    void* p = v.back();
+    v.pop_back();
+    cached_ -= std::size_t{1} << k;
+    return p;
+  }
+  /// Keeps a block of 2^k bytes if it fits under the limit; false: the caller frees it.
+  bool give(void* p, unsigned k) noexcept {
+    std::lock_guard lock(mutex_);
+    const std::size_t size = std::size_t{1} << k;
+    if (cached_ + size > limit_) return false;
+    try {
+      free_[k - min_log].push_back(p);
+    } catch (...) {
+      return false;
+    }
+    cached_ += size;
+    return true;
+  }
+  /// Frees the cached blocks beyond `bytes` and keeps at most that many from now on.
+  void set_limit(std::size_t bytes) noexcept {
+    std::vector<std::pair<void*, unsigned>> release;
+    {
+      std::lock_guard lock(mutex_);
+      limit_ = bytes;
+      for (unsigned k = max_log + 1; k-- > min_log && cached_ > limit_;) {
+        auto& v = free_[k - min_log];
+        while (!v.empty() && cached_ > limit_) {
+          try {
+            release.emplace_back(v.back(), k);
+          } catch (...) {
+            return;  // freed later
+          }
+          v.pop_back();
+          cached_ -= std::size_t{1} << k;
+        }
+      }
+    }
+    for (const auto& [p, k] : release) ::operator delete(p, align);
+  }
+  /// Frees every cached block; the limit stays.
+  void release() noexcept {
+    std::size_t limit = 0;
+    {
+      std::lock_guard lock(mutex_);
+      limit = limit_;
+    }
+    set_limit(0);
+    std::lock_guard lock(mutex_);
+    limit_ = limit;
+  }
+  [[nodiscard]] std::size_t cached_bytes() const noexcept {
+    std::lock_guard lock(mutex_);
+    return cached_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<void*> free_[max_log - min_log + 1];
+  std::size_t cached_ = 0;
+  std::size_t limit_ = std::size_t{64} << 20;
+};
+
 /// The mapped size of a big request: whole huge pages.
 inline std::size_t big_size(std::size_t bytes) noexcept {
   return (bytes + huge_page - 1) & ~(huge_page - 1);
@@ -232,6 +319,11 @@ inline void* big_allocate(std::size_t bytes) {
     return ::operator new(size, std::align_val_t{huge_page});
 #endif
   }
+  if (bytes >= std::size_t{1} << block_cache::min_log) {
+    const unsigned k = block_cache::size_log(bytes);
+    if (void* p = block_cache::instance().take(k)) return p;
+    return ::operator new(std::size_t{1} << k, block_cache::align);
+  }
   return ::operator new(bytes);
 }
 
@@ -239,6 +331,11 @@ inline void big_deallocate(void* p, std::size_t bytes) noexcept {
   if (bytes >= huge_page) {
     const std::size_t size = region_sizes::instance().forget(p, big_size(bytes));
     if (!region_cache::instance().give(p, size)) unmap_region(p, size);
+    return;
+  }
+  if (bytes >= std::size_t{1} << block_cache::min_log) {
+    const unsigned k = block_cache::size_log(bytes);
+    if (!block_cache::instance().give(p, k)) ::operator delete(p, block_cache::align);
     return;
   }
   ::operator delete(p);
@@ -268,14 +365,22 @@ inline std::size_t big_release(void* base, std::size_t from, std::size_t to,
 inline void set_region_cache_limit(std::size_t bytes) noexcept {
   region_cache::instance().set_limit(bytes);
 }
+/// Sets how many bytes of freed arrays of 64 KiB to 2 MiB are kept for reuse (0: none;
+/// returns memory now).
+inline void set_block_cache_limit(std::size_t bytes) noexcept {
+  block_cache::instance().set_limit(bytes);
+}
 
 }  // namespace detail
 
-/// Gives the memory of freed large arrays (event tables, the algorithms' scratch arrays),
-/// which tracemodel keeps for reuse, back to the operating system. Call it after a large
-/// analysis when the process goes on with other work; `block_pool::instance().trim()` does
-/// the same for recording blocks.
-inline void release_cached_arrays() noexcept { detail::region_cache::instance().release(); }
+/// Gives the memory of freed large arrays (event tables, the algorithms' scratch arrays, the
+/// reader's working arrays), which tracemodel keeps for reuse, back to the operating system.
+/// Call it after a large analysis when the process goes on with other work;
+/// `block_pool::instance().trim()` does the same for recording blocks.
+inline void release_cached_arrays() noexcept {
+  detail::region_cache::instance().release();
+  detail::block_cache::instance().release();
+}
 
 namespace detail {
 

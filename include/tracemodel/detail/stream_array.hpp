@@ -21,6 +21,7 @@
 #endif
 
 #include "tracemodel/config.hpp"
+#include "tracemodel/detail/big_allocator.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
 namespace detail {
@@ -69,7 +70,7 @@ class stream_array {
   void assign(const T* src, std::size_t n) {
     if (n > cap_) {
       release();
-      p_ = static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64}));
+      p_ = static_cast<T*>(allocate(n * sizeof(T)));
       cap_ = n;
     }
     stream_copy(p_, src, n * sizeof(T));
@@ -79,8 +80,20 @@ class stream_array {
   [[nodiscard]] std::size_t size() const noexcept { return n_; }
 
  private:
+  // 64-byte aligned: blocks of 64 KiB and more come from big_allocate (kept for the next use
+  // when freed, and aligned at least that much), smaller ones from operator new.
+  static constexpr std::size_t block_min = std::size_t{1} << block_cache::min_log;
+  static void* allocate(std::size_t bytes) {
+    return bytes >= block_min ? big_allocate(bytes) : ::operator new(bytes, std::align_val_t{64});
+  }
   void release() noexcept {
-    if (p_ != nullptr) ::operator delete(p_, std::align_val_t{64});
+    if (p_ != nullptr) {
+      const std::size_t bytes = cap_ * sizeof(T);
+      if (bytes >= block_min)
+        big_deallocate(p_, bytes);
+      else
+        ::operator delete(p_, std::align_val_t{64});
+    }
     p_ = nullptr;
     cap_ = n_ = 0;
   }

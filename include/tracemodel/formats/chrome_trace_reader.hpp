@@ -413,11 +413,12 @@ class chrome_reader {
   /// into the batch's parser (unescaped strings), which stays with the batch until it is built.
   struct batch {
     simdjson::ondemand::parser parser;
-    std::vector<fields> events;
-    std::vector<raw_arg> args;
-    std::vector<dims_entry> dims;  ///< Input Dims and Input Strides entries
-    std::vector<std::int64_t> ints;
-    std::vector<std::string_view> strings;  ///< Input type and Concrete Inputs items
+    // Their allocator keeps the blocks of these arrays for the next read (big_allocator.hpp).
+    detail::scratch_vector<fields> events;
+    detail::scratch_vector<raw_arg> args;
+    detail::scratch_vector<dims_entry> dims;  ///< Input Dims and Input Strides entries
+    detail::scratch_vector<std::int64_t> ints;
+    detail::scratch_vector<std::string_view> strings;  ///< Input type and Concrete Inputs items
     bounds where;
     void clear() {
       events.clear();
@@ -1429,7 +1430,7 @@ class chrome_reader {
 
   /// `Input type` / `Concrete Inputs` when they are arrays of plain strings (direct_string):
   /// the position after the array, or 0 with nothing added.
-  std::size_t read_strings_text(std::size_t p, std::vector<std::string_view>& out) const {
+  std::size_t read_strings_text(std::size_t p, detail::scratch_vector<std::string_view>& out) const {
     const std::size_t n0 = out.size();
     auto bail = [&] {
       out.resize(n0);
@@ -2007,7 +2008,7 @@ class chrome_reader {
     throw input_error("unexpected end of input in traceEvents (truncated?)", at.p);
   }
 
-  void read_strings(value_t v, std::vector<std::string_view>& out, std::size_t at) {
+  void read_strings(value_t v, detail::scratch_vector<std::string_view>& out, std::size_t at) {
     simdjson::ondemand::array a;
     if (v.get_array().get(a)) throw input_error("Input type/Concrete Inputs: expected an array", at);
     for (auto el : a) {
