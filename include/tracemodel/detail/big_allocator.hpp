@@ -124,14 +124,13 @@ class region_cache {
   void set_limit(std::size_t bytes) noexcept;
   /// Unmaps every cached region; the limit stays.
   void release() noexcept {
-    std::size_t limit = 0;
-    {
-      std::lock_guard lock(mutex_);
-      limit = limit_;
-    }
+    const std::size_t keep = limit();
     set_limit(0);
+    set_limit(keep);
+  }
+  [[nodiscard]] std::size_t limit() const noexcept {
     std::lock_guard lock(mutex_);
-    limit_ = limit;
+    return limit_;
   }
   [[nodiscard]] std::size_t cached_bytes() const noexcept {
     std::lock_guard lock(mutex_);
@@ -211,14 +210,13 @@ class block_cache {
   }
   /// Frees every cached block; the limit stays.
   void release() noexcept {
-    std::size_t limit = 0;
-    {
-      std::lock_guard lock(mutex_);
-      limit = limit_;
-    }
+    const std::size_t keep = limit();
     set_limit(0);
+    set_limit(keep);
+  }
+  [[nodiscard]] std::size_t limit() const noexcept {
     std::lock_guard lock(mutex_);
-    limit_ = limit;
+    return limit_;
   }
   [[nodiscard]] std::size_t cached_bytes() const noexcept {
     std::lock_guard lock(mutex_);
