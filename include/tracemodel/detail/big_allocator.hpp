@@ -189,24 +189,23 @@ class block_cache {
   }
   /// Frees the cached blocks beyond `bytes` and keeps at most that many from now on.
   void set_limit(std::size_t bytes) noexcept {
-    std::vector<std::pair<void*, unsigned>> release;
+    std::vector<void*> release;
     {
       std::lock_guard lock(mutex_);
       limit_ = bytes;
-      for (unsigned k = max_log + 1; k-- > min_log && cached_ > limit_;) {
-        auto& v = free_[k - min_log];
-        while (!v.empty() && cached_ > limit_) {
-          try {
-            release.emplace_back(v.back(), k);
-          } catch (...) {
-            return;  // freed later
+      try {
+        for (unsigned k = max_log + 1; k-- > min_log && cached_ > limit_;) {
+          auto& v = free_[k - min_log];
+          while (!v.empty() && cached_ > limit_) {
+            release.push_back(v.back());  // may throw: then the rest stays cached
+            v.pop_back();
+            cached_ -= std::size_t{1} << k;
           }
-          v.pop_back();
-          cached_ -= std::size_t{1} << k;
         }
+      } catch (...) {
       }
     }
-    for (const auto& [p, k] : release) ::operator delete(p, align);
+    for (void* p : release) ::operator delete(p, align);
   }
   /// Frees every cached block; the limit stays.
   void release() noexcept {
