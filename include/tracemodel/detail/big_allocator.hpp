@@ -291,7 +291,9 @@ class region_sizes {
   std::vector<std::pair<void*, std::size_t>> entries_;
 };
 
-inline void* big_allocate(std::size_t bytes) {
+// Not inlined: callers are flattened hot paths (the reader's direct_event) that only grow
+// arrays now and then; inlining the caches' code there made them much slower to compile.
+TRACEMODEL_NOINLINE inline void* big_allocate(std::size_t bytes) {
   if (bytes >= huge_page) {
     const std::size_t size = big_size(bytes);
     std::size_t actual = 0;
@@ -324,7 +326,7 @@ inline void* big_allocate(std::size_t bytes) {
   return ::operator new(bytes);
 }
 
-inline void big_deallocate(void* p, std::size_t bytes) noexcept {
+TRACEMODEL_NOINLINE inline void big_deallocate(void* p, std::size_t bytes) noexcept {
   if (bytes >= huge_page) {
     const std::size_t size = region_sizes::instance().forget(p, big_size(bytes));
     if (!region_cache::instance().give(p, size)) unmap_region(p, size);
