@@ -48,9 +48,37 @@ namespace detail {
 
 inline constexpr std::size_t huge_page = std::size_t{2} << 20;
 
-/// Freed big regions kept for reuse.
-class region_cache {
+/// What the caches below share: the bytes they hold, their limit, and the lock that guards
+/// them. `Cache::set_limit(bytes)` frees what is beyond `bytes` and keeps the limit.
+template <class Cache>
+class cache_accounting {
  public:
+  /// Frees everything cached; the limit stays.
+  void release() noexcept {
+    const std::size_t keep = limit();
+    static_cast<Cache*>(this)->set_limit(0);
+    static_cast<Cache*>(this)->set_limit(keep);
+  }
+  [[nodiscard]] std::size_t limit() const noexcept {
+    std::lock_guard lock(mutex_);
+    return limit_;
+  }
+  [[nodiscard]] std::size_t cached_bytes() const noexcept {
+    std::lock_guard lock(mutex_);
+    return cached_;
+  }
+
+ protected:
+  explicit cache_accounting(std::size_t limit) noexcept : limit_(limit) {}
+  mutable std::mutex mutex_;
+  std::size_t cached_ = 0;
+  std::size_t limit_;
+};
+
+/// Freed big regions kept for reuse.
+class region_cache : public cache_accounting<region_cache> {
+ public:
+  region_cache() noexcept : cache_accounting(std::size_t{2} << 30) {}
   /// Never destroyed: arrays freed during static destruction may still come back to it.
   static region_cache& instance() noexcept {
     static region_cache* c = new region_cache;
@@ -122,20 +150,7 @@ class region_cache {
     return true;
   }
   void set_limit(std::size_t bytes) noexcept;
-  /// Unmaps every cached region; the limit stays.
-  void release() noexcept {
-    const std::size_t keep = limit();
-    set_limit(0);
-    set_limit(keep);
-  }
-  [[nodiscard]] std::size_t limit() const noexcept {
-    std::lock_guard lock(mutex_);
-    return limit_;
-  }
-  [[nodiscard]] std::size_t cached_bytes() const noexcept {
-    std::lock_guard lock(mutex_);
-    return cached_;
-  }
+
  private:
   struct region {
     void* p;
@@ -143,16 +158,14 @@ class region_cache {
     bool freed_front = true;  // begins where a freed array began
     std::uint64_t stamp = 0;  // when it was freed (larger: later)
   };
-  mutable std::mutex mutex_;
   std::vector<region> regions_;
   std::uint64_t stamp_ = 0;
-  std::size_t cached_ = 0;
-  std::size_t limit_ = std::size_t{2} << 30;
 };
 
 /// Freed blocks of 64 KiB up to 2 MiB (a power of two each), kept by size for reuse.
-class block_cache {
+class block_cache : public cache_accounting<block_cache> {
  public:
+  block_cache() noexcept : cache_accounting(std::size_t{64} << 20) {}
   static constexpr unsigned min_log = 16, max_log = 21;  // 64 KiB .. 2 MiB
   static constexpr std::align_val_t align{64};
   /// Never destroyed, as region_cache.
@@ -207,26 +220,9 @@ class block_cache {
     }
     for (void* p : release) ::operator delete(p, align);
   }
-  /// Frees every cached block; the limit stays.
-  void release() noexcept {
-    const std::size_t keep = limit();
-    set_limit(0);
-    set_limit(keep);
-  }
-  [[nodiscard]] std::size_t limit() const noexcept {
-    std::lock_guard lock(mutex_);
-    return limit_;
-  }
-  [[nodiscard]] std::size_t cached_bytes() const noexcept {
-    std::lock_guard lock(mutex_);
-    return cached_;
-  }
 
  private:
-  mutable std::mutex mutex_;
   std::vector<void*> free_[max_log - min_log + 1];
-  std::size_t cached_ = 0;
-  std::size_t limit_ = std::size_t{64} << 20;
 };
 
 /// The mapped size of a big request: whole huge pages.
