@@ -78,12 +78,12 @@ class cache_accounting {
 /// Freed big regions kept for reuse.
 class region_cache : public cache_accounting<region_cache> {
  public:
-  region_cache() noexcept : cache_accounting(std::size_t{2} << 30) {}
   /// Never destroyed: arrays freed during static destruction may still come back to it.
   static region_cache& instance() noexcept {
     static region_cache* c = new region_cache;
     return *c;
   }
+  region_cache() noexcept : cache_accounting(std::size_t{2} << 30) {}
   /// Mapped regions can be split and merged (any page range of a mapping can be unmapped);
   /// regions from operator new cannot.
   static constexpr bool splits = TRACEMODEL_BIG_ALLOC_MMAP != 0;
