@@ -1,7 +1,6 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
-#include <new>
 
 #include <tracemodel/detail/big_allocator.hpp>
 
@@ -136,37 +135,5 @@ TEST_SUITE("storage") {
       CHECK(c.give(at(3000), 8 * mib));
       CHECK(c.take(8 * mib, actual) == at(3000));
     }
-  }
-  TEST_CASE("uninitialized array: the region cache's memory as it is, of any size") {
-    using tmod::detail::region_cache;
-    tmod::release_cached_arrays();
-    const std::uint32_t* first = nullptr;
-    {
-      tmod::detail::scratch_vector<std::uint32_t> a(3u << 20, 0xabcdu);  // 12 MiB, then cached
-      first = a.data();
-    }
-    {
-      // Takes the cached region and does not fill it: what the vector wrote is still there.
-      tmod::detail::uninitialized_array<std::uint32_t> b(3u << 20);
-      CHECK(b.size() == 3u << 20);
-      if constexpr (region_cache::splits) {
-        CHECK(b.data() == first);
-        CHECK(b[0] == 0xabcdu);
-        CHECK(b[(3u << 20) - 1] == 0xabcdu);
-      }
-      b.fill(5);
-      b[7] = 9;
-      CHECK(b[6] == 5);
-      CHECK(b[7] == 9);
-      CHECK(b[(3u << 20) - 1] == 5);
-    }
-    CHECK(region_cache::instance().cached_bytes() == 12u << 20);  // given back to the cache
-    tmod::detail::uninitialized_array<std::uint64_t> empty(0), small(3);
-    CHECK(empty.size() == 0);
-    small.fill(1);
-    CHECK(small[0] + small[1] + small[2] == 3);
-    CHECK_THROWS_AS(tmod::detail::uninitialized_array<std::uint64_t>(std::size_t(-1) / 4),
-                    std::bad_array_new_length);
-    tmod::release_cached_arrays();
   }
 }

@@ -223,9 +223,7 @@ struct build_tree_fn {
     // (materialized and read tables are): that is tried first, and the first event out of order
     // switches to a computed order (the replay restarts; what it wrote is written again).
     // HTA's ties always need the computed order (equal starts open the longer event first).
-    // Every replay that runs to its end writes the parent of every row (a row the hook skips
-    // gets it from `finish`, or the replay runs again): the array needs no filling first.
-    detail::uninitialized_array<event_index> parent(n);
+    detail::scratch_vector<event_index> parent(n, no_event);
     // Children counts, kept one place to the right of their event (see the children lists
     // below), counted as the replay finds parents.
     detail::scratch_vector<std::uint32_t> offsets(n + 1, 0);
@@ -334,6 +332,7 @@ struct build_tree_fn {
           });
           if (!go_on) return stats;
           if (again) {
+            std::fill(parent.begin(), parent.end(), no_event);
             std::fill(offsets.begin(), offsets.end(), 0);
             replay.template operator()<false>(true);
           }
@@ -359,6 +358,7 @@ struct build_tree_fn {
           a = b;
         }
       }
+      std::fill(parent.begin(), parent.end(), no_event);
       std::fill(offsets.begin(), offsets.end(), 0);
       replay.template operator()<false>(false);
     }

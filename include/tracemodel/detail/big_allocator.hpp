@@ -400,34 +400,6 @@ struct big_allocator {
 template <class T>
 using scratch_vector = std::vector<T, big_allocator<T>>;
 
-/// A fixed-size scratch array left uninitialized, for arrays whose every element is written
-/// before it is read: a vector would fill it first, one more pass over memory that may be
-/// hundreds of megabytes (the tree builder's parents: 40 MB for 10M events).
-template <class T>
-class uninitialized_array {
-  static_assert(std::is_trivially_default_constructible_v<T> && std::is_trivially_destructible_v<T>,
-                "uninitialized_array: the elements are never constructed or destroyed");
-
- public:
-  explicit uninitialized_array(std::size_t n) : n_(n) {
-    if (n > std::numeric_limits<std::size_t>::max() / sizeof(T)) throw std::bad_array_new_length();
-    p_ = static_cast<T*>(big_allocate(n * sizeof(T)));
-  }
-  uninitialized_array(const uninitialized_array&) = delete;
-  uninitialized_array& operator=(const uninitialized_array&) = delete;
-  ~uninitialized_array() { big_deallocate(p_, n_ * sizeof(T)); }
-
-  [[nodiscard]] T* data() noexcept { return p_; }
-  [[nodiscard]] std::size_t size() const noexcept { return n_; }
-  T& operator[](std::size_t i) noexcept { return p_[i]; }
-  const T& operator[](std::size_t i) const noexcept { return p_[i]; }
-  void fill(const T& v) noexcept { std::fill_n(p_, n_, v); }
-
- private:
-  T* p_ = nullptr;
-  std::size_t n_;
-};
-
 /// big_allocator whose vectors default-initialize: `fill_vector<T> v(n)` of a trivial T leaves
 /// its elements unwritten (no pass that zeroes what the caller writes anyway).
 template <class T>
