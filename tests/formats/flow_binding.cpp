@@ -79,7 +79,7 @@ bound reference(const event_table& t, const std::vector<flow_rec>& flows) {
       } else {
         score = e.is<event_kind::op>() ? 2 : 1;
       }
-      if (score >= best_score) {
+      if (score > best_score || (score == best_score && !device_flow)) {  // ops: the last
         best = track[k];
         best_score = score;
       }
@@ -139,6 +139,7 @@ bound reference(const event_table& t, const std::vector<flow_rec>& flows) {
     }
   }
   std::map<std::uint64_t, event_index> ended;
+  std::map<std::uint64_t, event_index> bound_ends;  // the ends that were marked
   for (const auto& [id, at] : ends) {
     if (starts.count(id) == 0) {
       count(anomaly::flow_end_without_start);
@@ -153,9 +154,10 @@ bound reference(const event_table& t, const std::vector<flow_rec>& flows) {
       continue;
     }
     marks[at] = {id, flow_kind::async_cpu_gpu, false};
+    bound_ends[id] = at;
   }
   for (const auto& [id, at] : starts)
-    if (ended.count(id) == 0) marks.erase(at);  // a start whose end never bound draws nothing
+    if (bound_ends.count(id) == 0) marks.erase(at);  // a start whose end never bound draws nothing
   b.device = marks;
   for (const auto& [id, p] : fb) {
     if (p.first == no_event) {

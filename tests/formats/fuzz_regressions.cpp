@@ -22,6 +22,13 @@ TEST_SUITE("formats") {
         // Two faults: the direct path's read names the later one (its simdjson batch starts at
         // the first and its scan meets the second first), simdjson's read the earlier one.
         {"two-faults-named-by-batch.json", fuzz::reader_outcome::rejected},
+        // A device flow's start and end bound to one activity: the end is refused (the activity
+        // carries the start), so the start draws nothing either, and is not written.
+        {"ac2g-start-and-end-on-one-activity.json", fuzz::reader_outcome::round_trip_exact},
+        // Two flows start at the time of two identical runtime calls: each start binds to the
+        // first free one, as the writer writes them in table order (the last one took the first
+        // start, and the written order then swapped the two).
+        {"ac2g-starts-on-twin-runtime-calls.json", fuzz::reader_outcome::round_trip_exact},
     };
     std::size_t seen = 0;
     for (const auto& entry : fs::directory_iterator(fs::path(TRACEMODEL_TEST_DATA_DIR) / "fuzz")) {

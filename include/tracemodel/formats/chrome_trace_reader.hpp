@@ -2528,7 +2528,11 @@ class chrome_reader {
       } else {
         score = (e.cls & bind_op) != 0 ? 2 : 1;
       }
-      if (score >= best_score) {  // later events with equal start are inner ones
+      // Later events with equal start are inner ones: ops take the last of equal score. A
+      // device flow takes the first: the writer writes device flows in table order, so the
+      // first record of such a group is the first event's, and each binds where it was read
+      // from (activities that carry a flow already are passed over).
+      if (score > best_score || (score == best_score && !device_flow)) {
         best = static_cast<std::uint32_t>(k);
         best_score = score;
       }
@@ -2703,6 +2707,10 @@ class chrome_reader {
       device_ends[kept++] = {id, at};
     }
     device_ends.resize(kept);
+    // The ends that bound (an end that found its activity marked already, as the start of the
+    // same flow when both bind to one activity, does not: its start draws nothing either).
+    detail::id_map bound_ends(kept);
+    for (const auto& [id, at] : device_ends) bound_ends.insert(id, at);
     auto mark = [&](std::uint32_t at, std::uint64_t id, bool start) {
       auto& d = t_.events[by_track[at]].template get<event_kind::device_activity>();
       d.flow_id = id;
@@ -2713,7 +2721,7 @@ class chrome_reader {
     // that what is written reads back the same (a lone start would bind anew, perhaps to
     // another event of the same time).
     for (const auto& [id, at] : started)
-      if (ended.find(id) != no_event) mark(at, id, true);
+      if (bound_ends.find(id) != no_event) mark(at, id, true);
     for (const auto& [id, at] : device_ends) mark(at, id, false);
     t_.links.reserve(t_.links.size() + fb.size());
     for (const auto& [id, p] : fb) {
