@@ -2480,8 +2480,17 @@ class chrome_reader {
   };
   static constexpr std::uint8_t bind_op = 1, bind_device = 2, bind_runtime = 4,
                                 bind_device_side = 8, bind_corr32 = 16;
-  /// An event's flow mark while flows are bound (the fields are written at the end).
-  enum : std::uint8_t { mark_none = 0, mark_start = 1, mark_end = 2, mark_before = 3 };
+  /// An event's flow mark while flows are bound (the fields are written at the end): a start,
+  /// a start whose end bound too (an end refused because its activity carries a flow already,
+  /// the start's own when both bind to one activity, leaves its start without), an end, a flow
+  /// the event carried before.
+  enum : std::uint8_t {
+    mark_none = 0,
+    mark_start = 1,
+    mark_end = 2,
+    mark_before = 3,
+    mark_start_ended = 4
+  };
   static constexpr std::uint32_t no_slot = 0xffffffffu;
 
   static bind_key bind_key_of(const event_t& e) noexcept {
@@ -2530,8 +2539,8 @@ class chrome_reader {
       }
       // Later events with equal start are inner ones: ops take the last of equal score. A
       // device flow takes the first: the writer writes device flows in table order, so the
-      // first record of such a group is the first event's, and each binds where it was read
-      // from (activities that carry a flow already are passed over).
+      // first start of such a group is the first event's, and each start binds where it was
+      // written from (a start passes over activities that carry a flow already).
       if (score > best_score || (score == best_score && !device_flow)) {
         best = static_cast<std::uint32_t>(k);
         best_score = score;
@@ -2691,7 +2700,8 @@ class chrome_reader {
     detail::id_map ended(device_ends.size());
     std::size_t kept = 0;  // the ends that bind, moved to the front of device_ends
     for (const auto& [id, at] : device_ends) {
-      if (device_starts.find(id) == no_event) {
+      const event_index start = device_starts.find(id);
+      if (start == no_event) {
         t_.anomalies.add(anomaly::flow_end_without_start);
         continue;
       }
@@ -2704,13 +2714,10 @@ class chrome_reader {
         continue;
       }
       keys[at].mark = mark_end;
+      keys[start].mark = mark_start_ended;
       device_ends[kept++] = {id, at};
     }
     device_ends.resize(kept);
-    // The ends that bound (an end that found its activity marked already, as the start of the
-    // same flow when both bind to one activity, does not: its start draws nothing either).
-    detail::id_map bound_ends(kept);
-    for (const auto& [id, at] : device_ends) bound_ends.insert(id, at);
     auto mark = [&](std::uint32_t at, std::uint64_t id, bool start) {
       auto& d = t_.events[by_track[at]].template get<event_kind::device_activity>();
       d.flow_id = id;
@@ -2721,7 +2728,7 @@ class chrome_reader {
     // that what is written reads back the same (a lone start would bind anew, perhaps to
     // another event of the same time).
     for (const auto& [id, at] : started)
-      if (bound_ends.find(id) != no_event) mark(at, id, true);
+      if (keys[at].mark == mark_start_ended) mark(at, id, true);
     for (const auto& [id, at] : device_ends) mark(at, id, false);
     t_.links.reserve(t_.links.size() + fb.size());
     for (const auto& [id, p] : fb) {
