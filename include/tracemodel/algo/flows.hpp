@@ -160,7 +160,7 @@ class device_linker {
   // device activity under its flow's start, else the call with its correlation id, else the
   // op of its external id. Before the maps are complete (`final` false), a rule whose id is
   // not mapped yet returns false (wait) instead of counting an anomaly and going on.
-  bool place(event_index idx, std::uint32_t entry, bool final) {
+  TRACEMODEL_ALWAYS_INLINE bool place(event_index idx, std::uint32_t entry, bool final) {
     const auto* d = t_.events[idx].template get_if<device>();
     if (is_runtime_call(d->activity)) {
       if constexpr (Policy::link_runtime_calls && Policy::use_external_id) {
@@ -172,43 +172,49 @@ class device_linker {
       }
       return true;
     }
-    // One rule: 1 when `m` maps `id` (the activity is placed under that event, and its link
-    // written), 0 when it does not (the next rule), -1 when it does not yet (wait).
-    auto rule = [&](const id_map& m, std::uint64_t id, parent_link how,
-                    std::size_t& placed_count) -> int {
-      const event_index parent = m.find(id);
-      if (parent == no_event) return final ? 0 : -1;
-      set_parent(idx, parent, how);
-      const flow_link l{flow_kind::async_cpu_gpu, id, parent, idx};
-      if (entry == no_entry)
-        s_.links.push_back(l);
-      else
-        s_.links[entry] = l;
-      ++placed_count;
-      return 1;
-    };
     if (Policy::use_flows && d->flow_type == flow_kind::async_cpu_gpu && !d->flow_start &&
         d->flow_id != 0) {
-      if (const int r = rule(flow_starts_, d->flow_id, parent_link::flow, s_.by_flow); r != 0)
+      if (const int r =
+              rule(flow_starts_, d->flow_id, parent_link::flow, s_.by_flow, idx, entry, final);
+          r != 0)
         return r > 0;
       ++s_.flow_ends_without_start;
       t_.anomalies.add(anomaly::flow_end_without_start);
     }
     if (Policy::use_correlation && d->correlation_id != 0) {
-      if (const int r = rule(calls_, d->correlation_id, parent_link::correlation, s_.by_correlation);
+      if (const int r = rule(calls_, d->correlation_id, parent_link::correlation, s_.by_correlation,
+                           idx, entry, final);
           r != 0)
         return r > 0;
       ++s_.dangling_correlations;
       t_.anomalies.add(anomaly::dangling_correlation);
     }
     if (Policy::use_external_id && d->external_id != 0) {
-      if (const int r = rule(ops_, d->external_id, parent_link::external_id, s_.by_external_id);
+      if (const int r = rule(ops_, d->external_id, parent_link::external_id, s_.by_external_id, idx,
+                           entry, final);
           r != 0)
         return r > 0;
     }
     ++s_.unlinked;
     unused_entries_ = unused_entries_ || entry != no_entry;
     return true;
+  }
+
+  // One rule: 1 when `m` maps `id` (the activity is placed under that event, and its link
+  // written), 0 when it does not (the next rule), -1 when it does not yet (wait).
+  TRACEMODEL_ALWAYS_INLINE int rule(const id_map& m, std::uint64_t id, parent_link how,
+                                    std::size_t& placed_count, event_index idx,
+                                    std::uint32_t entry, bool final) {
+    const event_index parent = m.find(id);
+    if (parent == no_event) return final ? 0 : -1;
+    set_parent(idx, parent, how);
+    const flow_link l{flow_kind::async_cpu_gpu, id, parent, idx};
+    if (entry == no_entry)
+      s_.links.push_back(l);
+    else
+      s_.links[entry] = l;
+    ++placed_count;
+    return 1;
   }
 
   void set_parent(event_index child, event_index parent, parent_link how) {

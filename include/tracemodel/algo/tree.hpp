@@ -17,10 +17,11 @@
 // PyTorch keeps a min-heap of end times and unwinds stacks as ends pass. Closing an event closes
 // everything above it on its thread, so the state of a thread's stack at time t is its longest
 // prefix with no end before t. Each stack therefore keeps a prefix minimum of its ends and is
-// truncated lazily, walking down from its top (each frame closes once: linear in all), only
-// when the thread (or the forward thread of an event that falls back to it) is used. This gives
-// exactly PyTorch's parents, fallback included, without the heap. Nothing is recursive: a
-// chain 1,000,000 deep is fine.
+// truncated lazily, only when the thread (or the forward thread of an event that falls back to
+// it) is used: up to 8 frames deep by counting, without a branch per frame, the frames whose
+// prefix minimum is not before t; deeper, by walking down from the top (each frame closes once:
+// linear in all). This gives exactly PyTorch's parents, fallback included, without the heap.
+// Nothing is recursive: a chain 1,000,000 deep is fine.
 //
 // Policies (each a type; see the concepts below):
 //   ThreadKey   which events share a stack: `pid_tid_key` (default) or `tid_key` (PyTorch keys
@@ -146,30 +147,48 @@ struct replay_stack {
     event_index index;
     std::int64_t min_end;  ///< prefix minimum of the ends of this frame and those below it
   };
-  std::vector<frame> frames;
+  /// Stacks up to this deep close without a branch per frame (see `close_before`).
+  static constexpr std::size_t window = 8;
+  /// Frames [0, size) are open; the storage only grows, so the `window` first are always
+  /// initialised (what lies above `size` is stale and masked).
+  std::vector<frame> frames =
+      std::vector<frame>(window, frame{no_event, std::numeric_limits<std::int64_t>::max()});
+  std::size_t size = 0;
   event_index anchor = no_event;  ///< the top once the frames are gone (forward thread)
 
   [[nodiscard]] event_index top() const noexcept {
-    return frames.empty() ? anchor : frames.back().index;
+    return size == 0 ? anchor : frames[size - 1].index;
   }
   /// The smallest end among the frames (open frames: the maximum).
   [[nodiscard]] std::int64_t min_end() const noexcept {
-    return frames.empty() ? std::numeric_limits<std::int64_t>::max() : frames.back().min_end;
+    return size == 0 ? std::numeric_limits<std::int64_t>::max() : frames[size - 1].min_end;
   }
   /// Closes every frame from the lowest one whose end is before `t` (or at `t`).
-  void close_before(std::int64_t t, bool inclusive) {
-    if (frames.empty()) return;
-    auto ends_before = [t, inclusive](std::int64_t e) { return inclusive ? e <= t : e < t; };
-    if (!ends_before(frames.back().min_end)) return;
-    // min_end is non-increasing from the bottom: the frames that end before t are a suffix.
-    // Usually one or two close, so walk down from the top.
-    std::size_t k = frames.size() - 1;
-    while (k > 0 && ends_before(frames[k - 1].min_end)) --k;
-    frames.resize(k);
+  TRACEMODEL_ALWAYS_INLINE void close_before(std::int64_t t, bool inclusive) {
+    // min_end is non-increasing from the bottom: the frames that stay open are the prefix whose
+    // min_end is after t (or at t), and counting them needs no early exit. How many close
+    // follows no pattern that a branch predictor could learn (threads interleave), so shallow
+    // stacks count over the whole window with masks instead of walking down from the top.
+    const auto stays = [t, at = static_cast<std::size_t>(!inclusive)](std::int64_t e) {
+      return static_cast<std::size_t>(e > t) | (static_cast<std::size_t>(e == t) & at);
+    };
+    if (size <= window) [[likely]] {
+      std::size_t k = 0;
+      for (std::size_t j = 0; j < window; ++j)
+        k += static_cast<std::size_t>(j < size) & stays(frames[j].min_end);
+      size = k;
+      return;
+    }
+    while (size > 0 && !stays(frames[size - 1].min_end)) --size;
   }
   void push(event_index i, std::int64_t end) {
     const std::int64_t below = min_end();
-    frames.push_back({i, end < below ? end : below});
+    const frame f{i, end < below ? end : below};
+    if (size == frames.size())
+      frames.push_back(f);
+    else
+      frames[size] = f;
+    ++size;
   }
 };
 
@@ -302,7 +321,7 @@ struct build_tree_fn {
         fallbacks += fell_back ? 1 : 0;
         if (instant) continue;
         if (end == open) missing.push_back({i, s.min_end() != open});
-        if (s.frames.empty() && fell_back) s.anchor = p;
+        if (s.size == 0 && fell_back) s.anchor = p;
         s.push(i, end);
       }
       stats.linked_before = linked;
