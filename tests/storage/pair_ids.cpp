@@ -14,8 +14,9 @@ TEST_SUITE("storage") {
   TEST_CASE("pair_ids: ids in order of first appearance, whatever the pairs' cache sets") {
     // Pools of 1 to 40 pairs drawn in random interleavings: neighbouring thread ids, ids that
     // differ in high bits only (tid * 16 + 3: one set for all under a fixed hash), pairs that
-    // the hash's first step cannot tell apart ((0, 31) and (1, 0)), and zeros (the value of an
-    // empty cache entry). Every answer is checked against a map.
+    // the hash's first step (a * 31 + b) cannot tell apart ((0, 62), (1, 31) and (2, 0): no
+    // factor gives them sets of their own), and zeros (the value of an empty cache entry).
+    // Every answer is checked against a map.
     std::mt19937_64 rng(20261124);
     for (int round = 0; round < 200; ++round) {
       const std::size_t pool_size = 1 + rng() % 40;

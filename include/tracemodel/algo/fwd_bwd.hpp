@@ -360,9 +360,9 @@ struct link_forward_backward_fn {
     {
       std::vector<bool> seen_forward(threads.size(), false);
       // The pair ids last used by each thread's forward ops and by its backward ops: the
-      // records of a thread alternate between the two, and a compare here is cheaper than
-      // pair_ids' hashed cache (which, before it chose its hash for the pairs it holds, up to
-      // a third of the records of the benchmark's workload missed).
+      // records of a thread alternate between the two. (Written when pair_ids' cache had a fixed
+      // hash that up to a third of the records of the benchmark's workload missed; not
+      // measured against the cache since it chooses its hash for the pairs it holds.)
       struct last_pair {
         std::uint64_t fwd = 0;
         std::uint32_t id = detail::pair_ids::no_id;

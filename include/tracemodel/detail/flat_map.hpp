@@ -129,7 +129,7 @@ class pair_ids {
 
  private:
   TRACEMODEL_NOINLINE std::uint32_t miss(std::uint64_t a, std::uint64_t b) {
-    const std::uint64_t h = mix64(a ^ mix64(b + 0x9e3779b97f4a7c15ULL));
+    const std::uint64_t h = hash(a, b);
     std::uint32_t* bucket = index_.find(h);
     std::uint32_t found = no_id;
     if (bucket != nullptr) {
@@ -144,7 +144,10 @@ class pair_ids {
       pairs_.emplace_back(a, b);
       next_.push_back(bucket != nullptr ? *bucket : no_id);
       index_.insert_or_assign(h, found);
-      if (pairs_.size() <= sets) reseed();
+      if (pairs_.size() <= sets) {
+        reseed();  // puts every pair known into the cache
+        return found;
+      }
     }
     recent_[set_of(a, b)] = {a, b, found};
     return found;
@@ -173,6 +176,10 @@ class pair_ids {
     for (std::uint32_t i = 0; i < pairs_.size(); ++i)
       recent_[set_of(pairs_[i].first, pairs_[i].second)] = {pairs_[i].first, pairs_[i].second, i};
   }
+  /// The key of a pair in `index_`.
+  [[nodiscard]] static std::uint64_t hash(std::uint64_t a, std::uint64_t b) noexcept {
+    return mix64(a ^ mix64(b + 0x9e3779b97f4a7c15ULL));
+  }
   [[nodiscard]] TRACEMODEL_ALWAYS_INLINE std::size_t set_of(std::uint64_t a,
                                                             std::uint64_t b) const noexcept {
     return set_of(a, b, factor_);
@@ -185,7 +192,7 @@ class pair_ids {
  public:
   /// The id of a pair seen before, or `no_id`.
   [[nodiscard]] std::uint32_t find(std::uint64_t a, std::uint64_t b) const {
-    const std::uint64_t h = mix64(a ^ mix64(b + 0x9e3779b97f4a7c15ULL));
+    const std::uint64_t h = hash(a, b);
     if (const std::uint32_t* bucket = index_.find(h))
       for (std::uint32_t i = *bucket; i != no_id; i = next_[i])
         if (pairs_[i].first == a && pairs_[i].second == b) return i;
