@@ -68,6 +68,40 @@ TEST_SUITE("model") {
     CHECK(moved.intern("prefix____suffix") == reference.at("prefix____suffix"));
   }
 
+  TEST_CASE("string_table: its byte compares and hash read every byte, at every length") {
+    // The compares and the hash load whole words (overlapping at the end, or the first, middle
+    // and last byte of a very short string): a string that differs from another in any one
+    // byte must compare unequal, at every length and position.
+    std::mt19937_64 rng(11);
+    for (std::size_t n = 0; n <= 40; ++n) {
+      for (int round = 0; round < 20; ++round) {
+        std::string a(n, ' ');
+        for (char& c : a) c = static_cast<char>('a' + rng() % 4);
+        std::string b = a;
+        CHECK(detail::same_text(a, b));
+        CHECK(detail::hash_bytes(a.data(), n) == detail::hash_bytes(b.data(), n));
+        for (std::size_t k = 0; k < n; ++k) {
+          std::string c = a;
+          c[k] = static_cast<char>(c[k] ^ (1 + static_cast<int>(rng() % 7)));
+          CHECK_MESSAGE(!detail::same_text(a, c), "length ", n, " byte ", k);
+          // One byte apart at the front of a longer buffer: the compares stay within n.
+          CHECK(detail::same_bytes(a.data(), c.data(), k));
+          if (n < 8) CHECK(detail::short_word(a.data(), n) != detail::short_word(c.data(), n));
+        }
+        if (n > 0) CHECK_FALSE(detail::same_text(a, a.substr(0, n - 1)));
+      }
+    }
+    // Short strings of one length that differ get different hashes (each is one word).
+    std::map<std::uint64_t, std::string> seen;
+    for (std::size_t n = 1; n < 8; ++n)
+      for (int i = 0; i < 2000; ++i) {
+        std::string a(n, ' ');
+        for (char& c : a) c = static_cast<char>(rng() % 256);
+        const auto [it, fresh] = seen.try_emplace(detail::hash_bytes(a.data(), n), a);
+        CHECK((fresh || it->second == a));
+      }
+  }
+
   TEST_CASE("event accessors are computed by visiting the payload") {
     event_table t;
     t.events.reserve(4);  // the references below must stay valid

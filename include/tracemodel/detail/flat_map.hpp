@@ -9,6 +9,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -28,19 +29,48 @@ constexpr std::uint64_t mix64(std::uint64_t x) noexcept {
   return x;
 }
 
-/// A fast, good-enough 64-bit string hash (8 bytes per step).
+/// Unaligned loads of a fixed size. Short strings are read through these alone: a memcpy of a
+/// variable length into a local is compiled as stores of pieces, and a whole-word load of that
+/// local waits for them to retire (no store forwarding), which was most of the string table's
+/// cost when a trace reader interned its names.
+inline std::uint64_t load_u64(const char* p) noexcept {
+  std::uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+inline std::uint32_t load_u32(const char* p) noexcept {
+  std::uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+/// Every byte of a string of 1 to 7 bytes, in one word (which bytes are where depends on `n`):
+/// the first and last four bytes from 4 on, else the first, middle and last byte.
+inline std::uint64_t short_word(const char* p, std::size_t n) noexcept {
+  if (n >= 4) return load_u32(p) | std::uint64_t{load_u32(p + n - 4)} << 32;
+  return static_cast<unsigned char>(p[0]) | std::uint64_t{static_cast<unsigned char>(p[n / 2])} << 8 |
+         std::uint64_t{static_cast<unsigned char>(p[n - 1])} << 16;
+}
+/// Whether the `n` bytes at `a` and `b` are equal (inlined: names are short, and a call of
+/// memcmp costs more than comparing them).
+inline bool same_bytes(const char* a, const char* b, std::size_t n) noexcept {
+  if (n >= 8) {
+    for (std::size_t i = 0; i + 8 < n; i += 8)
+      if (load_u64(a + i) != load_u64(b + i)) return false;
+    return load_u64(a + n - 8) == load_u64(b + n - 8);
+  }
+  return n == 0 || short_word(a, n) == short_word(b, n);
+}
+inline bool same_text(std::string_view a, std::string_view b) noexcept {
+  return a.size() == b.size() && same_bytes(a.data(), b.data(), a.size());
+}
+
+/// A fast, good-enough 64-bit string hash (8 bytes per step; the last step reads the last 8
+/// bytes, overlapping the one before, and strings under 8 bytes are read as one word).
 inline std::uint64_t hash_bytes(const char* p, std::size_t n) noexcept {
   std::uint64_t h = 0x9e3779b97f4a7c15ULL ^ (n * 0xbf58476d1ce4e5b9ULL);
-  while (n >= 8) {
-    std::uint64_t w;
-    std::memcpy(&w, p, 8);
-    h = mix64(h ^ w) + 0x632be59bd9b4e019ULL;
-    p += 8;
-    n -= 8;
-  }
-  std::uint64_t w = 0;
-  std::memcpy(&w, p, n);
-  return mix64(h ^ w ^ (n << 56));
+  if (n < 8) return mix64(h ^ (n == 0 ? 0 : short_word(p, n)) ^ (n << 56));
+  for (std::size_t i = 0; i + 8 < n; i += 8) h = mix64(h ^ load_u64(p + i)) + 0x632be59bd9b4e019ULL;
+  return mix64(h ^ load_u64(p + n - 8));
 }
 
 template <class V>

@@ -114,6 +114,10 @@ struct basic_event {
   using fields_type = typename Schema::fields_variant;
   using kind_type = typename Schema::kind_type;
 
+  // Provided, so that a new event (`emplace_back()`) gets its members' initializers alone:
+  // value-initializing an aggregate clears all of it first, which GCC does with `rep stos`.
+  constexpr basic_event() noexcept {}  // NOLINT(modernize-use-equals-default): `= default` would clear
+
   std::int64_t start_ns = 0;
   thread_key tid = 0;
   process_key pid = 0;

@@ -40,7 +40,7 @@ class string_table {
     // Readers and recorders intern the same few names over and over: a small cache keyed by
     // the length and the first and last bytes answers most calls without hashing the string.
     std::uint32_t& recent = recent_[recent_slot(s)];
-    if (recent != 0 && recent < views_.size() && views_[recent] == s)
+    if (recent != 0 && recent < views_.size() && detail::same_text(views_[recent], s))
       return static_cast<name_id>(recent);
     const name_id id = intern_hashed(s);
     recent = static_cast<std::uint32_t>(id);
@@ -56,10 +56,10 @@ class string_table {
   }
 
   static std::size_t recent_slot(std::string_view s) noexcept {
-    const std::size_t n = s.size(), k = n < 8 ? n : 8;
-    std::uint64_t first = 0, last = 0;
-    std::memcpy(&first, s.data(), k);
-    std::memcpy(&last, s.data() + n - k, k);
+    const std::size_t n = s.size();  // not 0
+    const char* p = s.data();
+    const std::uint64_t first = n >= 8 ? detail::load_u64(p) : detail::short_word(p, n);
+    const std::uint64_t last = n >= 8 ? detail::load_u64(p + n - 8) : 0;
     return static_cast<std::size_t>(
         ((first ^ (last * 0x9e3779b97f4a7c15ULL) ^ n) * 0xbf58476d1ce4e5b9ULL) >> (64 - recent_bits));
   }
@@ -70,7 +70,7 @@ class string_table {
     std::size_t mask = index_.size() - 1;
     std::size_t i = h & mask;
     while (std::uint32_t id = index_[i]) {
-      if (hashes_[id] == h32 && views_[id] == s) return static_cast<name_id>(id);
+      if (hashes_[id] == h32 && detail::same_text(views_[id], s)) return static_cast<name_id>(id);
       i = (i + 1) & mask;
     }
     if (views_.size() >= std::numeric_limits<std::uint32_t>::max() - 1)
@@ -97,7 +97,7 @@ class string_table {
     std::size_t mask = index_.size() - 1;
     std::size_t i = h & mask;
     while (std::uint32_t id = index_[i]) {
-      if (hashes_[id] == h32 && views_[id] == s) {
+      if (hashes_[id] == h32 && detail::same_text(views_[id], s)) {
         out = static_cast<name_id>(id);
         return true;
       }
