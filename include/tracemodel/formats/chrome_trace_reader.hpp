@@ -349,6 +349,7 @@ namespace detail {
 /// One arg of an event, read before the event's kind is known (categories may come last).
 struct raw_arg {
   enum class type : std::uint8_t { integer, unsigned_integer, floating, boolean, string, null, json };
+  raw_arg() noexcept {}  // NOLINT(modernize-use-equals-default): see `chrome_reader::fields`
   std::string_view key;
   type kind = type::null;
   std::int64_t i = 0;
@@ -1009,6 +1010,39 @@ class chrome_reader {
         return event_key::other;
       default: return event_key::other;
     }
+  }
+  /// The record key whose opening quote is at `p` and the position after the colon that follows
+  /// it, read as one word when it is one of the keys `event_key` names and the colon follows the
+  /// closing quote at once (as every writer puts them); {other, 0} when it is not. Both quotes
+  /// are in the patterns, so a match is the whole key. Reads 8 bytes from `p`: the text is
+  /// padded, and a match ends before its end (padding is spaces).
+  std::pair<event_key, std::size_t> known_event_key(std::size_t p) const noexcept {
+    static constexpr auto word = [](std::string_view t) {
+      std::uint64_t w = 0;
+      for (std::size_t i = 0; i < t.size(); ++i) w |= std::uint64_t{static_cast<unsigned char>(t[i])} << (8 * i);
+      return w;
+    };
+    struct pattern {
+      std::uint64_t w, mask;
+      std::size_t size;
+      event_key k;
+    };
+    static constexpr auto make = [](std::string_view t, event_key k) {
+      return pattern{word(t), t.size() == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * t.size())) - 1,
+                     t.size(), k};
+    };
+    // In the order the writers put them (ph, cat, name, pid, tid, ts, dur, args).
+    static constexpr pattern patterns[] = {
+        make("\"ph\":", event_key::ph),     make("\"cat\":", event_key::cat),
+        make("\"name\":", event_key::name), make("\"pid\":", event_key::pid),
+        make("\"tid\":", event_key::tid),   make("\"ts\":", event_key::ts),
+        make("\"dur\":", event_key::dur),   make("\"args\":", event_key::args),
+        make("\"id\":", event_key::id),     make("\"s\":", event_key::s),
+        make("\"bp\":", event_key::bp)};
+    const std::uint64_t w = load_u64(buf_.data() + p);
+    for (const pattern& c : patterns)
+      if ((w & c.mask) == c.w) return {c.k, p + c.size};
+    return {event_key::other, 0};
   }
   /// A value's text without the whitespace after it (simdjson's stage 1 has validated the
   /// structure and the UTF-8 around it; what the token is, the caller checks).
@@ -1721,14 +1755,20 @@ class chrome_reader {
     std::size_t args_end = 0;
     p = scan_.skip_space(p + 1);
     while (true) {
-      std::string_view key;
-      if (p >= len_ || s[p] != '"' || (p = direct_string(p, key)) == 0) return bail();
-      p = scan_.skip_space(p);
-      if (p >= len_ || s[p] != ':') return bail();
-      p = scan_.skip_space(p + 1);
+      if (p >= len_ || s[p] != '"') return bail();
+      auto [k, q] = known_event_key(p);
+      if (q == 0) {
+        std::string_view key;
+        if ((p = direct_string(p, key)) == 0) return bail();
+        k = event_key_of(key);
+        p = scan_.skip_space(p);
+        if (p >= len_ || s[p] != ':') return bail();
+        q = p + 1;
+      }
+      p = scan_.skip_space(q);
       if (p >= len_) return bail();
       const bool string_value = s[p] == '"';
-      switch (event_key_of(key)) {
+      switch (k) {
         case event_key::ph:
           p = string_value ? direct_string(p, f.ph) : 0;
           f.has_ph = true;
@@ -1742,7 +1782,7 @@ class chrome_reader {
         case event_key::ts:
         case event_key::dur: {
           const std::string_view t = number_token(p);
-          const bool ts = key.size() == 2;
+          const bool ts = k == event_key::ts;
           if (!is_json_number_start(t) || !parse_micros(t, ts ? f.ts : f.dur)) return bail();
           (ts ? f.has_ts : f.has_dur) = true;
           p += t.size();

@@ -158,7 +158,7 @@ class string_table {
   std::vector<std::string_view> views_;
   std::vector<std::uint32_t> hashes_;
   std::vector<std::uint32_t> index_;
-  static constexpr int recent_bits = 6;
+  static constexpr int recent_bits = 8;
   std::array<std::uint32_t, std::size_t{1} << recent_bits> recent_{};  ///< ids; 0: none
 };
 
