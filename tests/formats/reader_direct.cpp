@@ -253,6 +253,28 @@ TEST_SUITE("formats") {
     }
   }
 
+  TEST_CASE("read_chrome_trace: a caller's padding that completes a cut key is not read as text") {
+    // The direct path reads a record's keys as 8-byte words, past the text's end into the
+    // padding; the text here ends inside a key and the padding holds the rest of one.
+    for (const char* rest : {"h\":\"X\",\"ts\":1}]}", "id\":1,\"ts\":1}]}", "\":1}]}"}) {
+      for (const bool fast : {false, true}) {
+        const std::string text = R"({"traceEvents":[{"ts":1,"dur":2,"p)";
+        std::string buf = text + rest;
+        buf.resize(text.size() + simdjson::SIMDJSON_PADDING, ' ');
+        tmod::read_options o;
+        o.fast_paths = fast;
+        INFO("padding " << rest << (fast ? ", direct path" : ", simdjson"));
+        try {
+          (void)tmod::read_chrome_trace(std::span<char>(buf.data(), buf.size()), text.size(), o);
+          FAIL("a cut text was read");
+        } catch (const tmod::input_error& e) {
+          CHECK(e.offset() <= text.size());
+        }
+        CHECK(buf.substr(text.size(), std::string_view(rest).size()) == rest);  // restored
+      }
+    }
+  }
+
   TEST_CASE("read_chrome_trace: every fault in a plain document, as simdjson finds it") {
     // Plain documents: the direct path reads every record up to the fault, so finding it (or
     // handing it on to simdjson) is up to the direct path.

@@ -1014,8 +1014,9 @@ class chrome_reader {
   /// The record key whose opening quote is at `p` and the position after the colon that follows
   /// it, read as one word when it is one of the keys `event_key` names and the colon follows the
   /// closing quote at once (as every writer puts them); {other, 0} when it is not. Both quotes
-  /// are in the patterns, so a match is the whole key. Reads 8 bytes from `p`: the text is
-  /// padded, and a match ends before its end (padding is spaces).
+  /// are in the patterns, so a match is the whole key. Reads 8 bytes from `p`, within the
+  /// padding; a match that runs past the text's end (a text cut inside a key, padding that
+  /// happens to complete it) leaves a position past the end, which the caller rejects.
   std::pair<event_key, std::size_t> known_event_key(std::size_t p) const noexcept {
     static constexpr auto word = [](std::string_view t) {
       std::uint64_t w = 0;
