@@ -1,30 +1,48 @@
 #!/usr/bin/env bash
 # Runs bench_postprocess the way its figures are reported: each benchmark once in a fresh
 # process for its peak memory (allocators keep freed memory within a process), then with
-# repetitions for its time (median). Usage: bench/postprocess.sh [build dir] [repetitions]
+# repetitions for its time (median). tracemodel and the baseline of one size share a process
+# and their repetitions are interleaved in random order, so that both meet the same spells of
+# a drifting machine and their ratio compares like with like.
+# Usage: bench/postprocess.sh [build dir] [repetitions]
 set -euo pipefail
 build=${1:-build/release}
 reps=${2:-5}
 bin=$build/bench/bench_postprocess
 summary='
 import json, sys
-peak = sys.argv[1]
+peaks = dict(a.split("=", 1) for a in sys.argv[1:])
+medians = {}
 for b in json.load(sys.stdin)["benchmarks"]:
     if b.get("aggregate_name") == "median":
         name = b["run_name"].split("/iterations")[0]
+        medians[name] = b["real_time"]
         # ns per event from the wall-clock median (analyze runs two threads at once).
         print("%-30s %9.1f ms %7.1f ns/event  peak %s B/event (first run)"
-              % (name, b["real_time"], b["real_time"] * 1e6 / b["events"], peak))
+              % (name, b["real_time"], b["real_time"] * 1e6 / b["events"], peaks.get(name, "-")))
+for size in ("1M", "10M"):
+    t, base = medians.get("postprocess/tracemodel/" + size), medians.get("postprocess/baseline/" + size)
+    if t and base:
+        print("%-30s %9.2f x (medians of interleaved repetitions)" % ("baseline/tracemodel " + size, base / t))
 '
-for name in postprocess/materialize/1M postprocess/materialize/10M postprocess/tracemodel/1M \
-            postprocess/tracemodel/10M postprocess/baseline/1M postprocess/baseline/10M; do
-  peak=$("$bin" --benchmark_filter="^$name/" --benchmark_format=json 2>/dev/null |
-         python3 -c 'import json,sys; b=json.load(sys.stdin)["benchmarks"][0]; print(round(b.get("peak_bytes_per_event",0)))')
-  "$bin" --benchmark_filter="^$name/" --benchmark_repetitions="$reps" \
-         --benchmark_report_aggregates_only=true --benchmark_format=json 2>/dev/null |
-    python3 -c "$summary" "$peak"
+peak_of() {
+  "$bin" --benchmark_filter="^$1/" --benchmark_format=json 2>/dev/null |
+    python3 -c 'import json,sys; b=json.load(sys.stdin)["benchmarks"][0]; print(round(b.get("peak_bytes_per_event",0)))'
+}
+timed() {
+  "$bin" --benchmark_filter="$1" --benchmark_repetitions="$reps" \
+         --benchmark_enable_random_interleaving=true \
+         --benchmark_report_aggregates_only=true --benchmark_format=json 2>/dev/null
+}
+for name in postprocess/materialize/1M postprocess/materialize/10M; do
+  timed "^$name/" | python3 -c "$summary" "$name=$(peak_of "$name")"
+done
+for size in 1M 10M; do
+  peaks=()
+  for name in postprocess/tracemodel/$size postprocess/baseline/$size; do
+    peaks+=("$name=$(peak_of "$name")")
+  done
+  timed "^postprocess/(tracemodel|baseline)/$size/" | python3 -c "$summary" "${peaks[@]}"
 done
 # The pattern benchmarks share one process (the analysed table is made once); no peak.
-"$bin" --benchmark_filter="^patterns/" --benchmark_repetitions="$reps" \
-       --benchmark_report_aggregates_only=true --benchmark_format=json 2>/dev/null |
-  python3 -c "$summary" "-"
+timed "^patterns/" | python3 -c "$summary"
