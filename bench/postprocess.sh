@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs bench_postprocess the way its figures are reported: each benchmark once in a fresh
-# process for its peak memory (allocators keep freed memory within a process), then with
+# Runs bench_postprocess the way its figures are reported: tracemodel and the baseline once
+# each in a fresh process for their peak memory (allocators keep freed memory within a
+# process; materialization and the patterns report none), then every benchmark with
 # repetitions for its time (median). tracemodel and the baseline of one size share a process
 # and their repetitions are interleaved in random order, so that both meet the same spells of
 # a drifting machine and their ratio compares like with like.
