@@ -51,10 +51,13 @@
 /// much else the including translation unit instantiates: the compiler's inlining budget is
 /// per unit).
 #define TRACEMODEL_FLATTEN __attribute__((flatten))
+/// The same for a lambda (after its parameter list).
+#define TRACEMODEL_ALWAYS_INLINE_LAMBDA __attribute__((always_inline))
 /// Asks for the cache line at `p` ahead of its use (no fault, whatever `p` is).
 #define TRACEMODEL_PREFETCH(p) __builtin_prefetch(p)
 #else
 #define TRACEMODEL_FLATTEN
+#define TRACEMODEL_ALWAYS_INLINE_LAMBDA
 #define TRACEMODEL_PREFETCH(p) ((void)(p))
 #define TRACEMODEL_NOINLINE
 #define TRACEMODEL_ALWAYS_INLINE inline

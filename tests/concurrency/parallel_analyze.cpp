@@ -26,7 +26,8 @@ enum class how { steps, serial, parallel };
 /// Everything `analyze` writes, as text (one line per event, then the links and the counts).
 /// `progress_rows`: how often the second thread reports (parallel).
 template <class TreePolicy = tmod::pytorch_tree>
-std::string analysed(tmod::event_table t, how h, std::size_t progress_rows = 4096) {
+std::string analysed(tmod::event_table t, how h, std::size_t progress_rows = 4096,
+                     std::size_t replay_chunk = 512) {
   tmod::analysis a;
   if (h == how::steps) {
     a.device = tmod::link_device_activities(t);
@@ -40,6 +41,7 @@ std::string analysed(tmod::event_table t, how h, std::size_t progress_rows = 409
     o.parallel = h == how::parallel;
     o.parallel_threshold = 0;
     o.progress_rows = progress_rows;
+    o.replay_chunk = replay_chunk;
     a = tmod::analyze_fn<TreePolicy>{}(t, o);
   }
   std::string out;
@@ -72,13 +74,18 @@ std::string analysed(tmod::event_table t, how h, std::size_t progress_rows = 409
 
 /// Steps of forward ops with sequence numbers, backward ops (with their evaluate_function
 /// wrappers) on a second thread, launches with flows and kernels; sorted by start, or shuffled.
-tmod::event_table training_table(std::mt19937_64& rng, bool shuffled) {
+/// `messy`: kernels on three streams, and ops and launches on up to 24 more threads that reuse
+/// the ids of the main thread's (correlation ids, flow starts), a little before or after them.
+tmod::event_table training_table(std::mt19937_64& rng, bool shuffled, bool messy = false) {
   auto pick = [&](int n) { return static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n)); };
   tmod::testing::table_builder b;
   std::int64_t t = 0;
   std::uint64_t corr = 1;
   const int steps = 1 + static_cast<int>(pick(30));
   std::int64_t seq = 0;
+  const int others = messy ? 1 + static_cast<int>(pick(24)) : 0;
+  // The backward thread first: its stack then comes before the main thread's.
+  if (messy && pick(2) == 0) b.op("aten::empty", 0, 2, 2);
   // A thread that records once and then stays idle (its last op is never followed).
   b.op("aten::empty", 0, 3, 3);
   for (int s = 0; s < steps; ++s) {
@@ -96,8 +103,18 @@ tmod::event_table training_table(std::mt19937_64& rng, bool shuffled) {
       b.device("cudaLaunchKernel", tmod::activity_type::cuda_runtime, t + 10, t + 20, 1, 1)
           .correlation(corr).external_id(pick(6) == 0 ? corr + 1 : pick(2) == 0 ? op_id : 0)
           .flow(corr, true);
-      b.device("gemm", tmod::activity_type::kernel, early ? t + 5 : t + 30, t + 90 + pick(50), 7, 0)
+      b.device("gemm", tmod::activity_type::kernel, early ? t + 5 : t + 30, t + 90 + pick(50),
+               messy ? 7 + static_cast<tmod::thread_key>(pick(3)) : 7, 0)
           .correlation(corr).flow(pick(10) == 0 ? corr + 1000 : corr, false);
+      if (others > 0 && pick(3) == 0) {
+        // Another thread's op and launch with the same ids, just before or after the main
+        // thread's (the first row of an id wins).
+        const auto tid = static_cast<tmod::thread_key>(10 + pick(others));
+        const std::int64_t at = t + (pick(2) == 0 ? 3 : 15);
+        b.op("aten::add", at - 2, at + 30, tid).op_correlation(op_id);
+        b.device("cudaLaunchKernel", tmod::activity_type::cuda_runtime, at, at + 4, tid, 1)
+            .correlation(corr).external_id(op_id).flow(corr, true);
+      }
       ++corr;
       t += 60;
     }
@@ -203,10 +220,35 @@ TEST_SUITE("concurrency") {
         INFO("progress every " << rows << " rows");
         CHECK(analysed(table, how::parallel, rows) == reference);
       }
+      // The replay row by row in table order, and in chunks of other sizes.
+      for (const std::size_t chunk : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{64}}) {
+        INFO("chunks of " << chunk << " rows");
+        CHECK(analysed(table, how::serial, 4096, chunk) == reference);
+        CHECK(analysed(table, how::parallel, 3, chunk) == reference);
+      }
       // HTA's ties: the tree in a computed order, after the device links.
       const std::string hta = analysed<tmod::hta_tree>(table, how::steps);
       CHECK(analysed<tmod::hta_tree>(table, how::serial) == hta);
       CHECK(analysed<tmod::hta_tree>(table, how::parallel, 1) == hta);
+    }
+  }
+  TEST_CASE("parallel analyze: the chunked replay equals the replay in table order") {
+    // Each chunk's rows go thread by thread: ids mapped twice in a chunk (by rows of two
+    // threads), links made on several streams, fall-backs to a thread whose rows in the chunk
+    // come before or after (replayed first, or the tree replayed again in a computed order),
+    // chunks with more threads than the replay's lists, and sizes from 1 row up.
+    std::mt19937_64 rng(2026);
+    for (int round = 0; round < 24; ++round) {
+      const tmod::event_table table = training_table(rng, round % 6 == 5, true);
+      INFO("round " << round << " events " << table.size());
+      const std::string reference = analysed(table, how::steps);
+      for (const std::size_t chunk :
+           {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{7}, std::size_t{32},
+            std::size_t{512}}) {
+        INFO("chunks of " << chunk << " rows");
+        CHECK(analysed(table, how::serial, 4096, chunk) == reference);
+        CHECK(analysed(table, how::parallel, 5, chunk) == reference);
+      }
     }
   }
   TEST_CASE("the forward/backward pass reports only rows it will not write again") {

@@ -12,6 +12,9 @@
 // sorted table: the two run as one pass (the replay feeds each row to the device linker before
 // placing it; a row whose link waits for the linker's second pass is skipped and counted once
 // the link is made, and should one of them find no parent after all, the replay runs again).
+// The replay takes the table in chunks of 512 rows, each thread's rows of a chunk in turn (the
+// branches then follow one thread's pattern): the same tree and links as row by row (see
+// `build_tree_fn::build` and `device_linker::begin_chunk`; `analyze_options::replay_chunk`).
 // On large tables the forward/backward linker's pass over the table runs on a second thread
 // meanwhile and then its matching, which reads only its own records; the replay reads a
 // forward thread id only once that pass has gone past its row (detail::collect_progress).
@@ -48,6 +51,10 @@ struct analyze_options {
   /// Rows of the table between two reports of the second thread's progress (tests make it
   /// small to exercise the hand-over).
   std::size_t progress_rows = 4096;
+  /// The tree's replay takes the table in chunks of this many rows, each thread's rows of a
+  /// chunk in turn (the same tree and links as in table order: see `build_tree_fn::build`);
+  /// 0 replays row by row in table order.
+  std::size_t replay_chunk = 512;
 };
 
 namespace detail {
@@ -119,6 +126,13 @@ struct device_link_hook {
     next = r + 1;
     return linker.step(r) == device_linker<Schema, DevicePolicy>::placed::waiting ? 1 : 0;
   }
+  void begin_chunk(std::size_t first, std::size_t rows) { linker.begin_chunk(first, rows); }
+  template <class F>
+  void end_chunk(F&& moved) {
+    linker.end_chunk(moved);
+  }
+  /// The replay stopped: the rows before `r` were given to the linker, and none after.
+  void stopped_at(std::size_t r) noexcept { next = r; }
   TRACEMODEL_ALWAYS_INLINE bool before_fallback(std::size_t r) {
     if (r < safe) [[likely]]
       return true;
@@ -173,7 +187,7 @@ struct analyze_fn {
         a.tree = build_tree(t, TreePolicy{});
       } else {
         hook.emplace(t, progress, handover);
-        a.tree = build_tree.build(t, TreePolicy{}, *hook);
+        a.tree = build_tree.build(t, TreePolicy{}, *hook, opt.replay_chunk);
       }
     };
     bool joined = false;  // t.links set by the second thread

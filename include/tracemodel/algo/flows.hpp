@@ -12,7 +12,8 @@
 //     with its correlation id, else the op with its external id (PyTorch's linked activity);
 //     a runtime call's parent is the op with its external id.
 // Both happen in one pass where they can: what a launch started usually comes after it in the
-// table, and an answer found early is final (first ids win). The rest waits for a second pass.
+// table, and an answer found before the row is final (the smallest index of an id wins). The
+// rest waits for a second pass.
 // PyTorch then lets device subtrees inherit the thread of their parent: its Kineto events have no
 // thread of their own. Ours keep their track (pid = device, tid = stream), which writers and
 // viewers need, so that step is the opt-in policy `pytorch_thread_inheritance`.
@@ -29,6 +30,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -95,18 +97,20 @@ class device_linker {
 
   static constexpr bool enabled = Schema::template contains<event_kind::device_activity>;
 
-  /// Row `i` (in table order: the maps keep the first index of an id). `waiting`: a device
-  /// activity or runtime call without a parent whose rule cannot be answered yet (its parent,
-  /// if any, is set by `finish`).
+  /// Row `i`. `waiting`: a device activity or runtime call without a parent whose rule cannot
+  /// be answered yet (its parent, if any, is set by `finish`). The maps keep the smallest index
+  /// of an id, and only an answer before the row is taken at once: in table order, the first
+  /// index of the id. Rows may also come chunk by chunk, in any order inside a chunk (see
+  /// `begin_chunk`).
   TRACEMODEL_ALWAYS_INLINE placed step(std::size_t i) {
     if constexpr (enabled) {
       const auto& e = t_.events[i];
       const auto idx = static_cast<event_index>(i);
       if (const auto* d = e.template get_if<device>()) {
         if (d->flow_start && d->flow_type == flow_kind::async_cpu_gpu && d->flow_id != 0)
-          s_.duplicate_flow_starts += flow_starts_.insert(d->flow_id, idx) ? 0 : 1;
+          s_.duplicate_flow_starts += flow_starts_.insert_min(d->flow_id, idx) ? 0 : 1;
         const bool call = is_runtime_call(d->activity);
-        if (call && d->correlation_id != 0) calls_.insert(d->correlation_id, idx);
+        if (call && d->correlation_id != 0) calls_.insert_min(d->correlation_id, idx);
         if (e.parent == no_event && (call || is_device_side(d->activity))) {
           if constexpr (Policy::inherit_thread) unplaced_.push_back(idx);
           if (!place(idx, no_entry, false)) {
@@ -121,10 +125,47 @@ class device_linker {
         }
       } else if constexpr (Schema::template contains<event_kind::op>) {
         if (const auto* op = e.template get_if<event_kind::op>())
-          if (op->correlation_id != 0) ops_.insert(op->correlation_id, idx);
+          if (op->correlation_id != 0) ops_.insert_min(op->correlation_id, idx);
       }
     }
     return placed::final;
+  }
+
+  /// The rows of [first, first + rows) come next, in any order (the tree's replay steps them
+  /// thread by thread); `end_chunk` once every one of them was stepped. Before the chunk's
+  /// other rows are stepped, an answer inside the chunk may not be the smallest index of its
+  /// id before the row: only when an id is mapped twice in the chunk, the later row first,
+  /// which the maps count (`insert_min`). `end_chunk` then looks again at the rows that took
+  /// an answer from inside the chunk, and the answers it changes are reported.
+  void begin_chunk(std::size_t first, std::size_t rows) {
+    if constexpr (enabled) {
+      chunk_first_ = first;
+      chunk_links_ = s_.links.size();
+      chunk_later_ = later_.size();
+      chunk_replaced_ = replaced();
+      const std::size_t words = (rows + 63) / 64;
+      if (marks_.size() < words) marks_.resize(words, 0);
+      marks_used_ = words;
+    }
+  }
+  /// The chunk's rows were all stepped: its links, made thread by thread, are put in table
+  /// order. `moved(i, from, to)`: row `i`'s parent changed (its rule's id was mapped twice in
+  /// the chunk).
+  template <class F>
+  void end_chunk([[maybe_unused]] F&& moved) {
+    if constexpr (enabled) {
+      auto by_target = [](const flow_link& a, const flow_link& b) { return a.to < b.to; };
+      const auto first = s_.links.begin() + static_cast<std::ptrdiff_t>(chunk_links_);
+      if (!std::is_sorted(first, s_.links.end(), by_target)) [[unlikely]] {
+        std::sort(first, s_.links.end(), by_target);  // one link per target
+        for (std::size_t k = chunk_later_; k < later_.size(); ++k)
+          if (later_[k].entry != no_entry) later_[k].entry = link_entry(later_[k].index);
+      }
+      if (replaced() != chunk_replaced_) [[unlikely]]
+        recheck_chunk(moved);
+      std::fill_n(marks_.begin(), marks_used_, std::uint64_t{0});
+      chunk_first_ = no_chunk;
+    }
   }
 
   /// The second pass (the rows that waited, against the complete maps), then the thread
@@ -166,8 +207,9 @@ class device_linker {
       if constexpr (Policy::link_runtime_calls && Policy::use_external_id) {
         if (d->external_id == 0) return true;
         const event_index op = ops_.find(d->external_id);
-        if (op == no_event) return final;
+        if (op == no_event || (!final && op > idx)) return final;
         set_parent(idx, op, parent_link::external_id);
+        mark(idx, op);
         ++s_.runtime_calls;
       }
       return true;
@@ -205,9 +247,11 @@ class device_linker {
   TRACEMODEL_ALWAYS_INLINE int rule(const id_map& m, std::uint64_t id, parent_link how,
                                     std::size_t& placed_count, event_index idx,
                                     std::uint32_t entry, bool final) {
+    // Before the maps are complete, an index after the row may yet give way to a smaller one.
     const event_index parent = m.find(id);
-    if (parent == no_event) return final ? 0 : -1;
+    if (parent == no_event || (!final && parent > idx)) return final ? 0 : -1;
     set_parent(idx, parent, how);
+    mark(idx, parent);
     const flow_link l{flow_kind::async_cpu_gpu, id, parent, idx};
     if (entry == no_entry)
       s_.links.push_back(l);
@@ -215,6 +259,49 @@ class device_linker {
       s_.links[entry] = l;
     ++placed_count;
     return 1;
+  }
+
+  /// Notes a row placed under a row of the current chunk (see `begin_chunk`).
+  TRACEMODEL_ALWAYS_INLINE void mark(event_index idx, event_index parent) {
+    if (parent >= chunk_first_) {
+      const std::size_t k = idx - chunk_first_;
+      marks_[k >> 6] |= std::uint64_t{1} << (k & 63);
+    }
+  }
+  /// The position of the link to `to` among the chunk's links (in table order).
+  std::uint32_t link_entry(event_index to) const {
+    const auto first = s_.links.begin() + static_cast<std::ptrdiff_t>(chunk_links_);
+    const auto it = std::lower_bound(first, s_.links.end(), to,
+                                     [](const flow_link& l, event_index x) { return l.to < x; });
+    return static_cast<std::uint32_t>(it - s_.links.begin());
+  }
+  /// The chunk's rows placed under a row of the chunk, against the maps as the chunk left them
+  /// (which hold the smallest index of each id up to its end: that index is before the row
+  /// whenever the one it replaced was).
+  template <class F>
+  TRACEMODEL_NOINLINE void recheck_chunk(F& moved) {
+    for (std::size_t w = 0; w < marks_used_; ++w)
+      for (std::uint64_t bits = marks_[w]; bits != 0; bits &= bits - 1) {
+        const auto idx = static_cast<event_index>(chunk_first_ + 64 * w +
+                                                  static_cast<std::size_t>(std::countr_zero(bits)));
+        const auto& e = t_.events[idx];
+        const auto& d = e.template get<device>();
+        const id_map& m = e.link == parent_link::flow          ? flow_starts_
+                          : e.link == parent_link::correlation ? calls_
+                                                               : ops_;
+        const std::uint64_t id = e.link == parent_link::flow          ? d.flow_id
+                                 : e.link == parent_link::correlation ? d.correlation_id
+                                                                      : d.external_id;
+        const event_index now = m.find(id);
+        const event_index was = e.parent;
+        if (now == was) continue;
+        set_parent(idx, now, e.link);
+        if (!is_runtime_call(d.activity)) s_.links[link_entry(idx)].from = now;
+        moved(idx, was, now);
+      }
+  }
+  [[nodiscard]] std::size_t replaced() const noexcept {
+    return ops_.replaced() + calls_.replaced() + flow_starts_.replaced();
   }
 
   void set_parent(event_index child, event_index parent, parent_link how) {
@@ -251,6 +338,12 @@ class device_linker {
   scratch_vector<waiting> later_;
   scratch_vector<event_index> unplaced_;  // all of them, for thread inheritance
   bool unused_entries_ = false;
+  // The current chunk (see `begin_chunk`): its first row, where its links and waiting rows
+  // begin, the maps' replacements before it, and its rows placed under a row of the chunk.
+  static constexpr std::size_t no_chunk = std::numeric_limits<std::size_t>::max();
+  std::size_t chunk_first_ = no_chunk;
+  std::size_t chunk_links_ = 0, chunk_later_ = 0, chunk_replaced_ = 0, marks_used_ = 0;
+  std::vector<std::uint64_t> marks_;
 };
 
 }  // namespace detail

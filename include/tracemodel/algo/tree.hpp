@@ -34,6 +34,8 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <concepts>
 #include <cstdint>
 #include <limits>
@@ -197,6 +199,10 @@ struct no_replay_hook {
   static constexpr bool active = false;
   static int pre(std::size_t) noexcept { return 0; }
   static bool before_fallback(std::size_t) noexcept { return true; }
+  static void begin_chunk(std::size_t, std::size_t) noexcept {}
+  template <class F>
+  static void end_chunk(F&&) noexcept {}
+  static void stopped_at(std::size_t) noexcept {}
   static bool rest() noexcept { return true; }
   template <class F>
   static bool finish(F&&) noexcept {
@@ -226,9 +232,15 @@ struct build_tree_fn {
   ///                       (the caller has failed)
   ///   rest()              when the replay in table order stops: the hook's own work for the
   ///                       rows not reached; false abandons the tree (the caller has failed)
+  /// and, when `chunk` is not 0 (the rows of the table in chunks of this many, each thread's
+  /// rows of a chunk in turn: see the replay):
+  ///   begin_chunk(i, k)   rows [i, i + k) come next, in any order
+  ///   end_chunk(f)        they all came; f(i, from, to) moves row i's linked parent
+  ///   stopped_at(i)       the replay stopped: every row before i was given to `pre`, and
+  ///                       none after (`rest` goes on from there)
   /// Policies whose ties close first never replay in table order and take no active hook.
   template <class Schema, class Policy, class Hook>
-  tree_stats build(basic_event_table<Schema>& t, Policy, Hook& hook) const {
+  tree_stats build(basic_event_table<Schema>& t, Policy, Hook& hook, std::size_t chunk = 0) const {
     using key_policy = typename Policy::thread_key_type;
     using fallback = typename Policy::fallback_type;
     constexpr bool close_first = Policy::ties_type::close_first;
@@ -254,12 +266,18 @@ struct build_tree_fn {
       bool closes_later;  // PyTorch closes it: a frame with an end is below it
     };
     std::vector<unfinished> missing;
+    // The chunked replay's lists: each stack's rows of a chunk (stacks beyond the lists put
+    // their chunk in table order).
+    constexpr std::uint32_t lists = 16;
+    std::vector<event_index> chunk_rows;
     // A linked parent that is not an event of the table (a hand-made table) is not kept: the
     // event is placed by the replay like any other.
     auto linked_before = [n](const auto& e) {
       return e.link != parent_link::none && e.link != parent_link::tree && e.parent < n;
     };
-    auto replay = [&]<bool Hooked>(bool identity) -> bool {
+    // The replay in table order (`identity`) or in the computed order. `Chunked` (table order
+    // with a hook; `chunk` rows): see `replay_chunks` below.
+    auto replay = [&]<bool Hooked, bool Chunked = false>(bool identity) -> bool {
       stats = {};
       stats.events = n;
       stacks.clear();
@@ -272,41 +290,42 @@ struct build_tree_fn {
       std::uint32_t* const counts = offsets.data();
       const event_index* const order = order_storage.data();
       std::size_t linked = 0, fallbacks = 0;
-      for (std::size_t r = 0; r < n; ++r) {
-        const event_index i = identity ? static_cast<event_index>(r) : order[r];
+      std::size_t stepped = n;  // a row given to the hook already (a chunk's row placed again)
+      // Row r (event i) on its thread's stack (`thread_of()`). A fall-back asks `ready(id, r)`
+      // before it reads stack `id`. Returns `go_on`, `stop` (the hook said so), or what `ready`
+      // answered (not ready: nothing written for the row but the hook's step).
+      static constexpr int go_on = 0, stop = 1;
+      auto place = [&](std::size_t r, event_index i, auto&& thread_of,
+                       auto&& ready) TRACEMODEL_ALWAYS_INLINE_LAMBDA -> int {
         auto& e = events[i];
-        if (identity) {
-          if (e.start_ns < last_start) return false;
-          last_start = e.start_ns;
-          if constexpr (Hooked) {
+        if constexpr (Hooked) {
+          if (r != stepped) {
             const int h = hook.pre(r);
-            if (h < 0) return false;
-            if (h > 0) continue;  // placed by its link after the replay
+            if (h < 0) return stop;
+            if (h > 0) return go_on;  // placed by its link after the replay
           }
         }
         if (linked_before(e)) {
           parents[i] = e.parent;
           ++counts[e.parent + std::size_t{1}];
           ++linked;
-          continue;
+          return go_on;
         }
         const std::int64_t end_ns = e.end_ns();
         const std::int64_t end = end_ns == no_end_ns ? open : end_ns;
         const bool instant = end != open && end <= e.start_ns;
-        const auto [a, b] = key_policy::key(e.pid, e.tid);
-        const std::uint32_t thread = keys.id(a, b);
-        if (thread >= stacks.size()) stacks.resize(thread + 1);
-        detail::replay_stack& s = stacks[thread];
+        detail::replay_stack& s = stacks[thread_of()];
         s.close_before(e.start_ns, close_first && !instant);
         event_index p = s.top();
         bool fell_back = false;
         if (p == no_event) {
           if constexpr (Hooked)
-            if (!hook.before_fallback(r)) return false;
+            if (!hook.before_fallback(r)) return stop;
           if (const std::optional<thread_key> fwd = fallback::thread(e)) {
             const auto [fa, fb] = key_policy::key(e.pid, *fwd);
             const std::uint32_t id = keys.find(fa, fb);
             if (id != detail::pair_ids::no_id && id < stacks.size()) {
+              if (const int w = ready(id, r); w != go_on) return w;
               detail::replay_stack& f = stacks[id];
               f.close_before(e.start_ns, close_first && !instant);
               p = f.top();
@@ -319,20 +338,206 @@ struct build_tree_fn {
         e.parent = p;
         e.link = p == no_event ? parent_link::none : parent_link::tree;
         fallbacks += fell_back ? 1 : 0;
-        if (instant) continue;
+        if (instant) return go_on;
         if (end == open) missing.push_back({i, s.min_end() != open});
         if (s.size == 0 && fell_back) s.anchor = p;
         s.push(i, end);
+        return go_on;
+      };
+      const auto always_ready = [](std::uint32_t, std::size_t) { return go_on; };
+      bool completed = true;
+      if constexpr (Chunked) {
+        // Chunk by chunk. Pass 1, a tight loop over the chunk: the order check, each row's
+        // stack, and the row into its thread's list. Pass 2: each thread's rows in turn, the
+        // threads with ops first (the later one first: a backward thread falls back to the
+        // forward thread that appeared before it), then those without (device streams: what
+        // launched their activities was stepped then). The branches then follow one thread's
+        // regular pattern instead of the interleaving of threads. The result is the same:
+        //  * the device linker takes rows in any order inside a chunk (see its `begin_chunk`);
+        //  * a fall-back must read its stack as table order leaves it at its row: if that
+        //    thread's list has rows before it not replayed yet, they are replayed first (one
+        //    level: a fall-back among them that needs the same is a conflict); if rows after
+        //    it were replayed already (a `conflict`), the replay stops, and the tree is
+        //    replayed again in a computed order once every link is final;
+        //  * a chunk whose rows use stacks beyond the lists goes in table order;
+        //  * the children lists and the counts are order-free, and the unfinished ops are put
+        //    back in table order at the end.
+        // The next chunk's rows are asked for during pass 2 (else pass 1 waits on memory).
+        static constexpr int conflict = 2, behind = 3;
+        constexpr std::uint32_t none = lists;
+        const std::size_t c_rows = chunk;
+        std::array<std::uint32_t, lists> count{}, pos{};
+        std::uint32_t advance = none;  // the list a `behind` answer names
+        std::uint32_t ordered_list = none;  // the chunk goes in table order (its one list)
+        event_index* const crows = chunk_rows.data();
+        std::uint32_t cur = none, back = none;  // the list replayed, the one an advance left
+        auto ready = [&](std::uint32_t id, std::size_t r) -> int {
+          // (Its own list's position is kept in a register: it is always ready.)
+          if (id == cur || id >= lists || ordered_list != none) return go_on;
+          const event_index* rows = crows + std::size_t{id} * c_rows;
+          if (pos[id] > 0 && rows[pos[id] - 1] > r) return conflict;
+          if (pos[id] < count[id] && rows[pos[id]] < r) {
+            advance = id;
+            return behind;
+          }
+          return go_on;
+        };
+        std::array<std::uint32_t, lists + 1> sequence{};
+        for (std::size_t c0 = 0; c0 < n;) {
+          const std::size_t c1 = std::min(n, c0 + c_rows);
+          std::size_t c_end = c1;
+          bool unordered = false, wide = false;
+          std::uint32_t used = 0, with_ops = 0;
+          count.fill(0);
+          pos.fill(0);
+          for (std::size_t r = c0; r < c1; ++r) {
+            const auto& e = events[r];
+            if (e.start_ns < last_start) [[unlikely]] {
+              c_end = r;
+              unordered = true;
+              break;
+            }
+            last_start = e.start_ns;
+            const auto [a, b] = key_policy::key(e.pid, e.tid);
+            const std::uint32_t thread = keys.id(a, b);
+            if (thread >= stacks.size()) [[unlikely]]
+              stacks.resize(thread + 1);
+            wide |= thread >= lists;
+            const std::uint32_t l = thread < lists ? thread : lists - 1;
+            crows[std::size_t{l} * c_rows + count[l]++] = static_cast<event_index>(r);
+            used |= std::uint32_t{1} << l;
+            with_ops |= std::uint32_t{e.template is<event_kind::op>()} << l;
+          }
+          std::uint32_t lists_n = 0;
+          if (wide) [[unlikely]] {
+            // One list, in table order.
+            ordered_list = 0;
+            count[0] = static_cast<std::uint32_t>(c_end - c0);
+            for (std::size_t r = c0; r < c_end; ++r) crows[r - c0] = static_cast<event_index>(r);
+            sequence[lists_n++] = 0;
+          } else {
+            ordered_list = none;
+            for (std::uint32_t m : {used & with_ops, used & ~with_ops})
+              for (; m != 0; m &= ~(std::uint32_t{1} << (31 - std::countl_zero(m))))
+                sequence[lists_n++] = static_cast<std::uint32_t>(31 - std::countl_zero(m));
+          }
+          if constexpr (Hooked) hook.begin_chunk(c0, c_end - c0);
+          std::size_t ahead = c1;  // the next chunk's row to ask for
+          const std::size_t ahead_end = std::min(n, c1 + c_rows);
+          int status = go_on;
+          for (std::uint32_t q = 0; q < lists_n && status == go_on; ++q) {
+            std::size_t limit = n;  // rows from here on wait (an advance stops at its row)
+            std::uint32_t k = 0, k_end = 0;
+            const event_index* rows = nullptr;
+            auto enter = [&](std::uint32_t list, std::uint32_t from, std::size_t until) {
+              cur = list;
+              back = from;
+              limit = until;
+              k = pos[list];
+              k_end = count[list];
+              rows = crows + std::size_t{list} * c_rows;
+            };
+            enter(sequence[q], none, n);
+            for (;;) {
+              if (k == k_end || rows[k] >= limit) {
+                pos[cur] = k;
+                if (back == none) break;
+                enter(back, none, n);  // the advanced list is at the row: place it again
+                continue;
+              }
+              const std::size_t r = rows[k];
+              // (A list is a stack's rows, unless the chunk goes in table order.)
+              const std::uint32_t list = cur;
+              status = place(r, static_cast<event_index>(r), [&, list, r] {
+                if (ordered_list == none) [[likely]]
+                  return list;
+                const auto [a, b] = key_policy::key(events[r].pid, events[r].tid);
+                return keys.id(a, b);
+              }, ready);
+              if (ahead < ahead_end) {
+                TRACEMODEL_PREFETCH(events + ahead);
+                TRACEMODEL_PREFETCH(reinterpret_cast<const char*>(events + ahead) +
+                                    sizeof(*events) - 1);
+                ++ahead;
+              }
+              if (status == go_on) [[likely]] {
+                ++k;
+                continue;
+              }
+              pos[cur] = k;
+              if (status == behind && back == none) {
+                stepped = r;  // its hook step is done
+                enter(advance, cur, r);
+                status = go_on;
+                continue;
+              }
+              break;  // stop, a conflict, or an advance inside an advance
+            }
+          }
+          if (status != go_on) [[unlikely]] {
+            // The rows where it stopped were given to the hook; so must be the chunk's others
+            // (the tree is replayed again in a computed order, with every link final).
+            if constexpr (Hooked) {
+              ++pos[cur];
+              if (back != none) ++pos[back];
+              for (std::uint32_t q = 0; q < lists_n; ++q) {
+                const std::uint32_t l = sequence[q];
+                for (std::uint32_t k = pos[l]; k < count[l]; ++k)
+                  hook.pre(crows[std::size_t{l} * c_rows + k]);
+              }
+            }
+            unordered = true;
+          }
+          if constexpr (Hooked) {
+            hook.end_chunk([&](event_index i, event_index from, event_index to) {
+              if (parents[i] != from) return;  // not placed (a chunk that stopped)
+              parents[i] = to;
+              --counts[from + std::size_t{1}];
+              ++counts[to + std::size_t{1}];
+            });
+            if (unordered) hook.stopped_at(c_end);
+          }
+          if (unordered) return false;
+          c0 = c_end;
+        }
+        // Unfinished ops in table order (a parent's end is borrowed before its children's).
+        std::sort(missing.begin(), missing.end(),
+                  [](const unfinished& x, const unfinished& y) { return x.index < y.index; });
+      } else {
+        for (std::size_t r = 0; r < n; ++r) {
+          const event_index i = identity ? static_cast<event_index>(r) : order[r];
+          const auto& e = events[i];
+          if (identity) {
+            if (e.start_ns < last_start) return false;
+            last_start = e.start_ns;
+          }
+          auto thread_of = [&] {
+            const auto [a, b] = key_policy::key(e.pid, e.tid);
+            const std::uint32_t thread = keys.id(a, b);
+            if (thread >= stacks.size()) stacks.resize(thread + 1);
+            return thread;
+          };
+          if (place(r, i, thread_of, always_ready) != go_on) return false;
+        }
       }
       stats.linked_before = linked;
       stats.fallback_parents = fallbacks;
-      return true;
+      return completed;
     };
     static_assert(!(Hook::active && close_first),
                   "build_tree: a replay hook needs the replay in table order");
     bool in_order = false;
     if constexpr (!close_first) {
-      in_order = replay.template operator()<Hook::active>(true);
+      if constexpr (Hook::active) {
+        if (chunk > 0) {
+          chunk_rows.resize(lists * chunk);
+          in_order = replay.template operator()<true, true>(true);
+        } else {
+          in_order = replay.template operator()<true>(true);
+        }
+      } else {
+        in_order = replay.template operator()<false>(true);
+      }
       if constexpr (Hook::active) {
         if (in_order) {
           // The rows whose links were not final: counted as linked now, or, for one that

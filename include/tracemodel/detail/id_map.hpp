@@ -11,11 +11,13 @@
 // are initialized when the first id lands in them, so a map that holds N ids of one block
 // touches about 4N bytes, from the front of the array (a scratch array made after the map is
 // freed reuses those pages: see big_allocator.hpp). Ids outside the window go to a hash map.
-// The first index of an id wins; later ones are counted as duplicates.
+// The first index of an id wins (`insert`: the first one inserted; `insert_min`: the smallest
+// one, whatever the order of the inserts); later ones are counted as duplicates.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "tracemodel/config.hpp"
@@ -39,22 +41,19 @@ class id_map {
   ~id_map() { big_deallocate(dense_, limit_ * sizeof(event_index)); }
 
   /// Maps `id` to `i` unless it is mapped already; returns whether it was new.
-  TRACEMODEL_ALWAYS_INLINE bool insert(std::uint64_t id, event_index i) {
-    if (!placed_) [[unlikely]] {
-      first_ = id;
-      placed_ = true;
+  TRACEMODEL_ALWAYS_INLINE bool insert(std::uint64_t id, event_index i) { return entry(id, i).second; }
+
+  /// As `insert`, but an id mapped already keeps the smaller of its two indices, and
+  /// `replaced()` counts the inserts that found a larger one (none when indices come in order).
+  TRACEMODEL_ALWAYS_INLINE bool insert_min(std::uint64_t id, event_index i) {
+    const auto [v, fresh] = entry(id, i);
+    if (!fresh && i < *v) [[unlikely]] {
+      *v = i;
+      ++replaced_;
     }
-    if (const std::uint64_t k = slot(id); k < limit_) [[likely]] {
-      const std::size_t p = k / page;
-      if (!ready_[p]) [[unlikely]]
-        make_ready(p);
-      event_index& slot = dense_[k];
-      if (slot != no_event) return false;
-      slot = i;
-      return true;
-    }
-    return sparse_.try_emplace(id, i).second;
+    return fresh;
   }
+  [[nodiscard]] std::size_t replaced() const noexcept { return replaced_; }
 
   [[nodiscard]] TRACEMODEL_ALWAYS_INLINE event_index find(std::uint64_t id) const noexcept {
     if (const std::uint64_t k = slot(id); k < limit_) return ready_[k / page] ? dense_[k] : no_event;
@@ -71,6 +70,23 @@ class id_map {
     const std::uint64_t down = first_ - 1 - id;
     return down < below_ ? above_ + down : limit_;
   }
+  /// The index `id` maps to, set to `i` if it was not mapped (then true).
+  TRACEMODEL_ALWAYS_INLINE std::pair<event_index*, bool> entry(std::uint64_t id, event_index i) {
+    if (!placed_) [[unlikely]] {
+      first_ = id;
+      placed_ = true;
+    }
+    if (const std::uint64_t k = slot(id); k < limit_) [[likely]] {
+      const std::size_t p = k / page;
+      if (!ready_[p]) [[unlikely]]
+        make_ready(p);
+      event_index& slot = dense_[k];
+      if (slot != no_event) return {&slot, false};
+      slot = i;
+      return {&slot, true};
+    }
+    return sparse_.try_emplace(id, i);
+  }
   TRACEMODEL_NOINLINE void make_ready(std::size_t p) noexcept {
     std::fill_n(dense_ + p * page, std::min(page, limit_ - p * page), no_event);
     ready_[p] = 1;
@@ -84,6 +100,7 @@ class id_map {
   std::vector<std::uint8_t> ready_;  // bytes: a bit vector costs shifts on every access
   event_index* dense_ = nullptr;
   flat_map<event_index> sparse_;
+  std::size_t replaced_ = 0;
 };
 
 }  // namespace detail
