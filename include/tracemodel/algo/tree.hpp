@@ -276,7 +276,7 @@ struct build_tree_fn {
       return e.link != parent_link::none && e.link != parent_link::tree && e.parent < n;
     };
     // The replay in table order (`identity`) or in the computed order. `Chunked` (table order
-    // with a hook; `chunk` rows): see `replay_chunks` below.
+    // with a hook; `chunk` rows): see the chunked branch below.
     auto replay = [&]<bool Hooked, bool Chunked = false>(bool identity) -> bool {
       stats = {};
       stats.events = n;
