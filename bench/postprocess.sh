@@ -4,7 +4,9 @@
 # process; materialization and the patterns report none), then every benchmark with
 # repetitions for its time (median). tracemodel and the baseline of one size share a process
 # and their repetitions are interleaved in random order, so that both meet the same spells of
-# a drifting machine and their ratio compares like with like.
+# a drifting machine and their ratio compares like with like. `postprocess/tracemodel_cold` and
+# the baseline then do the same, the analysis given fresh memory before every run (see
+# bench/postprocess.cpp).
 # Usage: bench/postprocess.sh [build dir] [repetitions]
 set -euo pipefail
 build=${1:-build/release}
@@ -19,12 +21,16 @@ for b in json.load(sys.stdin)["benchmarks"]:
         name = b["run_name"].split("/iterations")[0]
         medians[name] = b["real_time"]
         # ns per event from the wall-clock median (analyze runs two threads at once).
-        print("%-30s %9.1f ms %7.1f ns/event  peak %s B/event (first run)"
-              % (name, b["real_time"], b["real_time"] * 1e6 / b["events"], peaks.get(name, "-")))
+        faults = ("  %6d page faults" % b["page_faults"]) if "page_faults" in b else ""
+        print("%-32s %9.1f ms %7.1f ns/event  peak %s B/event (first run)%s"
+              % (name, b["real_time"], b["real_time"] * 1e6 / b["events"], peaks.get(name, "-"), faults))
 for size in ("1M", "10M"):
-    t, base = medians.get("postprocess/tracemodel/" + size), medians.get("postprocess/baseline/" + size)
-    if t and base:
-        print("%-30s %9.2f x (medians of interleaved repetitions)" % ("baseline/tracemodel " + size, base / t))
+    for memory in ("", "_cold"):
+        t = medians.get("postprocess/tracemodel%s/%s" % (memory, size))
+        base = medians.get("postprocess/baseline/" + size)
+        if t and base:
+            print("%-32s %9.2f x (medians of interleaved repetitions)"
+                  % ("baseline/tracemodel%s %s" % (memory, size), base / t))
 '
 peak_of() {
   "$bin" --benchmark_filter="^$1/" --benchmark_format=json 2>/dev/null |
@@ -43,6 +49,9 @@ for size in 1M 10M; do
     peaks+=("$name=$(peak_of "$name")")
   done
   timed "^postprocess/(tracemodel|baseline)/$size/" | python3 -c "$summary" "${peaks[@]}"
+  # The analysis given fresh memory before every run, in a process of its own (a kept run
+  # after it would find nothing kept); no peak.
+  timed "^postprocess/(tracemodel_cold|baseline)/$size/" | python3 -c "$summary"
 done
 # The pattern benchmarks share one process (the analysed table is made once); no peak.
 timed "^patterns/" | python3 -c "$summary"
