@@ -68,4 +68,15 @@ inline constexpr bool collection_enabled = TRACEMODEL_ENABLE_COLLECTION != 0;
 inline constexpr bool use_tsc = TRACEMODEL_USE_TSC != 0;
 inline constexpr unsigned block_bytes = TRACEMODEL_BLOCK_BYTES;
 inline constexpr bool debug_checks = TRACEMODEL_DEBUG_CHECKS != 0;
+
+namespace detail {
+/// Asks for the first and the last cache line of `*p` ahead of its use: a row read in a pass
+/// over an array whose elements span two or three lines (an event: 112 bytes). Asking for a
+/// line between the two as well made no difference in the forward/backward linker's pass.
+template <class T>
+TRACEMODEL_ALWAYS_INLINE void prefetch_object(const T* p) noexcept {
+  TRACEMODEL_PREFETCH(p);
+  TRACEMODEL_PREFETCH(reinterpret_cast<const char*>(p) + sizeof(T) - 1);
+}
+}  // namespace detail
 TRACEMODEL_END_NAMESPACE

@@ -455,9 +455,7 @@ struct build_tree_fn {
                 return keys.id(a, b);
               }, ready);
               if (ahead < ahead_end) {
-                TRACEMODEL_PREFETCH(events + ahead);
-                TRACEMODEL_PREFETCH(reinterpret_cast<const char*>(events + ahead) +
-                                    sizeof(*events) - 1);
+                detail::prefetch_object(events + ahead);
                 ++ahead;
               }
               if (status == go_on) [[likely]] {
