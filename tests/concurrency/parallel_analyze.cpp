@@ -195,6 +195,30 @@ struct watching_progress {
   }
 };
 
+/// Ops on `threads` threads (two processes), nested two deep, the threads' rows interleaved
+/// (sorted by start), with forward ops and backward ops that fall back to another thread.
+tmod::event_table many_threads_table(std::mt19937_64& rng, int threads) {
+  tmod::testing::table_builder b;
+  for (int round = 0; round < 3; ++round) {
+    for (int k = 0; k < threads; ++k) {
+      const std::int64_t t = 10'000 * round + 7 * k + static_cast<std::int64_t>(rng() % 5);
+      const auto tid = static_cast<tmod::thread_key>(1000 + k);
+      const auto pid = static_cast<tmod::process_key>(1 + (k / 10) % 2);
+      b.op("outer", t, t + 3000, tid, pid).seq(round * threads + k);
+      b.op("inner", t + 1, t + 2, tid, pid).seq(round * threads + k);
+      // A backward op alone on its thread: it falls back to its forward thread's stack.
+      if (k % 5 == 4)
+        b.op("MmBackward0", t + 3, t + 4, tid + 5000, pid)
+            .seq(round * threads + k - 1, 1000 + static_cast<std::uint64_t>(k) - 1)
+            .scope(tmod::op_scope::backward_function);
+    }
+  }
+  tmod::event_table table = b.take();
+  std::stable_sort(table.events.begin(), table.events.end(),
+                   [](const auto& x, const auto& y) { return x.start_ns < y.start_ns; });
+  return table;
+}
+
 }  // namespace
 
 TEST_SUITE("concurrency") {
@@ -248,6 +272,56 @@ TEST_SUITE("concurrency") {
         INFO("chunks of " << chunk << " rows");
         CHECK(analysed(table, how::serial, 4096, chunk) == reference);
         CHECK(analysed(table, how::parallel, 5, chunk) == reference);
+      }
+    }
+  }
+  TEST_CASE("the forward/backward pass writes each row's thread for the tree's replay") {
+    // The replay reads these bytes instead of looking threads up: the dense id of each row's
+    // (pid, tid) in order of first appearance (its stacks' numbering), 0xff from the 255th
+    // thread on, all of them written once the pass reports the table's end.
+    std::mt19937_64 rng(99);
+    for (int round = 0; round < 12; ++round) {
+      const tmod::event_table table =
+          round < 8 ? training_table(rng, false, round % 2 == 1)
+                    : many_threads_table(rng, round == 8 ? 254 : round == 9 ? 255 : 300);
+      INFO("round " << round << " events " << table.size());
+      tmod::event_table plain = table;
+      const auto reference = tmod::link_forward_backward.collect(plain);
+      tmod::event_table t = table;
+      tmod::detail::collect_progress progress(1 + rng() % 64);
+      std::vector<std::uint8_t> bytes(t.size(), 0xaa);
+      progress.set_row_threads(bytes.data());
+      const auto r = tmod::link_forward_backward.collect(t, tmod::pytorch_links{}, &progress);
+      CHECK(progress.row_threads_ready() == t.size());
+      std::vector<std::pair<tmod::process_key, tmod::thread_key>> seen;
+      for (std::size_t i = 0; i < t.size(); ++i) {
+        const std::pair key{t.events[i].pid, t.events[i].tid};
+        auto it = std::find(seen.begin(), seen.end(), key);
+        const auto id = static_cast<std::size_t>(it - seen.begin());
+        if (it == seen.end()) seen.push_back(key);
+        INFO("row " << i << " thread " << id);
+        CHECK(bytes[i] == (id < 255 ? id : 255));
+      }
+      if (round >= 9) CHECK(seen.size() > 255);
+      // The same records as without it.
+      REQUIRE(r.recs.size() == reference.recs.size());
+      for (std::size_t k = 0; k < r.recs.size(); ++k) {
+        CHECK(r.recs[k].index == reference.recs[k].index);
+        CHECK(r.recs[k].fwd == reference.recs[k].fwd);
+      }
+    }
+  }
+  TEST_CASE("parallel analyze: tables with more threads than a byte numbers") {
+    // Rows of the 255th thread on are looked up by the replay itself.
+    std::mt19937_64 rng(5);
+    for (const int threads : {3, 254, 255, 256, 400}) {
+      const tmod::event_table table = many_threads_table(rng, threads);
+      INFO(threads << " threads, " << table.size() << " events");
+      const std::string reference = analysed(table, how::steps);
+      for (const std::size_t chunk : {std::size_t{0}, std::size_t{7}, std::size_t{512}}) {
+        INFO("chunks of " << chunk << " rows");
+        CHECK(analysed(table, how::parallel, 5, chunk) == reference);
+        CHECK(analysed(table, how::serial, 4096, chunk) == reference);
       }
     }
   }

@@ -30,6 +30,7 @@
 #include <exception>
 #include <optional>
 #include <thread>
+#include <type_traits>
 
 #include "tracemodel/algo/flows.hpp"
 #include "tracemodel/algo/fwd_bwd.hpp"
@@ -133,6 +134,14 @@ struct device_link_hook {
   }
   /// The replay stopped: the rows before `r` were given to the linker, and none after.
   void stopped_at(std::size_t r) noexcept { next = r; }
+  /// Each row's thread below `end`, as the forward/backward pass numbered them (its stacks'
+  /// numbering), once that pass has written them; else null (the replay looks them up).
+  [[nodiscard]] const std::uint8_t* row_threads(std::size_t end) const noexcept {
+    if (progress == nullptr || progress->row_threads() == nullptr ||
+        progress->row_threads_ready() < end)
+      return nullptr;
+    return progress->row_threads();
+  }
   TRACEMODEL_ALWAYS_INLINE bool before_fallback(std::size_t r) {
     if (r < safe) [[likely]]
       return true;
@@ -196,6 +205,17 @@ struct analyze_fn {
       // on its own records, then (once the device links are final) the table's links. This
       // thread: the device links and the tree.
       detail::collect_progress progress(opt.progress_rows);
+      // The pass on the second thread writes each row's thread, which the replay's first
+      // step per chunk then reads instead of looking it up (the pass looks up the ops'
+      // threads anyway, and runs ahead of the replay).
+      detail::fill_vector<std::uint8_t> row_threads;
+      if constexpr (!TreePolicy::ties_type::close_first &&
+                    std::is_same_v<typename TreePolicy::thread_key_type, pid_tid_key>) {
+        if (opt.replay_chunk > 0) {
+          row_threads.resize(t.size());
+          progress.set_row_threads(row_threads.data());
+        }
+      }
       detail::links_handover handover;
       std::exception_ptr failure;  // read after the join
       std::thread linker([&] {

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <concepts>
 #include <cstdint>
 #include <limits>
 #include <string_view>
@@ -120,6 +121,23 @@ class collect_progress {
   explicit collect_progress(std::size_t chunk = 4096) noexcept : chunk_(chunk == 0 ? 1 : chunk) {}
   [[nodiscard]] std::size_t chunk() const noexcept { return chunk_; }
 
+  /// Optional: an array of one byte per row, into which `collect`'s first pass writes each
+  /// row's thread: its dense id among the table's (pid, tid) pairs in order of first
+  /// appearance, the tree's numbering of its stacks (`build_tree` with `pid_tid_key`), or
+  /// `many_threads` from there on. A row's byte is written before the pass reports past it,
+  /// and only for the rows before the first one out of order.
+  static constexpr std::uint8_t many_threads = 0xff;
+  void set_row_threads(std::uint8_t* bytes) noexcept { row_threads_ = bytes; }
+  [[nodiscard]] std::uint8_t* row_threads() const noexcept { return row_threads_; }
+  /// The writer: the bytes of the rows below `rows` are written.
+  void publish_row_threads(std::size_t rows) noexcept {
+    row_threads_ready_.store(rows, std::memory_order_release);
+  }
+  /// The reader: the bytes of the rows below this may be read (never waits).
+  [[nodiscard]] std::size_t row_threads_ready() const noexcept {
+    return row_threads_ready_.load(std::memory_order_acquire);
+  }
+
   // The writer (`collect`).
   void publish(std::uint64_t safe_rows) noexcept {
     safe_.store(safe_rows, std::memory_order_release);
@@ -158,6 +176,8 @@ class collect_progress {
 
  private:
   std::size_t chunk_;
+  std::uint8_t* row_threads_ = nullptr;
+  std::atomic<std::size_t> row_threads_ready_{0};
   std::atomic<std::uint64_t> safe_{0};
   std::atomic<bool> acked_{false};
 };
@@ -248,8 +268,26 @@ struct link_forward_backward_fn {
       auto pass = [&](bool identity) -> bool {
         std::int64_t last_start = std::numeric_limits<std::int64_t>::min();
         std::size_t next_report = progress != nullptr && identity ? progress->chunk() : n;
+        // Every row's thread, for the tree's replay on the other thread (see
+        // collect_progress::set_row_threads): the pass looks up each row's thread then, where
+        // it looked up only the ops' (the records number threads the same either way).
+        constexpr bool tells_threads = requires(Progress& g) {
+          { g.row_threads() } -> std::same_as<std::uint8_t*>;
+          g.publish_row_threads(std::size_t{});
+        };
+        std::uint8_t* const row_threads = [&]() -> std::uint8_t* {
+          if constexpr (tells_threads)
+            return progress != nullptr && identity ? progress->row_threads() : nullptr;
+          else
+            return nullptr;
+        }();
+        auto threads_written = [&](std::size_t rows) {
+          if constexpr (tells_threads)
+            if (row_threads != nullptr) progress->publish_row_threads(rows);
+        };
         for (std::size_t r = 0; r < n; ++r) {
           if (r == next_report) [[unlikely]] {
+            threads_written(r);
             report(r);
             next_report = r + std::max(progress->chunk(), 4 * prev.size());
           }
@@ -264,9 +302,15 @@ struct link_forward_backward_fn {
             if (e.start_ns < last_start) return false;
             last_start = e.start_ns;
           }
+          std::uint32_t th = detail::pair_ids::no_id;
+          if (row_threads != nullptr) {
+            th = threads.id(static_cast<std::uint64_t>(e.pid), e.tid);
+            constexpr std::uint8_t many = detail::collect_progress::many_threads;
+            row_threads[r] = th < many ? static_cast<std::uint8_t>(th) : many;
+          }
           auto* op = e.template get_if<event_kind::op>();
           if (op == nullptr) continue;
-          const std::uint32_t th = threads.id(static_cast<std::uint64_t>(e.pid), e.tid);
+          if (row_threads == nullptr) th = threads.id(static_cast<std::uint64_t>(e.pid), e.tid);
           const std::int64_t end = op->end_ns == no_end_ns ? open : op->end_ns;
           if constexpr (!Policy::wrapper_prefix.empty()) {
             if (th >= prev.size()) prev.resize(th + 1);
@@ -308,6 +352,7 @@ struct link_forward_backward_fn {
           if (op->sequence_number >= 0)
             recs.push_back({op->sequence_number, e.start_ns, end, op->fwd_thread_id, i, th});
         }
+        threads_written(n);
         return true;
       };
       if (!pass(true)) {

@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -238,6 +239,10 @@ struct build_tree_fn {
   ///   end_chunk(f)        they all came; f(i, from, to) moves row i's linked parent
   ///   stopped_at(i)       the replay stopped: every row before i was given to `pre`, and
   ///                       none after (`rest` goes on from there)
+  /// and, optionally, with `pid_tid_key`:
+  ///   row_threads(end)    null, or one byte per row, valid below `end`: the row's (pid, tid)
+  ///                       numbered in order of first appearance (the stacks' numbering),
+  ///                       0xff for one not known (the replay looks those up)
   /// Policies whose ties close first never replay in table order and take no active hook.
   template <class Schema, class Policy, class Hook>
   tree_stats build(basic_event_table<Schema>& t, Policy, Hook& hook, std::size_t chunk = 0) const {
@@ -390,6 +395,11 @@ struct build_tree_fn {
           std::uint32_t used = 0, with_ops = 0;
           count.fill(0);
           pos.fill(0);
+          // The rows' threads, if the hook has them (the forward/backward pass on the other
+          // thread numbers (pid, tid) pairs as `keys` does: in order of first appearance).
+          const std::uint8_t* known = nullptr;
+          if constexpr (requires { hook.row_threads(c1); })
+            if constexpr (std::is_same_v<key_policy, pid_tid_key>) known = hook.row_threads(c1);
           for (std::size_t r = c0; r < c1; ++r) {
             const auto& e = events[r];
             if (e.start_ns < last_start) [[unlikely]] {
@@ -398,10 +408,16 @@ struct build_tree_fn {
               break;
             }
             last_start = e.start_ns;
-            const auto [a, b] = key_policy::key(e.pid, e.tid);
-            const std::uint32_t thread = keys.id(a, b);
-            if (thread >= stacks.size()) [[unlikely]]
-              stacks.resize(thread + 1);
+            // (0xff: not known. A thread seen for the first time is looked up too: `keys`
+            // gives it the same number.)
+            const std::uint32_t k = known != nullptr ? known[r] : std::uint32_t{0xff};
+            std::uint32_t thread = k;
+            if (k == 0xff || k >= stacks.size()) {
+              const auto [a, b] = key_policy::key(e.pid, e.tid);
+              thread = keys.id(a, b);
+              if (thread >= stacks.size()) [[unlikely]]
+                stacks.resize(thread + 1);
+            }
             wide |= thread >= lists;
             const std::uint32_t l = thread < lists ? thread : lists - 1;
             crows[std::size_t{l} * c_rows + count[l]++] = static_cast<event_index>(r);
