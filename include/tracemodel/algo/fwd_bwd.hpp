@@ -270,7 +270,9 @@ struct link_forward_backward_fn {
         std::size_t next_report = progress != nullptr && identity ? progress->chunk() : n;
         // Every row's thread, for the tree's replay on the other thread (see
         // collect_progress::set_row_threads): the pass looks up each row's thread then, where
-        // it looked up only the ops' (the records number threads the same either way).
+        // it looked up only the ops'. The records' thread numbers then count the threads
+        // without ops too, which the matching does not mind (it orders the threads that
+        // recorded forward ops by their records, not by these numbers).
         constexpr bool tells_threads = requires(Progress& g) {
           { g.row_threads() } -> std::same_as<std::uint8_t*>;
           g.publish_row_threads(std::size_t{});
