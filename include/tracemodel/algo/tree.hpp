@@ -408,11 +408,12 @@ struct build_tree_fn {
               break;
             }
             last_start = e.start_ns;
-            // (0xff: not known. A thread seen for the first time is looked up too: `keys`
-            // gives it the same number.)
-            const std::uint32_t k = known != nullptr ? known[r] : std::uint32_t{0xff};
+            // (A thread not known, or seen for the first time, is looked up: `keys` gives the
+            // latter the same number.)
+            constexpr std::uint32_t not_known = 0xff;  // the hook's `row_threads` (above)
+            const std::uint32_t k = known != nullptr ? known[r] : not_known;
             std::uint32_t thread = k;
-            if (k == 0xff || k >= stacks.size()) {
+            if (k == not_known || k >= stacks.size()) {
               const auto [a, b] = key_policy::key(e.pid, e.tid);
               thread = keys.id(a, b);
               if (thread >= stacks.size()) [[unlikely]]
