@@ -312,7 +312,7 @@ TEST_SUITE("concurrency") {
       REQUIRE(r.recs.size() == reference.recs.size());
       for (std::size_t k = 0; k < r.recs.size(); ++k) {
         CHECK(r.recs[k].index == reference.recs[k].index);
-        CHECK(r.recs[k].fwd == reference.recs[k].fwd);
+        CHECK(r.fwd(r.recs[k]) == reference.fwd(reference.recs[k]));
       }
     }
   }
@@ -359,7 +359,7 @@ TEST_SUITE("concurrency") {
         for (std::size_t k = 0; k < r.recs.size(); ++k) {
           CHECK(r.recs[k].index == reference.recs[k].index);
           CHECK(r.recs[k].seq == reference.recs[k].seq);
-          CHECK(r.recs[k].fwd == reference.recs[k].fwd);
+          CHECK(r.fwd(r.recs[k]) == reference.fwd(reference.recs[k]));
         }
         for (std::size_t i = 0; i < t.size(); ++i)
           CHECK(watching_progress::keys(t.events[i]) == watching_progress::keys(plain.events[i]));

@@ -187,17 +187,25 @@ class collect_progress {
 /// (and lets wrappers inherit their keys), `match` works on these records alone. `analyze`
 /// runs `match` while the tree builder works on the table.
 struct fwd_bwd_records {
+  /// 32 bytes: the matching reads the records twice and writes none of them.
   struct keyed {
     std::int64_t seq;
     std::int64_t start;
-    std::int64_t end;      // `open` for ops that never ended
-    std::uint64_t fwd;     // forward thread id, 0 for a forward op
+    std::int64_t end;    // `open` for ops that never ended
     event_index index;
-    std::uint32_t thread;  // dense (pid, tid); once matching starts: the dense (thread, fwd) pair
+    std::uint32_t pair;  // the dense (thread, forward thread id) pair: `pairs`
   };
   static constexpr std::int64_t open = std::numeric_limits<std::int64_t>::max();
   detail::scratch_vector<keyed> recs;  ///< ops with a sequence number, in start order
-  detail::pair_ids threads;
+  detail::pair_ids threads;            ///< (pid, tid)
+  detail::pair_ids pairs;              ///< (dense thread, forward thread id; 0 for a forward op)
+
+  /// The record's forward thread id (0 for a forward op).
+  [[nodiscard]] std::uint64_t fwd(const keyed& k) const { return pairs.pair(k.pair).second; }
+  /// The record's thread (its dense id in `threads`).
+  [[nodiscard]] std::uint32_t thread(const keyed& k) const {
+    return static_cast<std::uint32_t>(pairs.pair(k.pair).first);
+  }
 };
 
 struct link_forward_backward_fn {
@@ -222,6 +230,23 @@ struct link_forward_backward_fn {
       constexpr std::int64_t open = fwd_bwd_records::open;
       auto& recs = out.recs;
       auto& threads = out.threads;
+      // Each record's (thread, forward thread id) pair, through the pair last used by the
+      // thread's forward ops and by its backward ops (a thread's records alternate between
+      // the two).
+      struct last_pair {
+        std::uint64_t fwd = 0;
+        std::uint32_t id = detail::pair_ids::no_id;
+      };
+      std::vector<last_pair> last;
+      auto pair_of = [&](std::uint32_t th, std::uint64_t fwd) -> std::uint32_t {
+        const std::size_t slot = 2 * std::size_t{th} + (fwd != 0 ? 1 : 0);
+        if (slot >= last.size()) [[unlikely]]
+          last.resize(slot + 2);
+        last_pair& c = last[slot];
+        if (c.id == detail::pair_ids::no_id || c.fwd != fwd) [[unlikely]]
+          c = {fwd, out.pairs.id(th, fwd)};
+        return c.id;
+      };
       const std::size_t n = t.size();
       recs.reserve(n);  // an upper bound: untouched pages cost nothing
       // One read pass in start order. Wrappers inherit from the backward op that follows them
@@ -332,8 +357,8 @@ struct link_forward_backward_fn {
                 wf.sequence_number = op->sequence_number;
                 wf.fwd_thread_id = op->fwd_thread_id;
                 const keyed wk{wf.sequence_number, we.start_ns,
-                               wf.end_ns == no_end_ns ? open : wf.end_ns, wf.fwd_thread_id,
-                               w.index, th};
+                               wf.end_ns == no_end_ns ? open : wf.end_ns, w.index,
+                               wf.sequence_number >= 0 ? pair_of(th, wf.fwd_thread_id) : 0};
                 // Its record, if it has one, is among the last ones (it is the previous op of
                 // this thread): update or insert it in start order.
                 auto it = recs.end();
@@ -352,7 +377,7 @@ struct link_forward_backward_fn {
             prev[th] = {i, op->scope == op_scope::function};
           }
           if (op->sequence_number >= 0)
-            recs.push_back({op->sequence_number, e.start_ns, end, op->fwd_thread_id, i, th});
+            recs.push_back({op->sequence_number, e.start_ns, end, i, pair_of(th, op->fwd_thread_id)});
         }
         threads_written(n);
         return true;
@@ -374,6 +399,8 @@ struct link_forward_backward_fn {
         prev.clear();
         recs.clear();
         threads = detail::pair_ids{};
+        out.pairs = detail::pair_ids{};
+        last.clear();
         order_storage = detail::start_order(t.events);
         pass(false);
       }
@@ -391,6 +418,7 @@ struct link_forward_backward_fn {
     using keyed = fwd_bwd_records::keyed;
     auto& recs = r.recs;
     auto& threads = r.threads;
+    const detail::pair_ids& pairs = r.pairs;
     table_vector<flow_link> links;
     links.reserve(recs.size() / 2);
     // Both passes over the records ask for the ones a little ahead (6-8 ms of 75 at 10M events
@@ -398,54 +426,38 @@ struct link_forward_backward_fn {
     constexpr std::size_t records_ahead = 16;
     // Threads that recorded forward ops, per process, in order of first appearance; and, in
     // the same pass over the records, the largest sequence number and the number of records of
-    // each (thread, forward thread id) pair, whose dense id replaces the record's thread.
+    // each (thread, forward thread id) pair.
     std::vector<std::pair<process_key, std::vector<thread_key>>> forward_threads;
     auto forward_threads_of = [&](process_key pid) -> std::vector<thread_key>& {
       for (auto& [p, v] : forward_threads)
         if (p == pid) return v;
       return forward_threads.emplace_back(pid, std::vector<thread_key>{}).second;
     };
-    detail::pair_ids pairs;  // (thread, forward thread id)
-    std::vector<std::int64_t> pair_max_seq;
-    std::vector<std::size_t> pair_count;
+    std::vector<std::int64_t> pair_max_seq(pairs.size(), -1);
+    std::vector<std::size_t> pair_count(pairs.size(), 0);
+    // Per pair: its records are forward ops (a thread has one such pair), and, until the first
+    // of them comes, 2 as well.
+    std::vector<std::uint8_t> forward(pairs.size(), 0);
+    for (std::uint32_t p = 0; p < pairs.size(); ++p)
+      if (pairs.pair(p).second == 0) forward[p] = 3;
     // The visit order by end is built in the same pass (the records come in start order, and
     // their ends are nearly in order then: see detail::near_order).
     const std::int64_t first_start = recs.empty() ? 0 : recs.front().start;
     detail::near_order by_end(Policy::visit_by_end ? recs.size() : 0, first_start,
                               fwd_bwd_records::open);
-    {
-      std::vector<bool> seen_forward(threads.size(), false);
-      // The pair ids last used by each thread's forward ops and by its backward ops: the
-      // records of a thread alternate between the two. (Written when pair_ids' cache had a fixed
-      // hash that up to a third of the records of the benchmark's workload missed; not
-      // measured against the cache since it chooses its hash for the pairs it holds.)
-      struct last_pair {
-        std::uint64_t fwd = 0;
-        std::uint32_t id = detail::pair_ids::no_id;
-      };
-      std::vector<last_pair> last(2 * threads.size());
-      for (std::size_t q = 0; q < recs.size(); ++q) {
-        keyed& k = recs[q];
-        if (q + records_ahead < recs.size()) [[likely]]
-          TRACEMODEL_PREFETCH(&recs[q + records_ahead]);
-        if constexpr (Policy::visit_by_end) by_end.add(k.end);
-        const std::uint32_t th = k.thread;
-        last_pair& c = last[2 * std::size_t{th} + (k.fwd != 0 ? 1 : 0)];
-        if (c.id == detail::pair_ids::no_id || c.fwd != k.fwd) [[unlikely]]
-          c = {k.fwd, pairs.id(th, k.fwd)};
-        const std::uint32_t p = c.id;
-        if (p >= pair_count.size()) [[unlikely]] {
-          pair_max_seq.resize(p + 1, -1);
-          pair_count.resize(p + 1, 0);
-        }
-        pair_max_seq[p] = std::max(pair_max_seq[p], k.seq);
-        ++pair_count[p];
-        k.thread = p;
-        if (k.fwd != 0 || seen_forward[th]) continue;
-        seen_forward[th] = true;
-        const auto& [pid, tid] = threads.pair(th);
-        forward_threads_of(static_cast<process_key>(pid)).push_back(tid);
-      }
+    for (std::size_t q = 0; q < recs.size(); ++q) {
+      const keyed& k = recs[q];
+      if (q + records_ahead < recs.size()) [[likely]]
+        TRACEMODEL_PREFETCH(&recs[q + records_ahead]);
+      if constexpr (Policy::visit_by_end) by_end.add(k.end);
+      const std::uint32_t p = k.pair;
+      pair_max_seq[p] = std::max(pair_max_seq[p], k.seq);
+      ++pair_count[p];
+      if (forward[p] != 3) [[likely]]
+        continue;
+      forward[p] = 1;
+      const auto& [pid, tid] = threads.pair(static_cast<std::uint32_t>(pairs.pair(p).first));
+      forward_threads_of(static_cast<process_key>(pid)).push_back(tid);
     }
     // The thread whose slots each pair uses: its own for forward ops, the one its key names
     // for backward ops.
@@ -498,8 +510,8 @@ struct link_forward_backward_fn {
       if (v + records_ahead < recs.size()) [[likely]]
         TRACEMODEL_PREFETCH(&visited(v + records_ahead));
       const keyed& k = visited(v);
-      detail::forward_slot& slot = slots[pair_thread[k.thread]][k.seq];
-      if (k.fwd == 0) {
+      detail::forward_slot& slot = slots[pair_thread[k.pair]][k.seq];
+      if (forward[k.pair] != 0) {
         if (slot.index == no_event || k.start >= slot.start) slot = {k.start, k.index};
       } else if (slot.index != no_event) {
         links.push_back({flow_kind::fwd_bwd, next_id++, slot.index, k.index});
