@@ -313,6 +313,12 @@ TEST_SUITE("concurrency") {
       for (std::size_t k = 0; k < r.recs.size(); ++k) {
         CHECK(r.recs[k].index == reference.recs[k].index);
         CHECK(r.fwd(r.recs[k]) == reference.fwd(reference.recs[k]));
+        // Each record's pair names its event's thread (the two count threads differently).
+        const auto& e = t.events[r.recs[k].index];
+        const std::pair<std::uint64_t, std::uint64_t> thread{static_cast<std::uint64_t>(e.pid),
+                                                             e.tid};
+        CHECK(r.threads.pair(r.thread(r.recs[k])) == thread);
+        CHECK(reference.threads.pair(reference.thread(reference.recs[k])) == thread);
       }
     }
   }

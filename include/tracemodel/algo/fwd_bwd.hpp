@@ -377,7 +377,8 @@ struct link_forward_backward_fn {
             prev[th] = {i, op->scope == op_scope::function};
           }
           if (op->sequence_number >= 0)
-            recs.push_back({op->sequence_number, e.start_ns, end, i, pair_of(th, op->fwd_thread_id)});
+            recs.push_back(
+                {op->sequence_number, e.start_ns, end, i, pair_of(th, op->fwd_thread_id)});
         }
         threads_written(n);
         return true;
