@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include <tracemodel/formats/chrome_trace_reader.hpp>
 #include <tracemodel/testing/builder.hpp>
 
+#include "../fuzz/analyze_check.hpp"
 #include "../support/json.hpp"
 #include "../support/real_traces.hpp"
 
@@ -21,56 +23,8 @@ namespace tmod = tracemodel;
 
 namespace {
 
-enum class how { steps, serial, parallel };
-
-/// Everything `analyze` writes, as text (one line per event, then the links and the counts).
-/// `progress_rows`: how often the second thread reports (parallel).
-template <class TreePolicy = tmod::pytorch_tree>
-std::string analysed(tmod::event_table t, how h, std::size_t progress_rows = 4096,
-                     std::size_t replay_chunk = 512) {
-  tmod::analysis a;
-  if (h == how::steps) {
-    a.device = tmod::link_device_activities(t);
-    const auto fwd_bwd = tmod::link_forward_backward(t);
-    a.tree = tmod::build_tree(t, TreePolicy{});
-    a.fwd_bwd_links = fwd_bwd.size();
-    t.links.assign(fwd_bwd.begin(), fwd_bwd.end());
-    t.links.insert(t.links.end(), a.device.links.begin(), a.device.links.end());
-  } else {
-    tmod::analyze_options o;
-    o.parallel = h == how::parallel;
-    o.parallel_threshold = 0;
-    o.progress_rows = progress_rows;
-    o.replay_chunk = replay_chunk;
-    a = tmod::analyze_fn<TreePolicy>{}(t, o);
-  }
-  std::string out;
-  for (const auto& e : t.events) {
-    out += std::to_string(e.parent) + " " + std::to_string(static_cast<int>(e.link)) + " " +
-           std::to_string(t.children_of(e).size()) + " " + std::to_string(e.end_ns());
-    if (const auto* op = e.get_if<tmod::event_kind::op>())
-      out += " " + std::to_string(op->sequence_number) + " " + std::to_string(op->fwd_thread_id);
-    out += "\n";
-  }
-  for (const tmod::event_index c : t.children) out += std::to_string(c) + ",";
-  out += "\n";
-  for (const std::uint32_t o : t.child_offsets) out += std::to_string(o) + ",";
-  out += "\n";
-  for (const tmod::flow_link& l : t.links)
-    out += std::to_string(static_cast<int>(l.kind)) + ":" + std::to_string(l.id) + ":" +
-           std::to_string(l.from) + ">" + std::to_string(l.to) + "\n";
-  out += std::to_string(a.fwd_bwd_links) + " " + std::to_string(a.tree.roots) + " " +
-         std::to_string(a.tree.fallback_parents) + " " + std::to_string(a.tree.borrowed_ends) + " " +
-         std::to_string(a.device.by_flow) + " " + std::to_string(a.device.by_correlation) + " " +
-         std::to_string(a.device.by_external_id) + " " + std::to_string(a.device.runtime_calls) +
-         " " + std::to_string(a.device.unlinked) + " " + std::to_string(a.tree.linked_before) + " " +
-         std::to_string(a.tree.events) + " " + std::to_string(a.tree.missing_ends) + " " +
-         std::to_string(a.device.flow_ends_without_start) + " " +
-         std::to_string(a.device.dangling_correlations) + " " +
-         std::to_string(a.device.duplicate_flow_starts) + "\n";
-  for (const std::uint64_t count : t.anomalies.n) out += std::to_string(count) + " ";
-  return out;
-}
+using fuzz::how;
+using fuzz::analysed;
 
 /// Steps of forward ops with sequence numbers, backward ops (with their evaluate_function
 /// wrappers) on a second thread, launches with flows and kernels; sorted by start, or shuffled.
@@ -373,5 +327,45 @@ TEST_SUITE("concurrency") {
     }
     CHECK(stopped > 0);  // tables out of order were met
     CHECK(held > 0);     // and wrappers that held the reports back
+  }
+
+  TEST_CASE("analysis of read traces: every way gives the steps' result (fuzz inputs, real traces)") {
+    // The analysis fuzz target's property (tests/fuzz/analyze_check.hpp) on the inputs it once
+    // failed on (tests/data/fuzz-analyze/), on the reader's fuzz inputs, and on PyTorch 1.13's
+    // traces.
+    namespace fs = std::filesystem;
+    std::size_t read = 0, rejected = 0;
+    for (const char* dir : {"fuzz-analyze", "fuzz", "pytorch-1.13-kineto"}) {
+      const fs::path folder = fs::path(TRACEMODEL_TEST_DATA_DIR) / dir;
+      if (!fs::exists(folder)) continue;
+      for (const auto& entry : fs::directory_iterator(folder)) {
+        if (entry.path().extension() != ".json") continue;
+        INFO(entry.path().filename().string());
+        const std::string data = tmtest::read_file(entry.path().string());
+        const fuzz::analysis_outcome o = fuzz::check_analysis(data.data(), data.size());
+        CHECK(o != fuzz::analysis_outcome::differs);
+        (o == fuzz::analysis_outcome::rejected ? rejected : read) += 1;
+      }
+    }
+    CHECK(read >= 9 + 5);  // the nine PyTorch traces and the reader's inputs that read
+    CHECK(rejected >= 3);  // the reader's inputs that it rejects
+  }
+
+  TEST_CASE("analysis of tables made from random bytes: every way gives the steps' result") {
+    // The table fuzz target's property (fuzz::table_of, fuzz::same_every_way) on random inputs:
+    // ops, backward ops, wrappers, launches, device activities, flows, times out of order,
+    // missing and negative durations, preset parents; sorted by start or not.
+    std::mt19937_64 rng(314);
+    int sorted = 0;
+    for (int round = 0; round < 160; ++round) {
+      std::vector<std::uint8_t> bytes(1 + 6 * (1 + rng() % 400));
+      for (std::uint8_t& x : bytes) x = static_cast<std::uint8_t>(rng());
+      INFO("round " << round << " events " << bytes.size() / 6);
+      CHECK(fuzz::same_every_way(fuzz::table_of(bytes.data(), bytes.size())) ==
+            fuzz::analysis_outcome::same);
+      sorted += bytes[0] & 1;
+    }
+    CHECK(sorted > 40);  // both kinds of table met
+    CHECK(sorted < 120);
   }
 }
