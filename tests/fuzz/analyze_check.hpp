@@ -1,12 +1,16 @@
-// The property the analysis fuzz target checks, shared with the concurrency tests (which compare
-// the same renderings on generated tables) and the regression test that replays the inputs the
-// fuzzer once failed on (tests/data/fuzz/).
+// The properties the analysis fuzz targets check (analyze_fuzz.cpp on read traces,
+// analyze_table_fuzz.cpp on tables made from bytes), shared with the concurrency tests: they
+// compare the same renderings on generated tables, and check both properties on every build (on
+// the reader's fuzz inputs, PyTorch 1.13's traces, the inputs an analysis fuzz target once failed
+// on, which go to tests/data/fuzz-analyze/, and random byte tables).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <tracemodel/algo/analyze.hpp>
 #include <tracemodel/algo/key_averages.hpp>
