@@ -1,8 +1,9 @@
 // The properties the analysis fuzz targets check (analyze_fuzz.cpp on read traces,
 // analyze_table_fuzz.cpp on tables made from bytes), shared with the concurrency tests: they
-// compare the same renderings on generated tables, and check both properties on every build (on
-// the reader's fuzz inputs, PyTorch 1.13's traces, the inputs an analysis fuzz target once failed
-// on, which go to tests/data/fuzz-analyze/, and random byte tables).
+// compare the same renderings on generated tables, and check both properties on every build (the
+// comparison on every real trace, the whole of `check_analysis` on the reader's fuzz inputs and
+// on the inputs an analysis fuzz target once failed on, which go to tests/data/fuzz-analyze/,
+// `table_of` on random byte tables).
 #pragma once
 
 #include <algorithm>
