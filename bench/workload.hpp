@@ -10,7 +10,7 @@
 //       12 x autograd::engine::evaluate_function: XBackward0
 //              > XBackward0 (seq, fwd thread) > aten::mm > cudaLaunchKernel ~> kernel
 //
-// About 104 events per iteration, depth 6, a fifth of them backward ops (wrappers included),
+// 103 events per iteration, depth 6, a fifth of them backward ops (wrappers included),
 // one in five a device activity. Times are synthetic: events of a thread are 100 ns apart (plus
 // 7 ns per thread index, so threads drift against each other); kernels run on stream 7. The generator drives a Sink:
 //   begin(name, seq, fwd_tid, user_scope, backward, t)  end(t)
@@ -22,7 +22,7 @@
 
 namespace workload {
 
-inline constexpr std::int64_t events_per_iteration = 104;
+inline constexpr std::int64_t events_per_iteration = 103;
 
 /// `thread_index` of `threads`: correlation ids are one dense process-wide sequence, as CUPTI's
 /// (thread k gets k+1, k+1+threads, ...).
