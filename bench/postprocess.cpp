@@ -26,14 +26,13 @@
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <memory>
-#include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
