@@ -3,8 +3,9 @@
 // Any input the reader accepts is analysed every way `analyze` offers (one thread or two, the
 // replay row by row or in chunks, PyTorch's ties or HTA's) and must give exactly what the three
 // public steps give; the analysed table then goes through tensor identities, key averages,
-// PyTorch's patterns and the writer (see analyze_check.hpp). Inputs it once failed on live in
-// tests/data/fuzz/ and are replayed by the concurrency tests.
+// PyTorch's patterns and the writer (see analyze_check.hpp). Inputs it fails on go to
+// tests/data/fuzz-analyze/, which the concurrency tests replay (with the reader's inputs in
+// tests/data/fuzz/).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
