@@ -117,6 +117,36 @@ TEST_SUITE("algo") {
     check_children_consistent(t);
   }
 
+  TEST_CASE("build_tree: a stack closes 5, 6 or 7 frames at once (the replay's counting window)") {
+    // Chains 9 deep (the frame at depth d starts at d and ends at 100 - d), each followed by an
+    // event that closes 5, 6 or 7 of its frames: the replay counts the top 6 frames that close
+    // and walks on down only when all 6 do.
+    table_builder b;
+    auto chain = [&](std::int64_t at, const char* tag) {
+      for (int d = 0; d < 9; ++d) b.op(std::string(tag) + std::to_string(d), at + d, at + 100 - d);
+    };
+    chain(0, "a");
+    b.op("five", 97, 98);     // a4 .. a8 end before 97; a3 ends at 97 (PyTorch: still open)
+    chain(200, "b");
+    b.op("six", 298, 299);    // b3 .. b8 close; b2 ends at 298
+    chain(400, "c");
+    b.op("seven", 499, 500);  // c2 .. c8 close; c1 ends at 499
+    b.op("root", 501, 502);   // everything has closed
+    event_table t = b.take();
+    const tree_stats s = build_tree(t);
+    auto parent_name = [&](event_index i) -> std::string {
+      const event_index p = t.events[i].parent;
+      return p == no_event ? std::string("-") : std::string(t.name(t.events[p]));
+    };
+    CHECK(parent_name(9) == "a3");
+    CHECK(parent_name(19) == "b2");
+    CHECK(parent_name(29) == "c1");
+    CHECK(parent_name(30) == "-");
+    CHECK(parent_name(8) == "a7");
+    CHECK(s.roots == 4);
+    check_children_consistent(t);
+  }
+
   TEST_CASE("build_tree: backward ops on another thread fall back to the forward thread") {
     table_builder b;
     b.annotation("backward()", 0, 1000, 1);
@@ -236,7 +266,7 @@ TEST_SUITE("algo") {
     for (int round = 0; round < 400; ++round) {
       const bool hta = round % 2 == 1;
       // The last rounds nest deeply (stacks of up to about 40 frames: the replay counts the
-      // frames that stay open over a window of 8 and walks down from the top above it).
+      // top 6 frames that close and walks on down only when all 6 do).
       const unsigned close_odds = round < 300 ? 3 : 9;
       // Build a random forest per thread with known parents, then give it times.
       table_builder b;

@@ -18,9 +18,9 @@
 // everything above it on its thread, so the state of a thread's stack at time t is its longest
 // prefix with no end before t. Each stack therefore keeps a prefix minimum of its ends and is
 // truncated lazily, only when the thread (or the forward thread of an event that falls back to
-// it) is used: up to 8 frames deep by counting, without a branch per frame, the frames whose
-// prefix minimum is not before t; deeper, by walking down from the top (each frame closes once:
-// linear in all). This gives exactly PyTorch's parents, fallback included, without the heap.
+// it) is used: the top 6 frames by counting, without a branch per frame, those whose prefix
+// minimum is before t (sentinel frames below the bottom never count); when all 6 close, by
+// walking on down (each frame closes once: linear in all). This gives exactly PyTorch's parents, fallback included, without the heap.
 // Nothing is recursive: a chain 1,000,000 deep is fine.
 //
 // Policies (each a type; see the concepts below):
@@ -150,47 +150,52 @@ struct replay_stack {
     event_index index;
     std::int64_t min_end;  ///< prefix minimum of the ends of this frame and those below it
   };
-  /// Stacks up to this deep close without a branch per frame (see `close_before`).
-  static constexpr std::size_t window = 8;
-  /// Frames [0, size) are open; the storage only grows, so the `window` first are always
-  /// initialised (what lies above `size` is stale and masked).
-  std::vector<frame> frames =
-      std::vector<frame>(window, frame{no_event, std::numeric_limits<std::int64_t>::max()});
+  /// Closing looks at this many frames from the top without a branch per frame (see
+  /// `close_before`).
+  static constexpr std::size_t window = 6;
+  static constexpr std::int64_t never = std::numeric_limits<std::int64_t>::max();
+  /// `window` sentinel frames, then the open frames [0, size) (`at(k)`). The sentinels never
+  /// close (their end is `never`), and the one just below the frames holds the anchor: the
+  /// top once the frames are gone (a fall-back's parent on the forward thread).
+  std::vector<frame> slots = std::vector<frame>(window, frame{no_event, never});
   std::size_t size = 0;
-  event_index anchor = no_event;  ///< the top once the frames are gone (forward thread)
 
-  [[nodiscard]] event_index top() const noexcept {
-    return size == 0 ? anchor : frames[size - 1].index;
+  [[nodiscard]] const frame& at(std::ptrdiff_t k) const noexcept {
+    return slots[static_cast<std::size_t>(static_cast<std::ptrdiff_t>(window) + k)];
   }
-  /// The smallest end among the frames (open frames: the maximum).
+  [[nodiscard]] event_index top() const noexcept {
+    return at(static_cast<std::ptrdiff_t>(size) - 1).index;
+  }
+  void set_anchor(event_index i) noexcept { slots[window - 1].index = i; }
+  /// The smallest end among the frames (no frames: `never`).
   [[nodiscard]] std::int64_t min_end() const noexcept {
-    return size == 0 ? std::numeric_limits<std::int64_t>::max() : frames[size - 1].min_end;
+    return at(static_cast<std::ptrdiff_t>(size) - 1).min_end;
   }
   /// Closes every frame from the lowest one whose end is before `t` (or at `t`).
   TRACEMODEL_ALWAYS_INLINE void close_before(std::int64_t t, bool inclusive) {
-    // min_end is non-increasing from the bottom: the frames that stay open are the prefix whose
-    // min_end is after t (or at t), and counting them needs no early exit. How many close
-    // follows no pattern that a branch predictor could learn (threads interleave), so shallow
-    // stacks count over the whole window with masks instead of walking down from the top.
-    const auto stays = [t, at = static_cast<std::size_t>(!inclusive)](std::int64_t e) {
-      return static_cast<std::size_t>(e > t) | (static_cast<std::size_t>(e == t) & at);
+    // min_end is non-increasing from the bottom: the frames that close are a suffix, those
+    // whose min_end is before t (or at t). How many close follows no pattern that a branch
+    // predictor could learn (threads interleave), so the top `window` frames are counted with
+    // no branch per frame (the sentinels below the frames never count); only when all of them
+    // close does the walk go on down, one frame at a time.
+    const auto closes = [t, at_t = static_cast<std::size_t>(inclusive)](std::int64_t e) {
+      return static_cast<std::size_t>(e < t) | (static_cast<std::size_t>(e == t) & at_t);
     };
-    if (size <= window) [[likely]] {
-      std::size_t k = 0;
-      for (std::size_t j = 0; j < window; ++j)
-        k += static_cast<std::size_t>(j < size) & stays(frames[j].min_end);
-      size = k;
-      return;
-    }
-    while (size > 0 && !stays(frames[size - 1].min_end)) --size;
+    const frame* const top = slots.data() + static_cast<std::ptrdiff_t>(size) +
+                             static_cast<std::ptrdiff_t>(window) - 1;
+    std::size_t c = 0;
+    for (std::size_t d = 0; d < window; ++d) c += closes(top[-static_cast<std::ptrdiff_t>(d)].min_end);
+    size -= c;
+    if (c == window) [[unlikely]]
+      while (size > 0 && closes(at(static_cast<std::ptrdiff_t>(size) - 1).min_end)) --size;
   }
   void push(event_index i, std::int64_t end) {
     const std::int64_t below = min_end();
     const frame f{i, end < below ? end : below};
-    if (size == frames.size())
-      frames.push_back(f);
+    if (size + window == slots.size())
+      slots.push_back(f);
     else
-      frames[size] = f;
+      slots[size + window] = f;
     ++size;
   }
 };
@@ -345,7 +350,7 @@ struct build_tree_fn {
         fallbacks += fell_back ? 1 : 0;
         if (instant) return go_on;
         if (end == open) missing.push_back({i, s.min_end() != open});
-        if (s.size == 0 && fell_back) s.anchor = p;
+        if (s.size == 0 && fell_back) s.set_anchor(p);
         s.push(i, end);
         return go_on;
       };
