@@ -159,6 +159,7 @@ struct replay_stack {
   /// top once the frames are gone (a fall-back's parent on the forward thread).
   std::vector<frame> slots = std::vector<frame>(window, frame{no_event, never});
   std::size_t size = 0;
+  std::size_t room = 0;  ///< frames the slots hold without growing (slots.size() - window)
 
   [[nodiscard]] const frame& at(std::ptrdiff_t k) const noexcept {
     return slots[static_cast<std::size_t>(static_cast<std::ptrdiff_t>(window) + k)];
@@ -192,10 +193,12 @@ struct replay_stack {
   void push(event_index i, std::int64_t end) {
     const std::int64_t below = min_end();
     const frame f{i, end < below ? end : below};
-    if (size + window == slots.size())
+    if (size == room) {
       slots.push_back(f);
-    else
+      ++room;
+    } else {
       slots[size + window] = f;
+    }
     ++size;
   }
 };
@@ -393,13 +396,16 @@ struct build_tree_fn {
           return go_on;
         };
         std::array<std::uint32_t, lists + 1> sequence{};
+        std::size_t stacks_n = stacks.size();
         for (std::size_t c0 = 0; c0 < n;) {
           const std::size_t c1 = std::min(n, c0 + c_rows);
           std::size_t c_end = c1;
           bool unordered = false, wide = false;
           std::uint32_t used = 0, with_ops = 0;
-          count.fill(0);
           pos.fill(0);
+          // Each list's end (its count once the pass is over).
+          std::array<event_index*, lists> tail;
+          for (std::uint32_t l = 0; l < lists; ++l) tail[l] = crows + std::size_t{l} * c_rows;
           // The rows' threads, if the hook has them (the forward/backward pass on the other
           // thread numbers (pid, tid) pairs as `keys` does: in order of first appearance).
           const std::uint8_t* known = nullptr;
@@ -418,17 +424,22 @@ struct build_tree_fn {
             constexpr std::uint32_t not_known = 0xff;  // the hook's `row_threads` (above)
             const std::uint32_t k = known != nullptr ? known[r] : not_known;
             std::uint32_t thread = k;
-            if (k == not_known || k >= stacks.size()) {
+            if (k == not_known || k >= stacks_n) {
               const auto [a, b] = key_policy::key(e.pid, e.tid);
               thread = keys.id(a, b);
-              if (thread >= stacks.size()) [[unlikely]]
+              if (thread >= stacks_n) [[unlikely]] {
                 stacks.resize(thread + 1);
+                stacks_n = stacks.size();
+              }
             }
             wide |= thread >= lists;
             const std::uint32_t l = thread < lists ? thread : lists - 1;
-            crows[std::size_t{l} * c_rows + count[l]++] = static_cast<event_index>(r);
-            used |= std::uint32_t{1} << l;
+            *tail[l]++ = static_cast<event_index>(r);
             with_ops |= std::uint32_t{e.template is<event_kind::op>()} << l;
+          }
+          for (std::uint32_t l = 0; l < lists; ++l) {
+            count[l] = static_cast<std::uint32_t>(tail[l] - (crows + std::size_t{l} * c_rows));
+            used |= std::uint32_t{count[l] != 0} << l;
           }
           std::uint32_t lists_n = 0;
           if (wide) [[unlikely]] {
@@ -448,20 +459,23 @@ struct build_tree_fn {
           const std::size_t ahead_end = std::min(n, c1 + c_rows);
           int status = go_on;
           for (std::uint32_t q = 0; q < lists_n && status == go_on; ++q) {
-            std::size_t limit = n;  // rows from here on wait (an advance stops at its row)
             std::uint32_t k = 0, k_end = 0;
             const event_index* rows = nullptr;
+            // Enters a list at its position; its rows from `until` on wait (an advance stops
+            // at the row that asked for it: the list's rows are in table order).
             auto enter = [&](std::uint32_t list, std::uint32_t from, std::size_t until) {
               cur = list;
               back = from;
-              limit = until;
               k = pos[list];
-              k_end = count[list];
               rows = crows + std::size_t{list} * c_rows;
+              k_end = count[list];
+              if (until < n)
+                k_end = static_cast<std::uint32_t>(
+                    std::lower_bound(rows + k, rows + k_end, static_cast<event_index>(until)) - rows);
             };
             enter(sequence[q], none, n);
             for (;;) {
-              if (k == k_end || rows[k] >= limit) {
+              if (k == k_end) {
                 pos[cur] = k;
                 if (back == none) break;
                 enter(back, none, n);  // the advanced list is at the row: place it again
