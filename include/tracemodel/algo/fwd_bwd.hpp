@@ -238,10 +238,14 @@ struct link_forward_backward_fn {
         std::uint32_t id = detail::pair_ids::no_id;
       };
       std::vector<last_pair> last;
-      auto pair_of = [&](std::uint32_t th, std::uint64_t fwd) -> std::uint32_t {
+      std::size_t last_n = 0;  // last.size(), kept apart (the compiler reloads the vector's)
+      auto pair_of = [&](std::uint32_t th,
+                         std::uint64_t fwd) TRACEMODEL_ALWAYS_INLINE_LAMBDA -> std::uint32_t {
         const std::size_t slot = 2 * std::size_t{th} + (fwd != 0 ? 1 : 0);
-        if (slot >= last.size()) [[unlikely]]
+        if (slot >= last_n) [[unlikely]] {
           last.resize(slot + 2);
+          last_n = last.size();
+        }
         last_pair& c = last[slot];
         if (c.id == detail::pair_ids::no_id || c.fwd != fwd) [[unlikely]]
           c = {fwd, out.pairs.id(th, fwd)};
@@ -268,6 +272,7 @@ struct link_forward_backward_fn {
         std::uint64_t fwd;
       };
       std::vector<previous> prev;
+      std::size_t prev_n = 0;  // prev.size(), kept apart as `last_n`
       detail::scratch_vector<event_index> written_keyless;
       detail::scratch_vector<undo> written;  // every wrapper of a table analysed before
       written_keyless.reserve(n);  // upper bounds: untouched pages cost nothing
@@ -340,7 +345,10 @@ struct link_forward_backward_fn {
           if (row_threads == nullptr) th = threads.id(static_cast<std::uint64_t>(e.pid), e.tid);
           const std::int64_t end = op->end_ns == no_end_ns ? open : op->end_ns;
           if constexpr (!Policy::wrapper_prefix.empty()) {
-            if (th >= prev.size()) prev.resize(th + 1);
+            if (th >= prev_n) [[unlikely]] {
+              prev.resize(th + 1);
+              prev_n = prev.size();
+            }
             const previous w = prev[th];
             const bool backward = op->scope == op_scope::backward_function || op->fwd_thread_id > 0;
             if (backward && w.wrapper_scope) {
@@ -398,10 +406,12 @@ struct link_forward_backward_fn {
         written_keyless = {};
         written = {};
         prev.clear();
+        prev_n = 0;
         recs.clear();
         threads = detail::pair_ids{};
         out.pairs = detail::pair_ids{};
         last.clear();
+        last_n = 0;
         order_storage = detail::start_order(t.events);
         pass(false);
       }
