@@ -455,8 +455,9 @@ struct build_tree_fn {
                 sequence[lists_n++] = static_cast<std::uint32_t>(31 - std::countl_zero(m));
           }
           if constexpr (Hooked) hook.begin_chunk(c0, c_end - c0);
-          std::size_t ahead = c1;  // the next chunk's row to ask for
-          const std::size_t ahead_end = std::min(n, c1 + c_rows);
+          // The next chunk's row to ask for (a pointer: no index to scale per row).
+          const auto* ahead = events + c1;
+          const auto* const ahead_end = events + std::min(n, c1 + c_rows);
           int status = go_on;
           for (std::uint32_t q = 0; q < lists_n && status == go_on; ++q) {
             std::uint32_t k = 0, k_end = 0;
@@ -491,7 +492,7 @@ struct build_tree_fn {
                 return keys.id(a, b);
               }, ready);
               if (ahead < ahead_end) {
-                detail::prefetch_object(events + ahead);
+                detail::prefetch_object(ahead);
                 ++ahead;
               }
               if (status == go_on) [[likely]] {
@@ -621,9 +622,6 @@ struct build_tree_fn {
       replay.template operator()<false>(false);
     }
     const bool identity = order_storage.empty();
-    auto at = [&](std::size_t r) -> event_index {
-      return identity ? static_cast<event_index>(r) : order_storage[r];
-    };
     stacks = {};
 
     // Children lists, in processing order (start time, then table order), and their offsets
@@ -637,13 +635,28 @@ struct build_tree_fn {
       total += c;
     }
     t.children.assign(total, no_event);
-    for (std::size_t r = 0; r < n; ++r) {
-      const event_index i = at(r);
-      if (parent[i] == no_event) {
-        ++stats.roots;
-        continue;
-      }
-      t.children[offsets[parent[i] + std::size_t{1}]++] = i;
+    {
+      // (Locals, and one loop per order: nothing to reload or test per row that does not change.)
+      event_index* const children = t.children.data();
+      std::uint32_t* const next = offsets.data() + 1;
+      const event_index* const parents = parent.data();
+      std::size_t roots = 0;
+      auto fill = [&](auto&& event_at) TRACEMODEL_ALWAYS_INLINE_LAMBDA {
+        for (std::size_t r = 0; r < n; ++r) {
+          const event_index i = event_at(r);
+          const event_index p = parents[i];
+          if (p == no_event) {
+            ++roots;
+            continue;
+          }
+          children[next[p]++] = i;
+        }
+      };
+      if (identity)
+        fill([](std::size_t r) { return static_cast<event_index>(r); });
+      else
+        fill([&](std::size_t r) { return order_storage[r]; });
+      stats.roots += roots;
     }
     t.child_offsets = std::move(offsets);
 
