@@ -20,7 +20,8 @@
 // truncated lazily, only when the thread (or the forward thread of an event that falls back to
 // it) is used: the top 6 frames by counting, without a branch per frame, those whose prefix
 // minimum is before t (sentinel frames below the bottom never count); when all 6 close, by
-// walking on down (each frame closes once: linear in all). This gives exactly PyTorch's parents, fallback included, without the heap.
+// walking on down (each frame closes once: linear in all). This gives exactly PyTorch's parents,
+// fallback included, without the heap.
 // Nothing is recursive: a chain 1,000,000 deep is fine.
 //
 // Policies (each a type; see the concepts below):
@@ -185,7 +186,8 @@ struct replay_stack {
     const frame* const top = slots.data() + static_cast<std::ptrdiff_t>(size) +
                              static_cast<std::ptrdiff_t>(window) - 1;
     std::size_t c = 0;
-    for (std::size_t d = 0; d < window; ++d) c += closes(top[-static_cast<std::ptrdiff_t>(d)].min_end);
+    for (std::size_t d = 0; d < window; ++d)
+      c += closes(top[-static_cast<std::ptrdiff_t>(d)].min_end);
     size -= c;
     if (c == window) [[unlikely]]
       while (size > 0 && closes(at(static_cast<std::ptrdiff_t>(size) - 1).min_end)) --size;
@@ -470,9 +472,11 @@ struct build_tree_fn {
               k = pos[list];
               rows = crows + std::size_t{list} * c_rows;
               k_end = count[list];
-              if (until < n)
-                k_end = static_cast<std::uint32_t>(
-                    std::lower_bound(rows + k, rows + k_end, static_cast<event_index>(until)) - rows);
+              if (until < n) {
+                const event_index* const stop =
+                    std::lower_bound(rows + k, rows + k_end, static_cast<event_index>(until));
+                k_end = static_cast<std::uint32_t>(stop - rows);
+              }
             };
             enter(sequence[q], none, n);
             for (;;) {
