@@ -11,6 +11,7 @@
 
 #include <tracemodel/algo/analyze.hpp>
 #include <tracemodel/algo/et_link.hpp>
+#include <tracemodel/formats/execution_trace_writer.hpp>
 
 #include "recording.hpp"
 

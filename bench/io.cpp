@@ -58,7 +58,7 @@ std::size_t file_size(const std::string& p) {
 void io_read(benchmark::State& state, bool parallel) {
   const std::string& p = trace_path();
   tmod::read_options opt;
-  opt.parallel = parallel;
+  opt.threads = parallel ? 2 : 1;
   const std::size_t bytes = file_size(p);
   static bool first = true;
   // The first read's peak, reported by every run of this benchmark in the process: the

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include <tracemodel/algo/analyze.hpp>
+#include <tracemodel/memory.hpp>
 #include <tracemodel/algo/patterns.hpp>
 #include <tracemodel/algo/pytorch_patterns.hpp>
 #include <tracemodel/collect.hpp>
@@ -96,7 +97,7 @@ void postprocess_tracemodel(benchmark::State& state, std::int64_t n, memory m) {
     tmod::event_table t = tmod::materialize(*q);
     q.reset();
     tmod::block_pool::instance().trim();
-    if (m == memory::cold || std::exchange(first_run, false)) tmod::release_cached_arrays();
+    if (m == memory::cold || std::exchange(first_run, false)) tmod::release_cached_memory();
     reset_peak();
     const long faults0 = page_faults();
     state.ResumeTiming();
@@ -107,8 +108,8 @@ void postprocess_tracemodel(benchmark::State& state, std::int64_t n, memory m) {
     peak_bytes = static_cast<double>(status_kb("VmHWM:") - rss0) * 1024.0;
     state.counters["page_faults"] = static_cast<double>(page_faults() - faults0);
     events = t.size();
-    state.counters["fwd_bwd_links"] = static_cast<double>(a.fwd_bwd_links);
-    state.counters["device_links"] = static_cast<double>(t.links.size() - a.fwd_bwd_links);
+    state.counters["fwd_bwd_links"] = static_cast<double>(a.fwd_bwd.links);
+    state.counters["device_links"] = static_cast<double>(a.device.links());
     state.counters["roots"] = static_cast<double>(a.tree.roots);
     t = {};
     state.ResumeTiming();

@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
 
   const tmod::analysis a = tmod::analyze(t);
   std::printf("%zu events, %zu forward/backward links, %zu host/device links, %zu roots\n", t.size(),
-              a.fwd_bwd_links, t.links.size() - a.fwd_bwd_links, a.tree.roots);
+              a.fwd_bwd.links, a.device.links(), a.tree.roots);
   for (const tmod::flow_link& l : t.links)
     std::printf("  %s -> %s\n", std::string(t.name(l.from)).c_str(), std::string(t.name(l.to)).c_str());
   std::fputs(tmod::format_key_averages(tmod::key_averages(t), 5).c_str(), stdout);

@@ -25,6 +25,7 @@
 
 #include <tracemodel/algo/analyze.hpp>
 #include <tracemodel/algo/et_link.hpp>
+#include <tracemodel/formats/execution_trace_writer.hpp>
 #include <tracemodel/algo/key_averages.hpp>
 #include <tracemodel/algo/patterns.hpp>
 #include <tracemodel/algo/pytorch_patterns.hpp>
@@ -280,12 +281,16 @@ int cmd_tree(const options& o, tmod::event_table& t) {
 
 int cmd_links(const options& o, tmod::event_table& t) {
   // Derived from the events' args by the library's linkers, not copied from the file's flows.
-  const auto fwd = tmod::link_forward_backward(t);
-  tmod::device_link_stats dev = tmod::link_device_activities(t, tmod::correlation_device_links{});
+  tmod::link_forward_backward(t);
+  tmod::link_device_activities(t, tmod::correlation_device_links{});
   // Host-to-device pairs: a runtime or driver call and what it launched (by correlation id).
-  std::erase_if(dev.links, [&t](const tmod::flow_link& l) {
-    return t.events[l.to].link != tmod::parent_link::correlation;
-  });
+  std::vector<tmod::flow_link> fwd, dev;
+  for (const tmod::flow_link& l : t.links) {
+    if (l.kind == tmod::flow_kind::fwd_bwd)
+      fwd.push_back(l);
+    else if (t.events[l.to].link == tmod::parent_link::correlation)
+      dev.push_back(l);
+  }
   auto endpoint = [&t](tmod::json_output& out, tmod::event_index i) {
     const auto& e = t.events[i];
     out.raw("{\"name\":").string(t.name(e)).raw(",\"tid\":");
@@ -293,11 +298,11 @@ int cmd_links(const options& o, tmod::event_table& t) {
     out.raw(",\"ts_ns\":").integer(e.start_ns).ch('}');
   };
   if (!o.json) {
-    std::printf("%zu forward/backward links, %zu host-to-device links\n", fwd.size(), dev.links.size());
+    std::printf("%zu forward/backward links, %zu host-to-device links\n", fwd.size(), dev.size());
     for (const auto& l : fwd)
       std::printf("  fwdbwd %3llu  %s -> %s\n", static_cast<unsigned long long>(l.id),
                   std::string(t.name(l.from)).c_str(), std::string(t.name(l.to)).c_str());
-    for (const auto& l : dev.links)
+    for (const auto& l : dev)
       std::printf("  ac2g %6llu  %s -> %s\n", static_cast<unsigned long long>(l.id),
                   std::string(t.name(l.from)).c_str(), std::string(t.name(l.to)).c_str());
     return 0;
@@ -316,7 +321,7 @@ int cmd_links(const options& o, tmod::event_table& t) {
     out.ch('}');
   };
   for (const auto& l : fwd) link("fwdbwd", l);
-  for (const auto& l : dev.links) link("ac2g", l);
+  for (const auto& l : dev) link("ac2g", l);
   out.raw("\n]}\n");
   out.flush();
   std::fputs(s.c_str(), stdout);

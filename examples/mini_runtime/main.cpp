@@ -232,7 +232,7 @@ int main(int argc, char** argv) {
                                                                   !t.name(e).starts_with("autograd::engine"))
       ++backward_ops;
   std::snprintf(line, sizeof line, "\nforward/backward links: %zu (backward ops: %zu), host/device links: %zu\n\n",
-                a.fwd_bwd_links, backward_ops, t.links.size() - a.fwd_bwd_links);
+                a.fwd_bwd.links, backward_ops, a.device.links());
   r += line;
   const tracemodel::tree_view view(t);
   auto patterns = tracemodel::pytorch_patterns();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "tracemodel/collect/clock.hpp"
+#include "tracemodel/collect/concepts.hpp"
 #include "tracemodel/collect/encoder.hpp"
 #include "tracemodel/collect/materialize.hpp"
 #include "tracemodel/collect/record_queue.hpp"

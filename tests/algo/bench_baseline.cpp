@@ -42,9 +42,13 @@ std::map<key, key> tracemodel_tree(std::int64_t events, int threads) {
   tmod::event_table t = tmod::materialize(*q);
   q.reset();
   // The benchmark's path at 10M events: the forward/backward linker on a second thread.
-  tmod::analyze_options two_threads;
-  two_threads.parallel_threshold = 0;
-  tmod::analyze(t, two_threads);
+  tmod::analysis a;
+  tmod::thread_options two_threads;
+  two_threads.threads = 2;
+  tmod::detail::engine_options knobs;
+  knobs.parallel_threshold = 0;
+  tmod::detail::run_analysis<tmod::pytorch_tree, tmod::pytorch_links, tmod::pytorch_device_links>(
+      t, a, two_threads, knobs);
   // Each recording thread's index and first start: the threads start 12,345 ns apart in order
   // of their index (workload.hpp; the recording's clock adds an offset).
   std::map<tmod::thread_key, std::int64_t> first;

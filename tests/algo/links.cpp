@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include <tracemodel/algo/analyze.hpp>
 #include <tracemodel/algo/flows.hpp>
 #include <tracemodel/algo/fwd_bwd.hpp>
 #include <tracemodel/algo/tree.hpp>
@@ -23,6 +24,24 @@ using namespace tracemodel;
 using tracemodel::testing::table_builder;
 
 namespace {
+/// The links of one kind in `t.links`, in order.
+std::vector<flow_link> links_of(const event_table& t, flow_kind kind) {
+  std::vector<flow_link> out;
+  for (const flow_link& l : t.links)
+    if (l.kind == kind) out.push_back(l);
+  return out;
+}
+/// Runs the forward/backward linker and returns its links.
+template <class Policy = pytorch_links>
+std::vector<flow_link> fwd_bwd_links(event_table& t, Policy p = {}) {
+  const fwd_bwd_stats s = link_forward_backward(t, p);
+  std::vector<flow_link> links = links_of(t, flow_kind::fwd_bwd);
+  CHECK(s.links == links.size());
+  // They come first.
+  for (std::size_t k = 0; k < links.size(); ++k) CHECK(t.links[k] == links[k]);
+  return links;
+}
+
 template <class Links>
 std::string link_text(const event_table& t, const Links& links) {
   std::string out;
@@ -176,7 +195,7 @@ TEST_SUITE("algo") {
     });
     autograd.join();
     event_table t = materialize(q);
-    const auto links = link_forward_backward(t);
+    const auto links = fwd_bwd_links(t);
     CHECK(link_text(t, links) ==
           "1: aten::binary_cross_entropy_with_logits -> BinaryCrossEntropyWithLogitsBackward0\n"
           "2: aten::add -> AddBackward0\n");
@@ -196,10 +215,10 @@ TEST_SUITE("algo") {
     b.op("autograd::engine::evaluate_function: TBackward0", 300, 360);
     b.op("TBackward0", 301, 350).seq(4, 1).scope(op_scope::backward_function);
     event_table t = b.take();
-    const auto links = link_forward_backward(t);
+    const auto links = fwd_bwd_links(t);
     CHECK(link_text(t, links) == "1: aten::addmm -> AddmmBackward0\n2: aten::t -> TBackward0\n");
     // PyTorch 1.13 (start order, keys kept): the wrappers link too.
-    const auto old = link_forward_backward(t, pytorch_1_13_links{});
+    const auto old = fwd_bwd_links(t, pytorch_1_13_links{});
     CHECK(link_text(t, old) ==
           "1: aten::addmm -> autograd::engine::evaluate_function: AddmmBackward0\n"
           "2: aten::addmm -> AddmmBackward0\n"
@@ -221,7 +240,7 @@ TEST_SUITE("algo") {
           .scope(op_scope::backward_function);
     event_table t = b.take();
     event_table want_t = t;
-    const auto links = link_forward_backward(t);
+    const auto links = fwd_bwd_links(t);
     const auto want = reference_fwd_bwd<pytorch_links>(want_t);
     // f_k ends at 2 depth - k, b_j at depth + j + 1: about half of the keys link.
     std::size_t expected = 0;
@@ -242,7 +261,7 @@ TEST_SUITE("algo") {
     b.op("autograd::engine::evaluate_function: MmBackward0", 100, 200, 2);
     b.op("MmBackward0", 110, 200, 2).seq(7, 1);
     event_table t = b.take();
-    const auto links = link_forward_backward(t);
+    const auto links = fwd_bwd_links(t);
     CHECK(link_text(t, links) == "1: aten::mm -> MmBackward0\n");
   }
 
@@ -261,10 +280,10 @@ TEST_SUITE("algo") {
       return b.take();
     };
     event_table t = make();
-    CHECK(link_text(t, link_forward_backward(t)) ==
+    CHECK(link_text(t, fwd_bwd_links(t)) ==
           "1: fwd on 5001 -> bwd of thread 1\n2: fwd on tid 2 -> bwd of thread 2\n");
     event_table u = make();  // ids taken literally: thread 1 recorded nothing
-    CHECK(link_text(u, link_forward_backward(u, literal_links{})) == "1: fwd on tid 2 -> bwd of thread 2\n");
+    CHECK(link_text(u, fwd_bwd_links(u, literal_links{})) == "1: fwd on tid 2 -> bwd of thread 2\n");
   }
 
   TEST_CASE("link_forward_backward: keys are true pairs (no 16+48-bit packing collisions)") {
@@ -277,7 +296,7 @@ TEST_SUITE("algo") {
     b.op("bwd seq 5", 100, 110, 2).seq(5, 1);
     b.op("bwd tid 1 seq 9", 120, 130, 2).seq(9, 1);
     event_table t = b.take();
-    const auto links = link_forward_backward(t);
+    const auto links = fwd_bwd_links(t);
     // PyTorch's packed key would take "seq 5 + 2^48" for seq 5 and mix tid 65537 with tid 1.
     CHECK(link_text(t, links) == "1: seq 5 -> bwd seq 5\n2: tid 1 seq 9 -> bwd tid 1 seq 9\n");
   }
@@ -320,7 +339,7 @@ TEST_SUITE("algo") {
         event_table got_t = t, want_t = t;
         std::vector<std::pair<event_index, event_index>> got;
         std::uint64_t id = 0;
-        for (const flow_link& l : link_forward_backward(got_t, P{})) {
+        for (const flow_link& l : fwd_bwd_links(got_t, P{})) {
           CHECK(l.id == ++id);
           got.emplace_back(l.from, l.to);
         }
@@ -356,7 +375,7 @@ TEST_SUITE("algo") {
       b.op("aten::zeros", 210, 215, 2, 1);                            // 5: out of order
       b.op("aten::zeros", 310, 315, 2, 1);                            // 6
       event_table t = b.take();
-      const auto links = link_forward_backward(t);
+      const auto links = fwd_bwd_links(t);
       REQUIRE(links.size() == 1);
       CHECK(links[0].from == 0);
       CHECK(links[0].to == 2);
@@ -366,6 +385,25 @@ TEST_SUITE("algo") {
       const auto& w3 = t.events[3].get<event_kind::op>();
       CHECK(w3.sequence_number == -1);
       CHECK(w3.fwd_thread_id == 0u);
+      // `analyze` reads the table in table order first, and undoes what it wrote there.
+      event_table u = b.take();
+      u = t;
+      for (event_index i : {event_index{1}, event_index{3}}) {
+        auto& w = u.events[i].get<event_kind::op>();  // as built
+        w.sequence_number = i == 1 && own_keys ? 9 : -1;
+        w.fwd_thread_id = i == 1 && own_keys ? 3 : 0;
+      }
+      u.links.clear();
+      const analysis a = analyze(u);
+      CHECK(a.fwd_bwd.links == 1);
+      CHECK(a.fwd_bwd.wrappers == 0);
+      CHECK(links_of(u, flow_kind::fwd_bwd) == links);
+      for (event_index i : {event_index{1}, event_index{3}}) {
+        CHECK(u.events[i].get<event_kind::op>().sequence_number ==
+              t.events[i].get<event_kind::op>().sequence_number);
+        CHECK(u.events[i].get<event_kind::op>().fwd_thread_id ==
+              t.events[i].get<event_kind::op>().fwd_thread_id);
+      }
     }
   }
 
@@ -379,7 +417,7 @@ TEST_SUITE("algo") {
       (f.ph == 's' ? file[f.id].first : file[f.id].second) = f.event;
     }
     REQUIRE(file.size() == 4);
-    const auto links = link_forward_backward(lt.table);
+    const auto links = fwd_bwd_links(lt.table);
     REQUIRE(links.size() == 4);
     for (const flow_link& l : links) {
       INFO("flow " << l.id);
@@ -399,7 +437,7 @@ TEST_SUITE("algo") {
         expected.emplace(static_cast<event_index>(uint64_t(l["forward"]["tree_node"])),
                          static_cast<event_index>(uint64_t(l["backward"]["tree_node"])));
       std::set<std::pair<event_index, event_index>> got;
-      for (const flow_link& l : link_forward_backward(o.table, pytorch_1_13_links{}))
+      for (const flow_link& l : fwd_bwd_links(o.table, pytorch_1_13_links{}))
         got.emplace(l.from, l.to);
       INFO(w);
       CHECK(got.size() == expected.size());
@@ -550,11 +588,12 @@ TEST_SUITE("algo") {
 
       INFO("round " << round << " events " << t.size());
       const device_link_stats s = link_device_activities(t);
-      REQUIRE(s.links.size() == want_links.size());
+      REQUIRE(t.links.size() == want_links.size());
+      CHECK(s.links() == want_links.size());
       for (std::size_t k = 0; k < want_links.size(); ++k) {
-        CHECK(s.links[k].id == want_links[k].id);
-        CHECK(s.links[k].from == want_links[k].from);
-        CHECK(s.links[k].to == want_links[k].to);
+        CHECK(t.links[k].id == want_links[k].id);
+        CHECK(t.links[k].from == want_links[k].from);
+        CHECK(t.links[k].to == want_links[k].to);
       }
       for (event_index i = 0; i < t.size(); ++i) {
         CHECK(t.events[i].parent == want.events[i].parent);
@@ -608,7 +647,8 @@ TEST_SUITE("algo") {
           file_pairs[fl.event] = starts[fl.id];
       const device_link_stats s = link_device_activities(lt.table, correlation_device_links{});
       std::map<event_index, event_index> derived;
-      for (const flow_link& l : s.links) derived[l.to] = l.from;
+      for (const flow_link& l : links_of(lt.table, flow_kind::async_cpu_gpu)) derived[l.to] = l.from;
+      CHECK(s.links() == derived.size());
       for (const auto& pair : file_pairs) {
         const event_index device = pair.first;
         INFO("device event " << device << " " << lt.table.name(device));

@@ -430,7 +430,7 @@ TEST_SUITE("collect" * doctest::skip(!collection_enabled)) {
     const auto before = pool.stats();
     record_queue<> q;  // a new session
     for (int i = 0; i < 5000; ++i) q.end_op(q.begin_op({.name = "x"}));
-    CHECK(pool.stats().blocks_from_os == before.blocks_from_os);
+    CHECK(pool.stats().blocks_owned == before.blocks_owned);
     event_table t = materialize(q);
     CHECK(t.size() == 5000);
     CHECK(pool.stats().blocks_free >= before.blocks_free);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <tracemodel/algo/analyze.hpp>
+#include <tracemodel/algo/detail/engine.hpp>
 #include <tracemodel/formats/chrome_trace_reader.hpp>
 #include <tracemodel/testing/builder.hpp>
 
@@ -244,12 +245,12 @@ TEST_SUITE("concurrency") {
                     : many_threads_table(rng, round == 8 ? 254 : round == 9 ? 255 : 300);
       INFO("round " << round << " events " << table.size());
       tmod::event_table plain = table;
-      const auto reference = tmod::link_forward_backward.collect(plain);
+      const auto reference = tmod::detail::fwd_bwd_collect<tmod::pytorch_links>(plain);
       tmod::event_table t = table;
       tmod::detail::collect_progress progress(1 + rng() % 64);
       std::vector<std::uint8_t> bytes(t.size(), 0xaa);
       progress.set_row_threads(bytes.data());
-      const auto r = tmod::link_forward_backward.collect(t, tmod::pytorch_links{}, &progress);
+      const auto r = tmod::detail::fwd_bwd_collect<tmod::pytorch_links>(t, &progress);
       CHECK(progress.row_threads_ready() == t.size());
       std::vector<std::pair<tmod::process_key, tmod::thread_key>> seen;
       for (std::size_t i = 0; i < t.size(); ++i) {
@@ -303,12 +304,12 @@ TEST_SUITE("concurrency") {
     for (int round = 0; round < 30; ++round) {
       tmod::event_table table = training_table(rng, round % 3 == 2);
       tmod::event_table plain = table;
-      const auto reference = tmod::link_forward_backward.collect(plain);
+      const auto reference = tmod::detail::fwd_bwd_collect<tmod::pytorch_links>(plain);
       for (const std::size_t rows : {std::size_t{1}, std::size_t{2}, std::size_t{5}}) {
         INFO("round " << round << " every " << rows << " rows");
         tmod::event_table t = table;
         watching_progress w{t, rows, {}, 0, 0, 0, 0};
-        const auto r = tmod::link_forward_backward.collect(t, tmod::pytorch_links{}, &w);
+        const auto r = tmod::detail::fwd_bwd_collect<tmod::pytorch_links>(t, &w);
         CHECK(w.ends == 1);
         if (w.stops == 0) CHECK(w.reports > 0);  // (out of order: it may stop before one)
         stopped += w.stops;

@@ -33,7 +33,7 @@ namespace {
 tmod::read_options options(bool parallel, std::size_t batch_bytes) {
   tmod::read_options o;
   o.batch_bytes = batch_bytes;
-  o.parallel = parallel;
+  o.threads = parallel ? 2 : 1;
   o.parallel_threshold = 0;
   return o;
 }
@@ -439,8 +439,8 @@ TEST_SUITE("concurrency") {
     const std::string path = std::string(TRACEMODEL_TEST_BINARY_DIR) + "/two_halves.json";
     std::ofstream(path, std::ios::binary) << text;
     {
-      const tmod::trace_text halves = tmod::load_trace_text(path, true);
-      const tmod::trace_text one = tmod::load_trace_text(path, false);
+      const tmod::trace_text halves = tmod::load_trace_text(path, {.threads = 2});
+      const tmod::trace_text one = tmod::load_trace_text(path, {.threads = 1});
       CHECK(halves.size() == text.size());
       CHECK(halves.view() == text);
       CHECK(one.view() == text);
@@ -457,7 +457,7 @@ TEST_SUITE("concurrency") {
     for (const std::size_t said : {text.size() + text.size() / 2, 3 * text.size()}) {
       CAPTURE(said);
       std::vector<char> buf(said);
-      const std::size_t got = tmod::detail::read_two_halves(fd, buf.data(), said, path);
+      const std::size_t got = tmod::detail::read_two_halves(fd, buf.data(), said, path, {});
       CHECK(got == text.size());
       CHECK(std::string_view(buf.data(), got) == text);
     }

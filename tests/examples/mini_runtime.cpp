@@ -51,7 +51,7 @@ TEST_SUITE("examples") {
     // Every backward op (not the evaluate_function wrappers) is the end of one link, from the
     // forward op with its sequence number on the forward thread.
     std::set<event_index> linked;
-    for (std::size_t k = 0; k < a.fwd_bwd_links; ++k) {
+    for (std::size_t k = 0; k < a.fwd_bwd.links; ++k) {
       const flow_link& l = t.links[k];
       const auto& from = t.events[l.from].get<event_kind::op>();
       const auto& to = t.events[l.to].get<event_kind::op>();

@@ -10,6 +10,7 @@
 
 #include <tracemodel/algo/analyze.hpp>
 #include <tracemodel/algo/et_link.hpp>
+#include <tracemodel/formats/execution_trace_writer.hpp>
 #include <tracemodel/formats/chrome_trace_reader.hpp>
 #include <tracemodel/formats/execution_trace.hpp>
 #include <tracemodel/testing/builder.hpp>

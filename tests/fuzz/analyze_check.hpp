@@ -21,77 +21,11 @@
 #include <tracemodel/formats/chrome_trace_writer.hpp>
 #include <tracemodel/testing/builder.hpp>
 
+#include "../support/analysis_ways.hpp"
+
 namespace fuzz {
 
 namespace tmod = tracemodel;
-
-enum class how { steps, serial, parallel };
-
-/// Everything `analyze` writes, as text (one line per event, then the links and the counts).
-/// `progress_rows`: how often the second thread reports (parallel).
-template <class TreePolicy = tmod::pytorch_tree>
-std::string analysed(tmod::event_table t, how h, std::size_t progress_rows = 4096,
-                     std::size_t replay_chunk = 512) {
-  tmod::analysis a;
-  if (h == how::steps) {
-    a.device = tmod::link_device_activities(t);
-    const auto fwd_bwd = tmod::link_forward_backward(t);
-    a.tree = tmod::build_tree(t, TreePolicy{});
-    a.fwd_bwd_links = fwd_bwd.size();
-    t.links.assign(fwd_bwd.begin(), fwd_bwd.end());
-    t.links.insert(t.links.end(), a.device.links.begin(), a.device.links.end());
-  } else {
-    tmod::analyze_options o;
-    o.parallel = h == how::parallel;
-    o.parallel_threshold = 0;
-    o.progress_rows = progress_rows;
-    o.replay_chunk = replay_chunk;
-    a = tmod::analyze_fn<TreePolicy>{}(t, o);
-  }
-  std::string out;
-  for (const auto& e : t.events) {
-    out += std::to_string(e.parent) + " " + std::to_string(static_cast<int>(e.link)) + " " +
-           std::to_string(t.children_of(e).size()) + " " + std::to_string(e.end_ns());
-    if (const auto* op = e.get_if<tmod::event_kind::op>())
-      out += " " + std::to_string(op->sequence_number) + " " + std::to_string(op->fwd_thread_id);
-    out += "\n";
-  }
-  for (const tmod::event_index c : t.children) out += std::to_string(c) + ",";
-  out += "\n";
-  for (const std::uint32_t o : t.child_offsets) out += std::to_string(o) + ",";
-  out += "\n";
-  for (const tmod::flow_link& l : t.links)
-    out += std::to_string(static_cast<int>(l.kind)) + ":" + std::to_string(l.id) + ":" +
-           std::to_string(l.from) + ">" + std::to_string(l.to) + "\n";
-  out += std::to_string(a.fwd_bwd_links) + " " + std::to_string(a.tree.roots) + " " +
-         std::to_string(a.tree.fallback_parents) + " " + std::to_string(a.tree.borrowed_ends) + " " +
-         std::to_string(a.device.by_flow) + " " + std::to_string(a.device.by_correlation) + " " +
-         std::to_string(a.device.by_external_id) + " " + std::to_string(a.device.runtime_calls) +
-         " " + std::to_string(a.device.unlinked) + " " + std::to_string(a.tree.linked_before) + " " +
-         std::to_string(a.tree.events) + " " + std::to_string(a.tree.missing_ends) + " " +
-         std::to_string(a.device.flow_ends_without_start) + " " +
-         std::to_string(a.device.dangling_correlations) + " " +
-         std::to_string(a.device.duplicate_flow_starts) + "\n";
-  for (const std::uint64_t count : t.anomalies.n) out += std::to_string(count) + " ";
-  return out;
-}
-
-enum class analysis_outcome { rejected, same, differs };
-
-/// Every way of analysing `t` against the three public steps (see `check_analysis`).
-inline analysis_outcome same_every_way(const tmod::event_table& t) {
-  const std::string reference = analysed(t, how::steps);
-  for (const std::size_t chunk : {std::size_t{0}, std::size_t{1}, std::size_t{3}, std::size_t{512}}) {
-    if (analysed(t, how::serial, 4096, chunk) != reference) return analysis_outcome::differs;
-    for (const std::size_t rows : {std::size_t{1}, std::size_t{4}})
-      if (analysed(t, how::parallel, rows, chunk) != reference) return analysis_outcome::differs;
-  }
-  const std::string hta = analysed<tmod::hta_tree>(t, how::steps);
-  if (analysed<tmod::hta_tree>(t, how::serial) != hta ||
-      analysed<tmod::hta_tree>(t, how::parallel, 1) != hta)
-    return analysis_outcome::differs;
-  return analysis_outcome::same;
-}
 
 /// A table made from bytes, six per event, for the table fuzz target: ops (forward ops with
 /// sequence numbers, backward ops naming forward threads, evaluate_function wrappers, user
@@ -180,7 +114,7 @@ inline tmod::event_table table_of(const std::uint8_t* data, std::size_t size) {
 /// exception or a crash.
 inline analysis_outcome check_analysis(const char* data, std::size_t size) {
   tmod::read_options opt;
-  opt.parallel = false;
+  opt.threads = 1;
   tmod::event_table t;
   try {
     std::string text(data, size);

@@ -22,13 +22,13 @@ inline reader_outcome check_reader(const char* data, std::size_t size) {
   std::string buf(data, size);
   tracemodel::read_options opt;
   opt.batch_bytes = 256;  // many batches even for small inputs
-  opt.parallel = false;
+  opt.threads = 1;
   tracemodel::event_table t;
   // Stretches parsed on two threads: the serial read's outcome, exactly.
   std::string serial_outcome, chunked_outcome;
   {
     tracemodel::read_options chunked = opt;
-    chunked.parallel = true;
+    chunked.threads = 2;
     chunked.parallel_threshold = 0;
     auto outcome_of = [&](const tracemodel::read_options& o) {
       std::string text(data, size);
@@ -46,7 +46,7 @@ inline reader_outcome check_reader(const char* data, std::size_t size) {
   // table, or the same rejection.
   tracemodel::read_options slow = opt;
   slow.fast_paths = false;
-  slow.parallel = true;
+  slow.threads = 2;
   slow.parallel_threshold = 0;
   std::string again(data, size);
   try {

@@ -106,7 +106,7 @@ TEST_SUITE("storage") {
     append_only_list<rec8> m;  // another element type: same blocks
     for (std::size_t i = 0; i < append_only_list<rec8>::capacity * 4; ++i) m.emplace_back(1u);
     const auto after_reuse = pool.stats();
-    CHECK(after_reuse.blocks_from_os == after_clear.blocks_from_os);  // nothing new from the OS
+    CHECK(after_reuse.blocks_owned == after_clear.blocks_owned);  // no new slab
     CHECK(after_reuse.blocks_free == after_clear.blocks_free - 4);
   }
 
@@ -125,7 +125,7 @@ TEST_SUITE("storage") {
     CHECK(pool.prefault(2 * block_pool::block_size) == 0);  // enough already waiting
     pool.trim();
     CHECK(pool.stats().blocks_free == 0);
-    CHECK(pool.stats().blocks_from_os == s0.blocks_from_os);
+    CHECK(pool.stats().blocks_owned == s0.blocks_owned);
   }
 
   TEST_CASE("block_pool::trim keeps slabs that still have blocks in use") {
@@ -133,13 +133,13 @@ TEST_SUITE("storage") {
     pool.trim();
     void* kept = pool.acquire();  // one block of a slab stays in use
     const auto s0 = pool.stats();
-    CHECK(s0.blocks_from_os == block_pool::blocks_per_slab);
+    CHECK(s0.blocks_owned == block_pool::blocks_per_slab);
     pool.trim();
-    CHECK(pool.stats().blocks_from_os == block_pool::blocks_per_slab);
+    CHECK(pool.stats().blocks_owned == block_pool::blocks_per_slab);
     CHECK(pool.stats().blocks_free == block_pool::blocks_per_slab - 1);
     pool.release(kept);
     pool.trim();
-    CHECK(pool.stats().blocks_from_os == 0);
+    CHECK(pool.stats().blocks_owned == 0);
     CHECK(pool.stats().blocks_free == 0);
   }
 

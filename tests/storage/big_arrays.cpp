@@ -1,15 +1,18 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <memory_resource>
+#include <vector>
 
-#include <tracemodel/detail/big_allocator.hpp>
+#include <tracemodel/memory.hpp>
+#include <tracemodel/storage/block_pool.hpp>
 
 namespace tmod = tracemodel;
 
 TEST_SUITE("storage") {
   TEST_CASE("big arrays: freed regions are reused (split and merged), and released on request") {
     using tmod::detail::region_cache;
-    tmod::release_cached_arrays();
+    tmod::release_cached_memory();
     REQUIRE(region_cache::instance().cached_bytes() == 0);
     const std::uint32_t* first = nullptr;
     {
@@ -43,18 +46,18 @@ TEST_SUITE("storage") {
       CHECK(c.data() != first);
       CHECK(region_cache::instance().cached_bytes() == 12u << 20);
     }
-    tmod::release_cached_arrays();
+    tmod::release_cached_memory();
     CHECK(region_cache::instance().cached_bytes() == 0);
     {  // the limit survives the release: freed arrays are cached again
       tmod::detail::scratch_vector<std::uint32_t> d(3u << 20);
     }
     CHECK(region_cache::instance().cached_bytes() == 12u << 20);
-    tmod::release_cached_arrays();
+    tmod::release_cached_memory();
   }
 
   TEST_CASE("block cache: arrays of 64 KiB up to 2 MiB are kept by power-of-two size, within a limit") {
     using tmod::detail::block_cache;
-    tmod::release_cached_arrays();
+    tmod::release_cached_memory();
     REQUIRE(block_cache::instance().cached_bytes() == 0);
     const char* first = nullptr;
     {
@@ -78,20 +81,20 @@ TEST_SUITE("storage") {
     }
     CHECK(block_cache::instance().cached_bytes() == (128u + 256u) << 10);
     // A limit frees what is beyond it, the largest blocks first, and keeps no more than it.
-    tmod::detail::set_block_cache_limit(200u << 10);
+    tmod::set_memory_cache_limits(tmod::memory_usage().region_limit, 200u << 10);
     CHECK(block_cache::instance().cached_bytes() == 128u << 10);
     {
       tmod::detail::scratch_vector<char> d(200u << 10);  // its block of 256 KiB would pass it
     }
     CHECK(block_cache::instance().cached_bytes() == 128u << 10);
-    tmod::release_cached_arrays();
+    tmod::release_cached_memory();
     CHECK(block_cache::instance().cached_bytes() == 0);
     {  // the limit survives the release
       tmod::detail::scratch_vector<char> e(100u << 10);
     }
     CHECK(block_cache::instance().cached_bytes() == 128u << 10);
-    tmod::detail::set_block_cache_limit(std::size_t{64} << 20);  // the default again
-    tmod::release_cached_arrays();
+    tmod::set_memory_cache_limits(tmod::memory_usage().region_limit, std::size_t{64} << 20);  // the default again
+    tmod::release_cached_memory();
   }
 
   TEST_CASE("region cache: a request takes the front of the best region; freed parts merge") {
@@ -135,5 +138,49 @@ TEST_SUITE("storage") {
       CHECK(c.give(at(3000), 8 * mib));
       CHECK(c.take(8 * mib, actual) == at(3000));
     }
+  }
+
+  TEST_CASE("memory: recording slabs and arrays share one resource, one release returns both") {
+    auto& pool = tmod::block_pool::instance();
+    tmod::release_cached_memory();
+    const tmod::memory_stats s0 = tmod::memory_usage();
+    CHECK(s0.cached() == 0);
+    CHECK(s0.pool_free == 0);
+    void* block = pool.acquire();  // a slab from the resource: in use
+    const tmod::memory_stats s1 = tmod::memory_usage();
+    CHECK(s1.in_use == s0.in_use + tmod::block_pool::slab_size);
+    CHECK(s1.pool_free == tmod::block_pool::slab_size - tmod::block_pool::block_size);
+    {
+      tmod::detail::scratch_vector<std::uint32_t> a(1u << 20);  // 4 MiB
+      CHECK(tmod::memory_usage().in_use == s1.in_use + (4u << 20));
+    }
+    CHECK(tmod::memory_usage().in_use == s1.in_use);
+    CHECK(tmod::memory_usage().regions_cached == 4u << 20);
+    pool.release(block);
+    CHECK(tmod::memory_usage().pool_free == tmod::block_pool::slab_size);
+    // One call: the pool's free slab goes back to the resource, and the resource's caches to the
+    // operating system.
+    tmod::release_cached_memory();
+    const tmod::memory_stats s2 = tmod::memory_usage();
+    CHECK(s2.in_use == s0.in_use);
+    CHECK(s2.cached() == 0);
+    CHECK(pool.stats().blocks_owned == 0);
+  }
+
+  TEST_CASE("memory: the resource serves std::pmr containers") {
+    tmod::release_cached_memory();
+    std::pmr::memory_resource& r = tmod::array_memory();
+    {
+      std::pmr::vector<std::uint64_t> v(&r);
+      v.resize(1u << 19);  // 4 MiB
+      v.back() = 1;
+      CHECK(reinterpret_cast<std::uintptr_t>(v.data()) % (std::size_t{2} << 20) == 0);
+    }
+    CHECK(tmod::memory_usage().regions_cached == 4u << 20);
+    void* odd = r.allocate(100, 256);  // an alignment beyond what the size gets
+    CHECK(reinterpret_cast<std::uintptr_t>(odd) % 256 == 0);
+    r.deallocate(odd, 100, 256);
+    CHECK(r.is_equal(tmod::array_memory()));
+    tmod::release_cached_memory();
   }
 }

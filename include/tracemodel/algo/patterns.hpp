@@ -45,6 +45,7 @@
 #include <utility>
 #include <vector>
 
+#include "tracemodel/algo/concepts.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/model/device.hpp"
 #include "tracemodel/model/table.hpp"
@@ -223,59 +224,10 @@ class tree_view {
 template <class Schema>
 tree_view(const basic_event_table<Schema>&) -> tree_view<Schema>;
 
-// ---- traversal orders -----------------------------------------------------------------------
 
-/// Pre-order, children in order (PyTorch's default).
-struct depth_first {};
-/// Level by level, children in order (for patterns that must meet siblings in order).
-struct breadth_first {};
+// (The concepts `tree_predicate` and `pattern`, and the checks, are in algo/concepts.hpp.)
 
 namespace detail {
-template <class P>
-struct traversal_of {
-  using type = depth_first;
-};
-template <class P>
-  requires requires { typename P::traversal; }
-struct traversal_of<P> {
-  using type = typename P::traversal;
-};
-}  // namespace detail
-template <class P>
-using traversal_of_t = typename detail::traversal_of<std::remove_cvref_t<P>>::type;
-
-// ---- the concepts ---------------------------------------------------------------------------
-
-/// Something that can be asked about one node.
-template <class P, class Schema = default_schema>
-concept tree_predicate = requires(P& p, const tree_view<Schema>& v, event_index i) {
-  { p.match(v, i) } -> std::convertible_to<bool>;
-};
-
-/// A pattern: a named, described predicate.
-template <class P, class Schema = default_schema>
-concept pattern = tree_predicate<P, Schema> && requires(const P& p) {
-  { p.name() } -> std::convertible_to<std::string_view>;
-  { p.description() } -> std::convertible_to<std::string_view>;
-};
-
-namespace detail {
-/// One message per missing piece, instead of a wall of template text.
-template <class P, class Schema>
-constexpr bool check_pattern() {
-  static_assert(requires(const P& p) { { p.name() } -> std::convertible_to<std::string_view>; },
-                "tracemodel pattern: needs `name() const` returning a string (the name in reports)");
-  static_assert(requires(const P& p) { { p.description() } -> std::convertible_to<std::string_view>; },
-                "tracemodel pattern: needs `description() const` returning a string (the advice)");
-  static_assert(requires(P& p, const tree_view<Schema>& v, event_index i) {
-    { p.match(v, i) } -> std::convertible_to<bool>;
-  }, "tracemodel pattern: needs `bool match(const tracemodel::tree_view<Schema>&, event_index)`");
-  static_assert(std::is_same_v<traversal_of_t<P>, depth_first> ||
-                    std::is_same_v<traversal_of_t<P>, breadth_first>,
-                "tracemodel pattern: `traversal` must be depth_first or breadth_first");
-  return true;
-}
-
 template <class P, class Schema>
 void prepare(P& p, const tree_view<Schema>& v, const pattern_context& c) {
   if constexpr (requires { p.prepare(v, c); })
@@ -407,64 +359,67 @@ void visit_breadth_first(const tree_view<Schema>& v, Visit&& visit) {
 /// Evaluates the patterns in one traversal per order; results come in the patterns' order.
 template <class Schema, class... Ps>
 std::vector<pattern_result> find_patterns(const tree_view<Schema>& v, const pattern_context& c, Ps&... ps) {
-  static_assert((detail::check_pattern<Ps, Schema>() && ...));
-  std::vector<pattern_result> out(sizeof...(Ps));
-  std::array<bool, sizeof...(Ps) + 1> active{};
-  {
-    std::size_t k = 0;
-    ((out[k].name = std::string(ps.name()), out[k].description = std::string(ps.description()),
-      out[k].skipped = detail::skip_reason(ps, c), active[k] = !out[k].skipped,
-      active[k] ? detail::prepare(ps, v, c) : void(), ++k),
-     ...);
-  }
-  auto run = [&]<class Order>(Order) {
-    constexpr bool any = (std::is_same_v<traversal_of_t<Ps>, Order> || ...);
-    if constexpr (any) {
-      bool some = false;
-      {
-        std::size_t k = 0;
-        ((some = some || (std::is_same_v<traversal_of_t<Ps>, Order> && active[k]), ++k), ...);
-      }
-      if (!some) return;
-      auto visit = [&](event_index i) {
-        std::size_t k = 0;
-        (
-            [&] {
-              if constexpr (std::is_same_v<traversal_of_t<Ps>, Order>)
-                if (active[k] && static_cast<bool>(ps.match(v, i))) out[k].matches.push_back(i);
-              ++k;
-            }(),
-            ...);
-      };
-      if constexpr (std::is_same_v<Order, depth_first>)
-        detail::visit_depth_first(v, visit);
-      else
-        detail::visit_breadth_first(v, visit);
+  constexpr bool ok = (detail::check_pattern<Ps, Schema>() && ...);
+  if constexpr (!ok) return {};
+  else {
+    std::vector<pattern_result> out(sizeof...(Ps));
+    std::array<bool, sizeof...(Ps) + 1> active{};
+    {
+      std::size_t k = 0;
+      ((out[k].name = std::string(ps.name()), out[k].description = std::string(ps.description()),
+        out[k].skipped = detail::skip_reason(ps, c), active[k] = !out[k].skipped,
+        active[k] ? detail::prepare(ps, v, c) : void(), ++k),
+       ...);
     }
-  };
-  run(depth_first{});
-  run(breadth_first{});
-  {
-    std::size_t k = 0;
-    (
-        [&] {
-          out[k].frames.reserve(out[k].matches.size());
-          event_index last_parent = no_event, last_frame = no_event;
-          for (event_index i : out[k].matches) {
-            // Siblings share their frame: ask once per parent run.
-            const event_index p = v.parent(i);
-            if (p == no_event || p != last_parent || v.event(i).template is<event_kind::script_call>()) {
-              last_frame = user_frame(v, i, c.framework_prefix);
-              last_parent = v.event(i).template is<event_kind::script_call>() ? no_event : p;
+    auto run = [&]<class Order>(Order) {
+      constexpr bool any = (std::is_same_v<traversal_of_t<Ps>, Order> || ...);
+      if constexpr (any) {
+        bool some = false;
+        {
+          std::size_t k = 0;
+          ((some = some || (std::is_same_v<traversal_of_t<Ps>, Order> && active[k]), ++k), ...);
+        }
+        if (!some) return;
+        auto visit = [&](event_index i) {
+          std::size_t k = 0;
+          (
+              [&] {
+                if constexpr (std::is_same_v<traversal_of_t<Ps>, Order>)
+                  if (active[k] && static_cast<bool>(ps.match(v, i))) out[k].matches.push_back(i);
+                ++k;
+              }(),
+              ...);
+        };
+        if constexpr (std::is_same_v<Order, depth_first>)
+          detail::visit_depth_first(v, visit);
+        else
+          detail::visit_breadth_first(v, visit);
+      }
+    };
+    run(depth_first{});
+    run(breadth_first{});
+    {
+      std::size_t k = 0;
+      (
+          [&] {
+            out[k].frames.reserve(out[k].matches.size());
+            event_index last_parent = no_event, last_frame = no_event;
+            for (event_index i : out[k].matches) {
+              // Siblings share their frame: ask once per parent run.
+              const event_index p = v.parent(i);
+              if (p == no_event || p != last_parent || v.event(i).template is<event_kind::script_call>()) {
+                last_frame = user_frame(v, i, c.framework_prefix);
+                last_parent = v.event(i).template is<event_kind::script_call>() ? no_event : p;
+              }
+              out[k].frames.push_back(last_frame);
             }
-            out[k].frames.push_back(last_frame);
-          }
-          detail::make_reports(ps, v, out[k]);
-          ++k;
-        }(),
-        ...);
+            detail::make_reports(ps, v, out[k]);
+            ++k;
+          }(),
+          ...);
+    }
+    return out;
   }
-  return out;
 }
 
 /// The same for a tuple of patterns (see `pytorch_patterns()`).

@@ -5,8 +5,9 @@
 // nanoseconds since the Unix epoch with a `time_converter` calibrated between two sync points:
 // one taken when a record queue is created and one taken when it is materialized.
 //
-//   concept approx_clock: `static std::uint64_t now() noexcept`, monotonic per thread, and
-//   `static constexpr bool ticks_are_ns` (true when ticks already are steady nanoseconds).
+// A clock is a policy (`approx_clock` in collect/concepts.hpp): `static approx_time now()
+// noexcept`, monotonic per thread, and `static constexpr bool ticks_are_ns` (true when ticks
+// already are steady nanoseconds).
 #pragma once
 
 #include <atomic>
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <thread>
 
+#include "tracemodel/collect/concepts.hpp"
 #include "tracemodel/config.hpp"
 
 #if TRACEMODEL_USE_TSC
@@ -26,14 +28,6 @@
 #endif
 
 TRACEMODEL_BEGIN_NAMESPACE
-
-using approx_time = std::uint64_t;
-
-template <class C>
-concept approx_clock = requires {
-  { C::now() } -> std::same_as<approx_time>;
-  { C::ticks_are_ns } -> std::convertible_to<bool>;
-};
 
 /// Steady-clock nanoseconds: portable, about 25 ns per read on the reference VM.
 struct steady_clock_source {

@@ -16,15 +16,8 @@
 // with four streams, see bench/record.cpp and the issue notes). Lists are encoded element by
 // element and may nest.
 //
-// What a value is comes from the runtime, through a value-traits policy:
-//
-//   concept value_traits<T, V>:
-//     static input_kind kind(const V&)            tensor (defined), undefined_tensor,
-//                                                 tensor_list, scalar, scalar_list or other
-//     static tensor_info tensor(const V&)         for kind() == tensor
-//     static scalar_value scalar(const V&)        for kind() == scalar
-//     static void for_each_element(const V&, F)   for lists: calls F(const V&) per element
-//     static std::string_view dtype_name(std::uint8_t)   name of a dtype code ("float", ...)
+// What a value is comes from the runtime, through a value-traits policy (`value_traits<T, V>`
+// in collect/concepts.hpp: kind, tensor, scalar, for_each_element, dtype_name).
 //
 // Layout code 0 (`strided_layout`) means strided: only strided tensors record strides, and only
 // when the traits give one stride per dimension. The encoder never throws in the middle of an
@@ -38,33 +31,13 @@
 #include <string_view>
 #include <vector>
 
+#include "tracemodel/collect/concepts.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/detail/assert.hpp"
 #include "tracemodel/model/event.hpp"
 #include "tracemodel/storage/append_only_list.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
-
-/// What a value-traits policy tells about one tensor.
-struct tensor_info {
-  std::uint64_t impl = 0;
-  std::uint64_t storage = 0;
-  std::int8_t device_type = 0;
-  std::int8_t device_index = -1;
-  std::uint8_t dtype = 0;
-  std::uint8_t layout = strided_layout;
-  std::span<const std::int64_t> sizes{};
-  std::span<const std::int64_t> strides{};
-};
-
-template <class T, class V>
-concept value_traits = requires(const V& v, void (*f)(const V&), std::uint8_t code) {
-  { T::kind(v) } -> std::same_as<input_kind>;
-  { T::tensor(v) } -> std::same_as<tensor_info>;
-  { T::scalar(v) } -> std::same_as<scalar_value>;
-  T::for_each_element(v, f);
-  { T::dtype_name(code) } -> std::convertible_to<std::string_view>;
-};
 
 /// The tags of the encoded stream.
 enum class io_tag : std::uint8_t {
@@ -120,11 +93,10 @@ class io_encoder {
   /// Encodes the values of one op and its terminator.
   template <class Traits, class V>
   void push(std::span<const V> values) {
-    static_assert(value_traits<Traits, V>,
-                  "tracemodel::io_encoder::push<Traits>(values): Traits must model "
-                  "value_traits<Traits, V> (collect/encoder.hpp)");
-    for (const V& v : values) push_value<Traits>(v);
-    words_.emplace_back(io_header::make(io_tag::terminator));
+    if constexpr (detail::check_value_traits<Traits, V>()) {
+      for (const V& v : values) push_value<Traits>(v);
+      words_.emplace_back(io_header::make(io_tag::terminator));
+    }
   }
   /// An op without inputs.
   void push_empty() { words_.emplace_back(io_header::make(io_tag::terminator)); }

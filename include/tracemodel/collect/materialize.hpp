@@ -34,7 +34,7 @@ template <class Schema, record_features F, class P>
 class materializer {
   using table_t = basic_event_table<Schema>;
   using event_t = typename table_t::event_type;
-  using subqueue_t = thread_subqueue<Schema, F, P>;
+  using subqueue_t = thread_subqueue<Schema, F, usable_policies<P>>;
   using subqueues_t = std::vector<std::unique_ptr<subqueue_t>>;
 
  public:
@@ -381,7 +381,7 @@ class materializer {
     if constexpr (F.inputs) {
       if (!dtype_known_[code]) {
         dtype_names_[code] =
-            t_.strings.intern(std::string_view(P::value_traits::dtype_name(code)));
+            t_.strings.intern(std::string_view(usable_policies<P>::value_traits::dtype_name(code)));
         dtype_known_[code] = true;
       }
       return dtype_names_[code];
@@ -413,7 +413,7 @@ class materializer {
 
 template <class Schema, record_features F, class P>
 basic_event_table<Schema> materialize(record_queue<Schema, F, P>& q) {
-  using clock = typename P::clock;
+  using clock = typename record_queue<Schema, F, P>::clock;
   basic_event_table<Schema> t;
   const time_converter conv =
       time_converter::between<clock>(q.origin(), clock_sync_point::take<clock>());

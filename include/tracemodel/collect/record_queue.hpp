@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "tracemodel/collect/clock.hpp"
+#include "tracemodel/collect/concepts.hpp"
 #include "tracemodel/collect/encoder.hpp"
 #include "tracemodel/collect/records.hpp"
 #include "tracemodel/collect/string_arena.hpp"
@@ -78,6 +79,55 @@ struct default_record_policies {
   using value_traits = no_value_traits;
   using op_hooks = no_op_hooks;
 };
+
+namespace detail {
+// `P` with each piece that is missing or fails its concept replaced by the default's: the
+// queue's checks say what is wrong (collect/concepts.hpp), and the rest of the class then
+// compiles instead of adding pages of errors after the message.
+template <class P>
+struct clock_of {
+  using type = default_clock;
+};
+template <class P>
+  requires approx_clock<typename P::clock>
+struct clock_of<P> {
+  using type = typename P::clock;
+};
+template <class P>
+struct id_source_of {
+  using type = process_id_source;
+};
+template <class P>
+  requires id_source<typename P::id_source>
+struct id_source_of<P> {
+  using type = typename P::id_source;
+};
+template <class P>
+struct value_traits_of {
+  using type = no_value_traits;
+};
+template <class P>
+  requires requires { typename P::value_traits; }
+struct value_traits_of<P> {
+  using type = typename P::value_traits;
+};
+template <class P>
+struct op_hooks_of {
+  using type = no_op_hooks;
+};
+template <class P>
+  requires op_hooks_policy<typename P::op_hooks>
+struct op_hooks_of<P> {
+  using type = typename P::op_hooks;
+};
+template <class P>
+struct usable_policies {
+  using clock = typename clock_of<P>::type;
+  using id_source = typename id_source_of<P>::type;
+  using value_traits = typename value_traits_of<P>::type;
+  using op_hooks = typename op_hooks_of<P>::type;
+};
+}  // namespace detail
 
 /// Returned by begin_op; pass it to end_op. Cheap to copy (16 bytes).
 struct op_handle {
@@ -188,18 +238,20 @@ struct thread_subqueue<schema<K...>, F, P> {
 template <class Schema = default_schema, record_features Features = record_features{},
           class Policies = default_record_policies>
 class record_queue {
+  // One message per missing piece of the policies (collect/concepts.hpp), before anything else
+  // (the check's own assertions carry the messages).
+  static_assert(((void)detail::check_record_policies<Policies>(), true));
+  using usable = detail::usable_policies<Policies>;  // Policies, defaulted where they fail
+
  public:
   using schema_type = Schema;
   using policies = Policies;
-  using clock = typename Policies::clock;
-  using value_traits_type = typename Policies::value_traits;
-  using hooks = typename Policies::op_hooks;
-  using subqueue_type = detail::thread_subqueue<Schema, Features, Policies>;
+  using clock = typename usable::clock;
+  using value_traits_type = typename usable::value_traits;
+  using hooks = typename usable::op_hooks;
+  using subqueue_type = detail::thread_subqueue<Schema, Features, usable>;
   static constexpr record_features features = Features;
   static constexpr bool records_ops = Schema::template contains<event_kind::op>;
-  static_assert(approx_clock<clock>, "record_queue: Policies::clock must model approx_clock");
-  static_assert(id_source<typename Policies::id_source>,
-                "record_queue: Policies::id_source must model id_source");
   static_assert(!Features.inputs || !std::is_same_v<value_traits_type, no_value_traits>,
                 "record_queue: recording inputs needs Policies::value_traits (collect/encoder.hpp)");
 
@@ -295,7 +347,7 @@ class record_queue {
   /// The correlation id of the op behind a handle (0 for an empty handle).
   [[nodiscard]] static std::uint64_t correlation_id(op_handle h) noexcept {
     if (h.record == nullptr) return 0;
-    return append_only_list<op_record, typename Policies::id_source>::id_of(h.record);
+    return append_only_list<op_record, typename usable::id_source>::id_of(h.record);
   }
 
   /// Frames of the op's call stack, outermost first. Frames are copied.

@@ -1,14 +1,15 @@
-// tracemodel — internal. Not part of the public API; do not include directly.
+// tracemodel — internal. Not part of the public API; do not include directly (the public face is
+// `tracemodel/memory.hpp`).
 //
 // `big_allocator<T>`: a standard allocator for the large arrays of an event table and for the
 // algorithms' scratch arrays. Requests of 2 MiB and more are mapped directly, 2 MiB aligned and
 // marked for transparent huge pages, so filling a table of millions of events takes a page
 // fault per 2 MiB instead of per 4 KiB (on a virtual machine a 4 KiB fault can cost ~10 us: for
 // a 100 MB array that is a quarter of a second). Freed regions are kept in a cache (by default
-// up to 2 GiB; `set_region_cache_limit`) and reused by later requests of up to their size, so
+// up to 2 GiB; `set_memory_cache_limits`) and reused by later requests of up to their size, so
 // scratch arrays and the tables of later sessions do not fault again: the same recycling the
 // block pool does for recording. Requests from 64 KiB up to 2 MiB are rounded up to a power of
-// two and kept by size when freed (by default up to 64 MiB; `set_block_cache_limit`): a
+// two and kept by size when freed (by default up to 64 MiB; `set_memory_cache_limits`): a
 // system allocator maps such blocks afresh and unmaps them when freed, and on a virtual
 // machine each of their 4 KiB pages then costs a fault of about 10 us at every use (the
 // reader's per-stretch arrays and the flow binding's arrays cost a 200 MB read 20-30 ms
@@ -24,6 +25,8 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -287,6 +290,47 @@ class region_sizes {
   std::vector<std::pair<void*, std::size_t>> entries_;
 };
 
+/// Bytes of live arrays of 64 KiB and more (their sizes rounded as they were taken), recording
+/// slabs included.
+inline std::atomic<std::size_t>& bytes_in_use() noexcept {
+  static std::atomic<std::size_t> n{0};
+  return n;
+}
+
+/// Another cache of memory taken from here (the recording block pool): how many bytes it holds
+/// free, and how to make it give them back (to the caches above).
+struct cache_holder {
+  std::size_t (*free_bytes)() noexcept;
+  void (*give_back)() noexcept;
+};
+class cache_holders {
+ public:
+  /// Never destroyed, as region_cache.
+  static cache_holders& instance() noexcept {
+    static cache_holders* h = new cache_holders;
+    return *h;
+  }
+  void add(cache_holder h) noexcept {
+    std::lock_guard lock(mutex_);
+    if (n_ < holders_.size()) holders_[n_++] = h;
+  }
+  [[nodiscard]] std::size_t free_bytes() const noexcept {
+    std::lock_guard lock(mutex_);
+    std::size_t b = 0;
+    for (std::size_t i = 0; i < n_; ++i) b += holders_[i].free_bytes();
+    return b;
+  }
+  void give_back() noexcept {
+    std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < n_; ++i) holders_[i].give_back();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::array<cache_holder, 4> holders_{};
+  std::size_t n_ = 0;
+};
+
 // Not inlined: callers are flattened hot paths (the reader's direct_event) that only grow
 // arrays now and then; inlining the caches' code there made them much slower to compile.
 TRACEMODEL_NOINLINE inline void* big_allocate(std::size_t bytes) {
@@ -295,12 +339,17 @@ TRACEMODEL_NOINLINE inline void* big_allocate(std::size_t bytes) {
     std::size_t actual = 0;
     if (void* p = region_cache::instance().take(size, actual)) {
       if (actual != size) region_sizes::instance().remember(p, actual);
+      bytes_in_use().fetch_add(actual, std::memory_order_relaxed);
       return p;
     }
+    bytes_in_use().fetch_add(size, std::memory_order_relaxed);
 #if TRACEMODEL_BIG_ALLOC_MMAP
     void* raw = ::mmap(nullptr, size + huge_page, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (raw == MAP_FAILED) throw std::bad_alloc();
+    if (raw == MAP_FAILED) {
+      bytes_in_use().fetch_sub(size, std::memory_order_relaxed);
+      throw std::bad_alloc();
+    }
     const auto r = reinterpret_cast<std::uintptr_t>(raw);
     const std::uintptr_t a = (r + huge_page - 1) & ~(std::uintptr_t{huge_page} - 1);
     if (a > r) ::munmap(raw, a - r);
@@ -311,13 +360,20 @@ TRACEMODEL_NOINLINE inline void* big_allocate(std::size_t bytes) {
 #endif
     return reinterpret_cast<void*>(a);
 #else
-    return ::operator new(size, std::align_val_t{huge_page});
+    try {
+      return ::operator new(size, std::align_val_t{huge_page});
+    } catch (...) {
+      bytes_in_use().fetch_sub(size, std::memory_order_relaxed);
+      throw;
+    }
 #endif
   }
   if (bytes >= std::size_t{1} << block_cache::min_log) {
     const unsigned k = block_cache::size_log(bytes);
-    if (void* p = block_cache::instance().take(k)) return p;
-    return ::operator new(std::size_t{1} << k, block_cache::align);
+    void* p = block_cache::instance().take(k);
+    if (p == nullptr) p = ::operator new(std::size_t{1} << k, block_cache::align);
+    bytes_in_use().fetch_add(std::size_t{1} << k, std::memory_order_relaxed);
+    return p;
   }
   return ::operator new(bytes);
 }
@@ -325,11 +381,13 @@ TRACEMODEL_NOINLINE inline void* big_allocate(std::size_t bytes) {
 TRACEMODEL_NOINLINE inline void big_deallocate(void* p, std::size_t bytes) noexcept {
   if (bytes >= huge_page) {
     const std::size_t size = region_sizes::instance().forget(p, big_size(bytes));
+    bytes_in_use().fetch_sub(size, std::memory_order_relaxed);
     if (!region_cache::instance().give(p, size)) unmap_region(p, size);
     return;
   }
   if (bytes >= std::size_t{1} << block_cache::min_log) {
     const unsigned k = block_cache::size_log(bytes);
+    bytes_in_use().fetch_sub(std::size_t{1} << k, std::memory_order_relaxed);
     if (!block_cache::instance().give(p, k)) ::operator delete(p, block_cache::align);
     return;
   }
@@ -355,29 +413,6 @@ inline std::size_t big_release(void* base, std::size_t from, std::size_t to,
 #endif
   return from;
 }
-
-/// Sets how many bytes of freed big arrays are kept for reuse (0: none; returns memory now).
-inline void set_region_cache_limit(std::size_t bytes) noexcept {
-  region_cache::instance().set_limit(bytes);
-}
-/// Sets how many bytes of freed arrays of 64 KiB to 2 MiB are kept for reuse (0: none;
-/// returns memory now).
-inline void set_block_cache_limit(std::size_t bytes) noexcept {
-  block_cache::instance().set_limit(bytes);
-}
-
-}  // namespace detail
-
-/// Gives the memory of freed large arrays (event tables, the algorithms' scratch arrays, the
-/// reader's working arrays), which tracemodel keeps for reuse, back to the operating system.
-/// Call it after a large analysis when the process goes on with other work;
-/// `block_pool::instance().trim()` does the same for recording blocks.
-inline void release_cached_arrays() noexcept {
-  detail::region_cache::instance().release();
-  detail::block_cache::instance().release();
-}
-
-namespace detail {
 
 template <class T>
 struct big_allocator {

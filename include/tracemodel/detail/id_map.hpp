@@ -23,10 +23,13 @@
 #include "tracemodel/config.hpp"
 #include "tracemodel/detail/big_allocator.hpp"
 #include "tracemodel/detail/flat_map.hpp"
-#include "tracemodel/model/types.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
 namespace detail {
+
+/// What the map holds: a row index of a table (the model's `row_index`), `no_row` for none.
+using row_index = std::uint32_t;
+inline constexpr row_index no_row = 0xffffffffu;
 
 class id_map {
  public:
@@ -34,18 +37,18 @@ class id_map {
   explicit id_map(std::size_t events = 0)
       : limit_(4 * events + 4096), below_(limit_ / 4), above_(limit_ - below_),
         ready_((limit_ + page - 1) / page, 0) {
-    dense_ = static_cast<event_index*>(big_allocate(limit_ * sizeof(event_index)));
+    dense_ = static_cast<row_index*>(big_allocate(limit_ * sizeof(row_index)));
   }
   id_map(const id_map&) = delete;
   id_map& operator=(const id_map&) = delete;
-  ~id_map() { big_deallocate(dense_, limit_ * sizeof(event_index)); }
+  ~id_map() { big_deallocate(dense_, limit_ * sizeof(row_index)); }
 
   /// Maps `id` to `i` unless it is mapped already; returns whether it was new.
-  TRACEMODEL_ALWAYS_INLINE bool insert(std::uint64_t id, event_index i) { return entry(id, i).second; }
+  TRACEMODEL_ALWAYS_INLINE bool insert(std::uint64_t id, row_index i) { return entry(id, i).second; }
 
   /// As `insert`, but an id mapped already keeps the smaller of its two indices, and
   /// `replaced()` counts the inserts that found a larger one (none when indices come in order).
-  TRACEMODEL_ALWAYS_INLINE bool insert_min(std::uint64_t id, event_index i) {
+  TRACEMODEL_ALWAYS_INLINE bool insert_min(std::uint64_t id, row_index i) {
     const auto [v, fresh] = entry(id, i);
     if (!fresh && i < *v) [[unlikely]] {
       *v = i;
@@ -55,10 +58,10 @@ class id_map {
   }
   [[nodiscard]] std::size_t replaced() const noexcept { return replaced_; }
 
-  [[nodiscard]] TRACEMODEL_ALWAYS_INLINE event_index find(std::uint64_t id) const noexcept {
-    if (const std::uint64_t k = slot(id); k < limit_) return ready_[k / page] ? dense_[k] : no_event;
-    const event_index* i = sparse_.find(id);
-    return i == nullptr ? no_event : *i;
+  [[nodiscard]] TRACEMODEL_ALWAYS_INLINE row_index find(std::uint64_t id) const noexcept {
+    if (const std::uint64_t k = slot(id); k < limit_) return ready_[k / page] ? dense_[k] : no_row;
+    const row_index* i = sparse_.find(id);
+    return i == nullptr ? no_row : *i;
   }
 
  private:
@@ -71,7 +74,7 @@ class id_map {
     return down < below_ ? above_ + down : limit_;
   }
   /// The index `id` maps to, set to `i` if it was not mapped (then true).
-  TRACEMODEL_ALWAYS_INLINE std::pair<event_index*, bool> entry(std::uint64_t id, event_index i) {
+  TRACEMODEL_ALWAYS_INLINE std::pair<row_index*, bool> entry(std::uint64_t id, row_index i) {
     if (!placed_) [[unlikely]] {
       first_ = id;
       placed_ = true;
@@ -80,15 +83,15 @@ class id_map {
       const std::size_t p = k / page;
       if (!ready_[p]) [[unlikely]]
         make_ready(p);
-      event_index& slot = dense_[k];
-      if (slot != no_event) return {&slot, false};
+      row_index& slot = dense_[k];
+      if (slot != no_row) return {&slot, false};
       slot = i;
       return {&slot, true};
     }
     return sparse_.try_emplace(id, i);
   }
   TRACEMODEL_NOINLINE void make_ready(std::size_t p) noexcept {
-    std::fill_n(dense_ + p * page, std::min(page, limit_ - p * page), no_event);
+    std::fill_n(dense_ + p * page, std::min(page, limit_ - p * page), no_row);
     ready_[p] = 1;
   }
   static constexpr std::size_t page = 1024;
@@ -98,8 +101,8 @@ class id_map {
   std::uint64_t first_ = 0;
   bool placed_ = false;  // first_ set by the first insert
   std::vector<std::uint8_t> ready_;  // bytes: a bit vector costs shifts on every access
-  event_index* dense_ = nullptr;
-  flat_map<event_index> sparse_;
+  row_index* dense_ = nullptr;
+  flat_map<row_index> sparse_;
   std::size_t replaced_ = 0;
 };
 

@@ -49,7 +49,7 @@
 #include <cstring>
 #include <exception>
 #include <functional>
-#include <future>
+#include <optional>
 #include <limits>
 #include <mutex>
 #include <span>
@@ -70,6 +70,7 @@
 #include "tracemodel/formats/json_scan.hpp"
 #include "tracemodel/model/reflect.hpp"
 #include "tracemodel/model/table.hpp"
+#include "tracemodel/threads.hpp"
 
 #if TRACEMODEL_BIG_ALLOC_MMAP
 #include <fcntl.h>
@@ -79,20 +80,19 @@
 
 TRACEMODEL_BEGIN_NAMESPACE
 
-struct read_options {
+struct read_options : thread_options {
   /// Called after each batch with (bytes read, total bytes) of the decompressed text.
   std::function<void(std::size_t, std::size_t)> progress;
   /// Bytes of the events array parsed before they are built (and between progress reports).
   std::size_t batch_bytes = std::size_t{128} << 10;
-  /// Read on two threads when `traceEvents` has at least `parallel_threshold` bytes and the
-  /// machine more than one core. With `fast_paths`, the array is cut into stretches of about
+  /// Read on two threads (unless `threads` is 1; thread_options) when `traceEvents` has at
+  /// least `parallel_threshold` bytes. With `fast_paths`, the array is cut into stretches of about
   /// `batch_bytes` at guessed element starts (after a line break: a one-line file reads on one
   /// thread); a second thread parses stretches while this one builds them into the table in
   /// order and parses too when the next is not ready. A stretch is used only where the serial
   /// read reaches exactly its guessed start: the table, the anomalies, the errors and their
   /// offsets are the serial read's. Without `fast_paths`, a second thread parses batches
   /// through simdjson ahead of this one (slower than the serial direct path on two cores).
-  bool parallel = true;
   std::size_t parallel_threshold = std::size_t{8} << 20;
   /// Read records of the usual shape straight from the text (the direct path: one pass, every
   /// byte checked; a record it cannot read goes to simdjson), and op input lists, integers and
@@ -215,12 +215,13 @@ inline std::ptrdiff_t read_range(int fd, char* p, std::size_t from, std::size_t 
 /// from the page cache, and the page faults of the fresh text, take two cores instead of one
 /// (a 200 MB file: 8-10 ms instead of 15-18). Returns how many bytes from the front are in
 /// place: `size`, or fewer if the file got shorter meanwhile, or 0 if no thread could be had.
-inline std::size_t read_two_halves(int fd, char* p, std::size_t size, const std::string& path) {
+inline std::size_t read_two_halves(int fd, char* p, std::size_t size, const std::string& path,
+                                   const thread_options& threads) {
   const std::size_t half = (size / 2) & ~std::size_t{4095};
   std::ptrdiff_t back = 0;
-  std::thread other;
+  worker other;
   try {
-    other = std::thread([&] { back = read_range(fd, p, half, size); });
+    other = worker(threads, [&] { back = read_range(fd, p, half, size); });
   } catch (const std::system_error&) {
     return 0;
   }
@@ -233,9 +234,9 @@ inline std::size_t read_two_halves(int fd, char* p, std::size_t size, const std:
 #endif
 
 /// A file's whole text. The size of a regular file is known first (one read, no growing); a
-/// pipe or a terminal is read until its end. `parallel`: a regular file of parallel_load_bytes
-/// or more is read by two threads.
-inline trace_text read_whole_file(const std::string& path, bool parallel = false) {
+/// pipe or a terminal is read until its end. A regular file of parallel_load_bytes or more is
+/// read by two threads when `threads` allows two.
+inline trace_text read_whole_file(const std::string& path, const thread_options& threads) {
 #if TRACEMODEL_BIG_ALLOC_MMAP
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw input_error("cannot open " + path);
@@ -251,8 +252,8 @@ inline trace_text read_whole_file(const std::string& path, bool parallel = false
   // The halves, then whatever is left (all of it when not read in halves; what the file grew
   // by; after a shortened file's end, nothing) one read at a time from where they stopped.
   std::size_t got = 0;
-  if (parallel && size >= parallel_load_bytes && std::thread::hardware_concurrency() > 1) {
-    got = read_two_halves(fd, text.data(), size, path);
+  if (size >= parallel_load_bytes && thread_budget(threads) > 1) {
+    got = read_two_halves(fd, text.data(), size, path, threads);
     if (got > 0 && ::lseek(fd, static_cast<off_t>(got), SEEK_SET) < 0)
       throw input_error("cannot read " + path);
   }
@@ -268,7 +269,7 @@ inline trace_text read_whole_file(const std::string& path, bool parallel = false
       got);
   return text;
 #else
-  (void)parallel;
+  (void)threads;
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) throw input_error("cannot open " + path);
   struct closer {
@@ -287,10 +288,10 @@ inline trace_text read_whole_file(const std::string& path, bool parallel = false
 }  // namespace detail
 
 /// The text of a trace file, decompressed if it is gzip. Any readable path: a regular file, a
-/// pipe (`<(zcat trace.json.gz)`, `/dev/stdin`). `parallel`: a large regular file is read by
-/// two threads (each half of it).
-inline trace_text load_trace_text(const std::string& path, bool parallel = true) {
-  trace_text raw = detail::read_whole_file(path, parallel);
+/// pipe (`<(zcat trace.json.gz)`, `/dev/stdin`). A large regular file is read by two threads
+/// (each half of it) when `threads` allows two.
+inline trace_text load_trace_text(const std::string& path, const thread_options& threads = {}) {
+  trace_text raw = detail::read_whole_file(path, threads);
   const std::size_t n = raw.size();
   const bool gzip = n >= 2 && static_cast<unsigned char>(raw.data()[0]) == 0x1f &&
                     static_cast<unsigned char>(raw.data()[1]) == 0x8b;
@@ -668,8 +669,7 @@ class chrome_reader {
     if (first >= len_) throw input_error("unexpected end of input in traceEvents (truncated?)", first);
     if (buf_[first] == ']') return first + 1;
     events_begin_ = begin;
-    const bool parallel = opt_.parallel && len_ - begin >= opt_.parallel_threshold &&
-                          std::thread::hardware_concurrency() > 1;
+    const bool parallel = len_ - begin >= opt_.parallel_threshold && thread_budget(opt_) > 1;
     if (opt_.fast_paths) {
       cursor at{begin, first};
       if (!parallel || !read_events_chunked(at)) {
@@ -697,14 +697,17 @@ class chrome_reader {
   template <class State>
   struct stop_and_join {
     State& st;
-    std::thread& t;
+    worker& t;
     ~stop_and_join() {
       {
         std::lock_guard lock(st.m);
         st.stop = true;
         st.cv.notify_all();
       }
-      t.join();
+      try {
+        t.join();
+      } catch (...) {  // the thread keeps what it must report in the shared state
+      }
     }
   };
 
@@ -724,7 +727,7 @@ class chrome_reader {
       bool parser_done = false, stop = false;
       std::exception_ptr parse_error;
     } st;
-    std::thread parser([&] {
+    worker parser(opt_, [&] {
       for (std::size_t k = 0;; ++k) {
         bounds bd;
         {
@@ -1979,9 +1982,9 @@ class chrome_reader {
       }
     };
     auto claimable = [&] { return st.claimed < std::min(n, st.built + chunks_ahead); };
-    std::thread parser;
+    worker parser;
     try {
-      parser = std::thread([&] {
+      parser = worker(opt_, [&] {
         batch own;
         std::unique_lock lock(st.m);
         while (true) {
@@ -2618,10 +2621,11 @@ class chrome_reader {
       r.order = detail::stable_order(r.ts);
       return r;
     };
-    std::future<by_time_t> sorting;
-    if (opt_.parallel && nf >= parallel_flows && std::thread::hardware_concurrency() > 1) {
+    std::optional<by_time_t> sorted_aside;
+    worker sorting;
+    if (nf >= parallel_flows && thread_budget(opt_) > 1) {
       try {
-        sorting = std::async(std::launch::async, sort_by_time);
+        sorting = worker(opt_, [&] { sorted_aside = sort_by_time(); });
       } catch (const std::system_error&) {  // no thread to be had: sorted below instead
       }
     }
@@ -2652,7 +2656,8 @@ class chrome_reader {
     for (std::size_t i = 0; i < nf; ++i) flow_track[i] = flows_[i].track;
     detail::fill_vector<std::uint32_t> lower(nf);
     {
-      const by_time_t sorted = sorting.valid() ? sorting.get() : sort_by_time();
+      sorting.join();
+      const by_time_t sorted = sorted_aside ? std::move(*sorted_aside) : sort_by_time();
       const auto& flow_ts = sorted.ts;
       detail::fill_vector<std::uint32_t> order(nf);
       {
@@ -2860,7 +2865,7 @@ basic_event_table<Schema> read_chrome_trace_string(std::string_view json,
 template <class Schema = default_schema>
 basic_event_table<Schema> read_chrome_trace_file(const std::string& path,
                                                  const read_options& opt = {}) {
-  return read_chrome_trace<Schema>(load_trace_text(path, opt.parallel), opt);
+  return read_chrome_trace<Schema>(load_trace_text(path, opt), opt);
 }
 
 TRACEMODEL_END_NAMESPACE

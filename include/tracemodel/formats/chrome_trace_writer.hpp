@@ -91,7 +91,12 @@ class chrome_writer {
     key_value(static_cast<std::uint64_t>(m.pid));
     out_.raw(",\"tid\":");
     key_value(m.tid);
-    out_.raw(",\"args\":").raw(t_.strings.view(m.args)).ch('}');
+    if (m.value != empty_name)  // a name given through the table (set_thread_name, ...)
+      out_.raw(",\"args\":{\"name\":").string(t_.strings.view(m.value)).raw("}}");
+    else if (m.args != empty_name)  // as read
+      out_.raw(",\"args\":").raw(t_.strings.view(m.args)).ch('}');
+    else
+      out_.raw(",\"args\":{}}");
   }
 
   void write_event(const event_t& e) {

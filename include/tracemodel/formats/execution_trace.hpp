@@ -25,6 +25,7 @@
 #include "tracemodel/config.hpp"
 #include "tracemodel/detail/assert.hpp"
 #include "tracemodel/formats/chrome_trace_reader.hpp"
+#include "tracemodel/formats/json_escape.hpp"
 #include "tracemodel/model/execution_trace.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE

@@ -19,6 +19,7 @@
 
 #include "tracemodel/config.hpp"
 #include "tracemodel/detail/assert.hpp"
+#include "tracemodel/formats/json_escape.hpp"
 #include "tracemodel/model/table.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE

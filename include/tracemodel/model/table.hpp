@@ -71,7 +71,8 @@ struct metadata_record {
   name_id name{};          ///< "process_name", "thread_name", "process_sort_index", ...
   process_key pid = 0;
   thread_key tid = 0;
-  name_id args{};          ///< the record's `args` object, raw JSON
+  name_id args{};          ///< the record's `args` object, raw JSON as read; empty: `{"name": value}`
+  name_id value{};         ///< the name a name record gives (set_thread_name, set_process_name)
 };
 
 /// Trace-level facts that formats keep (base time, top-level metadata of a Chrome trace).
@@ -314,88 +315,18 @@ void walk_nested_inputs(const Inputs& ins, Open&& open_list, Close&& close_list,
   }
 }
 
-namespace detail {
-/// `s` as the contents of a JSON string literal (quotes, backslashes and control characters
-/// escaped; bytes that are not UTF-8 become U+FFFD).
-inline void append_json_escaped(std::string& out, std::string_view s);
-}  // namespace detail
-
 template <class Schema>
 void basic_event_table<Schema>::set_name_record(std::string_view record, process_key pid,
                                                  thread_key tid, std::string_view name) {
-  std::string args = "{\"name\":\"";
-  detail::append_json_escaped(args, name);
-  args += "\"}";
   const name_id rec = strings.intern(record);
+  const name_id value = strings.intern(name);
   for (metadata_record& m : info.records)
     if (m.name == rec && m.pid == pid && m.tid == tid) {
-      m.args = strings.intern(args);
+      m.args = empty_name;
+      m.value = value;
       return;
     }
-  info.records.push_back({rec, pid, tid, strings.intern(args)});
+  info.records.push_back({rec, pid, tid, empty_name, value});
 }
-
-namespace detail {
-inline void append_json_escaped(std::string& out, std::string_view s) {
-  static constexpr char hex[] = "0123456789abcdef";
-  std::size_t i = 0;
-  const std::size_t n = s.size();
-  while (i < n) {
-    // A run of printable ASCII other than '"' and '\\' is copied at once.
-    std::size_t j = i;
-    while (j < n) {
-      const auto b = static_cast<unsigned char>(s[j]);
-      if (b < 0x20 || b >= 0x80 || b == '"' || b == '\\') break;
-      ++j;
-    }
-    out.append(s.data() + i, j - i);
-    i = j;
-    if (i == n) break;
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      if (c == '"' || c == '\\') {
-        out += '\\';
-        out += static_cast<char>(c);
-      } else if (c < 0x20) {
-        switch (c) {
-          case '\n': out += "\\n"; break;
-          case '\t': out += "\\t"; break;
-          case '\r': out += "\\r"; break;
-          case '\b': out += "\\b"; break;
-          case '\f': out += "\\f"; break;
-          default:
-            out += "\\u00";
-            out += hex[c >> 4];
-            out += hex[c & 15];
-        }
-      } else {
-        out += static_cast<char>(c);
-      }
-      ++i;
-      continue;
-    }
-    // A UTF-8 sequence: copy it if it is well formed, else write U+FFFD for this byte.
-    const std::size_t len = c >= 0xf0 ? (c <= 0xf4 ? 4 : 0) : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
-    bool ok = len > 0 && i + len <= n;
-    for (std::size_t k = 1; ok && k < len; ++k)
-      ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
-    if (ok && len == 3) {  // no overlong forms, no surrogates
-      const auto c1 = static_cast<unsigned char>(s[i + 1]);
-      ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0);
-    }
-    if (ok && len == 4) {
-      const auto c1 = static_cast<unsigned char>(s[i + 1]);
-      ok = !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
-    }
-    if (ok) {
-      out.append(s.substr(i, len));
-      i += len;
-    } else {
-      out += "\xef\xbf\xbd";
-      ++i;
-    }
-  }
-}
-}  // namespace detail
 
 TRACEMODEL_END_NAMESPACE

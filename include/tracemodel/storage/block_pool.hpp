@@ -5,44 +5,29 @@
 // never been touched costs a page fault per 4 KiB on first write, several times the cost of
 // the recording itself; a session can therefore `prefault` blocks before it starts.
 //
-// Blocks come straight from the operating system (mmap on POSIX), so a block that has not
-// been recycled really is untouched memory, and `trim` really returns memory. With
-// TRACEMODEL_HUGE_SLABS (the default on Linux) blocks are carved out of 2 MiB slabs marked for
-// transparent huge pages: first touch then costs one fault per 2 MiB instead of one per 4 KiB,
-// and the recording streams need 512 times fewer TLB entries. `trim` returns slabs whose blocks
-// are all free.
+// Blocks are carved out of 2 MiB slabs taken from tracemodel's memory resource (`memory.hpp`),
+// the one the event tables use: huge pages where the system has them (first touch costs one
+// fault per 2 MiB instead of one per 4 KiB, and the recording streams need 512 times fewer TLB
+// entries). `trim` gives the slabs whose blocks are all free back to the resource, and
+// `release_cached_memory()` trims the pool before it returns the resource's caches to the
+// operating system.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <mutex>
 #include <new>
-
-#include "tracemodel/config.hpp"
-
+#include <utility>
 #include <vector>
 
-#if defined(__unix__) || defined(__APPLE__)
-#include <sys/mman.h>
-#define TRACEMODEL_HAS_MMAP 1
-#else
-#define TRACEMODEL_HAS_MMAP 0
-#endif
-
-#ifndef TRACEMODEL_HUGE_SLABS
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-#define TRACEMODEL_HUGE_SLABS 1
-#else
-#define TRACEMODEL_HUGE_SLABS 0
-#endif
-#endif
+#include "tracemodel/config.hpp"
+#include "tracemodel/detail/big_allocator.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
 
 /// Counters of the block pool, for tests and for sessions that report their memory.
 struct block_pool_stats {
-  std::size_t blocks_from_os = 0;  ///< blocks obtained from the OS and not yet returned
+  std::size_t blocks_owned = 0;    ///< blocks of the slabs the pool holds (in use or free)
   std::size_t blocks_free = 0;     ///< blocks waiting in the pool for reuse
   std::size_t blocks_prefaulted = 0;  ///< blocks touched by `prefault` over the pool's life
 };
@@ -50,18 +35,23 @@ struct block_pool_stats {
 class block_pool {
  public:
   static constexpr std::size_t block_size = block_bytes;
-  static_assert(block_size >= 4096 && (block_size & (block_size - 1)) == 0,
-                "TRACEMODEL_BLOCK_BYTES must be a power of two of at least 4096");
-  /// Bytes the pool takes from the OS at a time (a huge page when slabs are on).
-  static constexpr std::size_t slab_size =
-      TRACEMODEL_HUGE_SLABS && block_size < (std::size_t{2} << 20) ? std::size_t{2} << 20
-                                                                   : block_size;
+  static_assert(block_size >= 4096 && block_size <= detail::huge_page &&
+                    (block_size & (block_size - 1)) == 0,
+                "TRACEMODEL_BLOCK_BYTES must be a power of two from 4096 to 2 MiB");
+  /// Bytes the pool takes from the memory resource at a time: a huge page (aligned to its
+  /// size, so every block is aligned to its own).
+  static constexpr std::size_t slab_size = detail::huge_page;
   static constexpr std::size_t blocks_per_slab = slab_size / block_size;
 
   /// The one pool of the process. Never destroyed: lists that live in static storage may give
   /// their blocks back during static destruction.
   static block_pool& instance() noexcept {
-    static block_pool* pool = new block_pool;
+    static block_pool* pool = [] {
+      auto* p = new block_pool;
+      detail::cache_holders::instance().add(
+          {[]() noexcept { return instance().free_bytes(); }, []() noexcept { instance().trim(); }});
+      return p;
+    }();
     return *pool;
   }
 
@@ -98,7 +88,7 @@ class block_pool {
     return made;
   }
 
-  /// Returns to the OS every slab whose blocks are all free.
+  /// Gives every slab whose blocks are all free back to the memory resource.
   void trim() noexcept {
     std::lock_guard lock(mutex_);
     // Count free blocks per slab.
@@ -140,7 +130,12 @@ class block_pool {
 
   [[nodiscard]] block_pool_stats stats() const {
     std::lock_guard lock(mutex_);
-    return {from_os_, free_count_, prefaulted_};
+    return {owned_, free_count_, prefaulted_};
+  }
+  /// Bytes of the free blocks.
+  [[nodiscard]] std::size_t free_bytes() const noexcept {
+    std::lock_guard lock(mutex_);
+    return free_count_ * block_size;
   }
 
  private:
@@ -154,27 +149,10 @@ class block_pool {
     return reinterpret_cast<std::uintptr_t>(p) & ~(std::uintptr_t{slab_size} - 1);
   }
 
-  /// Takes a slab from the OS and puts its blocks on the free list. Caller holds the mutex.
+  /// Takes a slab from the memory resource and puts its blocks on the free list. Caller holds
+  /// the mutex.
   std::size_t add_slab(bool touch) {
-    void* p = nullptr;
-#if TRACEMODEL_HAS_MMAP
-    // Map twice the size and keep the aligned middle, so that a block's header is found from
-    // any address inside it by masking (see `block_of`), and a slab can be a huge page.
-    void* raw = ::mmap(nullptr, 2 * slab_size, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (raw == MAP_FAILED) throw std::bad_alloc();
-    const auto r = reinterpret_cast<std::uintptr_t>(raw);
-    const std::uintptr_t a = (r + slab_size - 1) & ~(std::uintptr_t{slab_size} - 1);
-    if (a > r) ::munmap(raw, a - r);
-    if (const std::uintptr_t tail = r + 2 * slab_size - (a + slab_size); tail > 0)
-      ::munmap(reinterpret_cast<void*>(a + slab_size), tail);
-    p = reinterpret_cast<void*>(a);
-#if TRACEMODEL_HUGE_SLABS
-    if constexpr (blocks_per_slab > 1) ::madvise(p, slab_size, MADV_HUGEPAGE);
-#endif
-#else
-    p = ::operator new(slab_size, std::align_val_t{slab_size});
-#endif
+    void* p = detail::big_allocate(slab_size);
     if (touch) {
       // Write one byte per page: the page faults happen here, not on the recording path.
       auto* bytes = static_cast<volatile unsigned char*>(p);
@@ -187,23 +165,19 @@ class block_pool {
       free_ = n;
     }
     free_count_ += blocks_per_slab;
-    from_os_ += blocks_per_slab;
+    owned_ += blocks_per_slab;
     return blocks_per_slab;
   }
 
   void free_slab(void* p) noexcept {
-#if TRACEMODEL_HAS_MMAP
-    ::munmap(p, slab_size);
-#else
-    ::operator delete(p, std::align_val_t{slab_size});
-#endif
-    from_os_ -= blocks_per_slab;
+    detail::big_deallocate(p, slab_size);
+    owned_ -= blocks_per_slab;
   }
 
   mutable std::mutex mutex_;
   free_node* free_ = nullptr;
   std::size_t free_count_ = 0;
-  std::size_t from_os_ = 0;
+  std::size_t owned_ = 0;
   std::size_t prefaulted_ = 0;
 };
 

@@ -1,0 +1,583 @@
+// tracemodel/algo/detail — the tree builder's replay as `analyze` runs it.
+//
+// The same rules as `build_tree` (algo/tree.hpp), with what makes them fast on large tables:
+//  * Each stack keeps a prefix minimum of its ends and is truncated lazily, only when its thread
+//    (or the forward thread of an event that falls back to it) is used: the top 6 frames by
+//    counting, without a branch per frame, those whose prefix minimum is before t (sentinel
+//    frames below the bottom never count); when all 6 close, by walking on down.
+//  * A hook into the replay in table order, through which `analyze` feeds the device linker
+//    (one read of each event for both) and waits for the forward/backward pass on its other
+//    thread (see `replay_tree` below and algo/detail/engine.hpp).
+//  * Chunks: the table in chunks of rows, each thread's rows of a chunk in turn, so that the
+//    branches follow one thread's pattern instead of the interleaving of threads.
+// Tests hold it equal to `build_tree` (tests/fuzz/analyze_check.hpp, on random tables, on every
+// real trace of tests/data and on the fuzz inputs).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <concepts>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tracemodel/algo/tree.hpp"
+#include "tracemodel/config.hpp"
+#include "tracemodel/detail/big_allocator.hpp"
+#include "tracemodel/detail/flat_map.hpp"
+#include "tracemodel/detail/radix_sort.hpp"
+#include "tracemodel/model/table.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+namespace detail {
+
+struct replay_stack {
+  struct frame {
+    event_index index;
+    std::int64_t min_end;  ///< prefix minimum of the ends of this frame and those below it
+  };
+  /// Closing looks at this many frames from the top without a branch per frame (see
+  /// `close_before`).
+  static constexpr std::size_t window = 6;
+  static constexpr std::int64_t never = std::numeric_limits<std::int64_t>::max();
+  /// `window` sentinel frames, then the open frames [0, size) (`at(k)`). The sentinels never
+  /// close (their end is `never`), and the one just below the frames holds the anchor: the
+  /// top once the frames are gone (a fall-back's parent on the forward thread).
+  std::vector<frame> slots = std::vector<frame>(window, frame{no_event, never});
+  std::size_t size = 0;
+  std::size_t room = 0;  ///< frames the slots hold without growing (slots.size() - window)
+
+  [[nodiscard]] const frame& at(std::ptrdiff_t k) const noexcept {
+    return slots[static_cast<std::size_t>(static_cast<std::ptrdiff_t>(window) + k)];
+  }
+  [[nodiscard]] event_index top() const noexcept {
+    return at(static_cast<std::ptrdiff_t>(size) - 1).index;
+  }
+  void set_anchor(event_index i) noexcept { slots[window - 1].index = i; }
+  /// The smallest end among the frames (no frames: `never`).
+  [[nodiscard]] std::int64_t min_end() const noexcept {
+    return at(static_cast<std::ptrdiff_t>(size) - 1).min_end;
+  }
+  /// Closes every frame from the lowest one whose end is before `t` (or at `t`).
+  TRACEMODEL_ALWAYS_INLINE void close_before(std::int64_t t, bool inclusive) {
+    // min_end is non-increasing from the bottom: the frames that close are a suffix, those
+    // whose min_end is before t (or at t). How many close follows no pattern that a branch
+    // predictor could learn (threads interleave), so the top `window` frames are counted with
+    // no branch per frame (the sentinels below the frames never count); only when all of them
+    // close does the walk go on down, one frame at a time.
+    const auto closes = [t, at_t = static_cast<std::size_t>(inclusive)](std::int64_t e) {
+      return static_cast<std::size_t>(e < t) | (static_cast<std::size_t>(e == t) & at_t);
+    };
+    const frame* const top = slots.data() + static_cast<std::ptrdiff_t>(size) +
+                             static_cast<std::ptrdiff_t>(window) - 1;
+    std::size_t c = 0;
+    for (std::size_t d = 0; d < window; ++d)
+      c += closes(top[-static_cast<std::ptrdiff_t>(d)].min_end);
+    size -= c;
+    if (c == window) [[unlikely]]
+      while (size > 0 && closes(at(static_cast<std::ptrdiff_t>(size) - 1).min_end)) --size;
+  }
+  void push(event_index i, std::int64_t end) {
+    const std::int64_t below = min_end();
+    const frame f{i, end < below ? end : below};
+    if (size == room) {
+      slots.push_back(f);
+      ++room;
+    } else {
+      slots[size + window] = f;
+    }
+    ++size;
+  }
+};
+
+/// What the replay calls besides its own work (see `replay_tree`): nothing.
+struct no_replay_hook {
+  static constexpr bool active = false;
+  static int pre(std::size_t) noexcept { return 0; }
+  static bool before_fallback(std::size_t) noexcept { return true; }
+  static void begin_chunk(std::size_t, std::size_t) noexcept {}
+  template <class F>
+  static void end_chunk(F&&) noexcept {}
+  static void stopped_at(std::size_t) noexcept {}
+  static bool rest() noexcept { return true; }
+  template <class F>
+  static bool finish(F&&) noexcept {
+    return true;
+  }
+};
+
+/// A hook into the replay (see `replay_tree`): the callbacks every hook has.
+template <class H>
+concept replay_hook = requires(H& h, std::size_t r, void (*each)(event_index),
+                               void (*moved)(event_index, event_index, event_index)) {
+  { H::active } -> std::convertible_to<bool>;
+  { h.pre(r) } -> std::convertible_to<int>;
+  { h.before_fallback(r) } -> std::convertible_to<bool>;
+  { h.finish(each) } -> std::convertible_to<bool>;
+  { h.rest() } -> std::convertible_to<bool>;
+  h.begin_chunk(r, r);
+  h.end_chunk(moved);
+  h.stopped_at(r);
+};
+static_assert(replay_hook<no_replay_hook>);
+
+/// The tree, with a hook into the replay over the table's own order (`analyze` feeds the
+/// device linker from it, so that one read of each event serves both). A hook that is
+/// `active` has, for the replay in table order:
+///   pre(i)              before row i is placed: 0 goes on, 1 skips it as an event whose
+///                       linked parent comes later, -1 stops the replay (as for a table
+///                       out of order)
+///   before_fallback(i)  before row i's forward thread is read: false stops the replay
+///   finish(f)           after the replay: calls f(i) for each row skipped by `pre` (its
+///                       parent set by then, or not: then the replay runs again without
+///                       the hook, every link being final); false abandons the tree
+///                       (the caller has failed)
+///   rest()              when the replay in table order stops: the hook's own work for the
+///                       rows not reached; false abandons the tree (the caller has failed)
+/// and, when `chunk` is not 0 (the rows of the table in chunks of this many, each thread's
+/// rows of a chunk in turn: see the replay):
+///   begin_chunk(i, k)   rows [i, i + k) come next, in any order
+///   end_chunk(f)        they all came; f(i, from, to) moves row i's linked parent
+///   stopped_at(i)       the replay stopped: every row before i was given to `pre`, and
+///                       none after (`rest` goes on from there)
+/// and, optionally, with `pid_tid_key`:
+///   row_threads(end)    null, or one byte per row, valid below `end`: the row's (pid, tid)
+///                       numbered in order of first appearance (the stacks' numbering),
+///                       0xff for one not known (the replay looks those up)
+/// Policies whose ties close first never replay in table order and take no active hook.
+template <class Schema, class Policy, class Hook>
+tree_stats replay_tree(basic_event_table<Schema>& t, Policy, Hook& hook, std::size_t chunk = 0) {
+  static_assert(replay_hook<Hook>);
+  using key_policy = typename Policy::thread_key_type;
+  using fallback = typename Policy::fallback_type;
+  constexpr bool close_first = Policy::ties_type::close_first;
+  constexpr std::int64_t open = std::numeric_limits<std::int64_t>::max();
+
+  tree_stats stats;  // filled by the replay
+  const std::size_t n = t.events.size();
+
+  // The replay reads the table in processing order and writes each parent as it finds it
+  // (the event's line is in cache then). Tables are usually sorted by start already
+  // (materialized and read tables are): that is tried first, and the first event out of order
+  // switches to a computed order (the replay restarts; what it wrote is written again).
+  // HTA's ties always need the computed order (equal starts open the longer event first).
+  detail::scratch_vector<event_index> parent(n, no_event);
+  // Children counts, kept one place to the right of their event (see the children lists
+  // below), counted as the replay finds parents.
+  detail::scratch_vector<std::uint32_t> offsets(n + 1, 0);
+  detail::scratch_vector<event_index> order_storage;
+  detail::pair_ids keys;
+  std::vector<detail::replay_stack> stacks;
+  struct unfinished {
+    event_index index;
+    bool closes_later;  // PyTorch closes it: a frame with an end is below it
+  };
+  std::vector<unfinished> missing;
+  // The chunked replay's lists: each stack's rows of a chunk (stacks beyond the lists put
+  // their chunk in table order).
+  constexpr std::uint32_t lists = 16;
+  std::vector<event_index> chunk_rows;
+  // A linked parent that is not an event of the table (a hand-made table) is not kept: the
+  // event is placed by the replay like any other.
+  auto linked_before = [n](const auto& e) {
+    return e.link != parent_link::none && e.link != parent_link::tree && e.parent < n;
+  };
+  // The replay in table order (`identity`) or in the computed order. `Chunked` (table order
+  // with a hook; `chunk` rows): see the chunked branch below.
+  auto replay = [&]<bool Hooked, bool Chunked = false>(bool identity) -> bool {
+    stats = {};
+    stats.events = n;
+    stacks.clear();
+    missing.clear();
+    std::int64_t last_start = std::numeric_limits<std::int64_t>::min();
+    // Locals: the compiler cannot keep the arrays' addresses in registers across the stores
+    // into events when it reaches them through the captured vectors.
+    auto* const events = t.events.data();
+    event_index* const parents = parent.data();
+    std::uint32_t* const counts = offsets.data();
+    const event_index* const order = order_storage.data();
+    std::size_t linked = 0, fallbacks = 0;
+    std::size_t stepped = n;  // a row given to the hook already (a chunk's row placed again)
+    // Row r (event i) on its thread's stack (`thread_of()`). A fall-back asks `ready(id, r)`
+    // before it reads stack `id`. Returns `go_on`, `stop` (the hook said so), or what `ready`
+    // answered (not ready: nothing written for the row but the hook's step).
+    static constexpr int go_on = 0, stop = 1;
+    auto place = [&](std::size_t r, event_index i, auto&& thread_of,
+                     auto&& ready) TRACEMODEL_ALWAYS_INLINE_LAMBDA -> int {
+      auto& e = events[i];
+      if constexpr (Hooked) {
+        if (r != stepped) {
+          const int h = hook.pre(r);
+          if (h < 0) return stop;
+          if (h > 0) return go_on;  // placed by its link after the replay
+        }
+      }
+      if (linked_before(e)) {
+        parents[i] = e.parent;
+        ++counts[e.parent + std::size_t{1}];
+        ++linked;
+        return go_on;
+      }
+      const std::int64_t end_ns = e.end_ns();
+      const std::int64_t end = end_ns == no_end_ns ? open : end_ns;
+      const bool instant = end != open && end <= e.start_ns;
+      detail::replay_stack& s = stacks[thread_of()];
+      s.close_before(e.start_ns, close_first && !instant);
+      event_index p = s.top();
+      bool fell_back = false;
+      if (p == no_event) {
+        if constexpr (Hooked)
+          if (!hook.before_fallback(r)) return stop;
+        if (const std::optional<thread_key> fwd = fallback::thread(e)) {
+          const auto [fa, fb] = key_policy::key(e.pid, *fwd);
+          const std::uint32_t id = keys.find(fa, fb);
+          if (id != detail::pair_ids::no_id && id < stacks.size()) {
+            if (const int w = ready(id, r); w != go_on) return w;
+            detail::replay_stack& f = stacks[id];
+            f.close_before(e.start_ns, close_first && !instant);
+            p = f.top();
+            fell_back = p != no_event;
+          }
+        }
+      }
+      parents[i] = p;
+      if (p != no_event) ++counts[p + std::size_t{1}];
+      e.parent = p;
+      e.link = p == no_event ? parent_link::none : parent_link::tree;
+      fallbacks += fell_back ? 1 : 0;
+      if (instant) return go_on;
+      if (end == open) missing.push_back({i, s.min_end() != open});
+      if (s.size == 0 && fell_back) s.set_anchor(p);
+      s.push(i, end);
+      return go_on;
+    };
+    const auto always_ready = [](std::uint32_t, std::size_t) { return go_on; };
+    bool completed = true;
+    if constexpr (Chunked) {
+      // Chunk by chunk. Pass 1, a tight loop over the chunk: the order check, each row's
+      // stack, and the row into its thread's list. Pass 2: each thread's rows in turn, the
+      // threads with ops first (the later one first: a backward thread falls back to the
+      // forward thread that appeared before it), then those without (device streams: what
+      // launched their activities was stepped then). The branches then follow one thread's
+      // regular pattern instead of the interleaving of threads. The result is the same:
+      //  * the device linker takes rows in any order inside a chunk (see its `begin_chunk`);
+      //  * a fall-back must read its stack as table order leaves it at its row: if that
+      //    thread's list has rows before it not replayed yet, they are replayed first (one
+      //    level: a fall-back among them that needs the same is a conflict); if rows after
+      //    it were replayed already (a `conflict`), the replay stops, and the tree is
+      //    replayed again in a computed order once every link is final;
+      //  * a chunk whose rows use stacks beyond the lists goes in table order;
+      //  * the children lists and the counts are order-free, and the unfinished ops are put
+      //    back in table order at the end.
+      // The next chunk's rows are asked for during pass 2 (else pass 1 waits on memory).
+      static constexpr int conflict = 2, behind = 3;
+      constexpr std::uint32_t none = lists;
+      const std::size_t c_rows = chunk;
+      std::array<std::uint32_t, lists> count{}, pos{};
+      std::uint32_t advance = none;  // the list a `behind` answer names
+      std::uint32_t ordered_list = none;  // the chunk goes in table order (its one list)
+      event_index* const crows = chunk_rows.data();
+      std::uint32_t cur = none, back = none;  // the list replayed, the one an advance left
+      auto ready = [&](std::uint32_t id, std::size_t r) -> int {
+        // (Its own list's position is kept in a register: it is always ready.)
+        if (id == cur || id >= lists || ordered_list != none) return go_on;
+        const event_index* rows = crows + std::size_t{id} * c_rows;
+        if (pos[id] > 0 && rows[pos[id] - 1] > r) return conflict;
+        if (pos[id] < count[id] && rows[pos[id]] < r) {
+          advance = id;
+          return behind;
+        }
+        return go_on;
+      };
+      std::array<std::uint32_t, lists + 1> sequence{};
+      std::size_t stacks_n = stacks.size();
+      for (std::size_t c0 = 0; c0 < n;) {
+        const std::size_t c1 = std::min(n, c0 + c_rows);
+        std::size_t c_end = c1;
+        bool unordered = false, wide = false;
+        std::uint32_t used = 0, with_ops = 0;
+        pos.fill(0);
+        // Each list's end (its count once the pass is over).
+        std::array<event_index*, lists> tail;
+        for (std::uint32_t l = 0; l < lists; ++l) tail[l] = crows + std::size_t{l} * c_rows;
+        // The rows' threads, if the hook has them (the forward/backward pass on the other
+        // thread numbers (pid, tid) pairs as `keys` does: in order of first appearance).
+        const std::uint8_t* known = nullptr;
+        if constexpr (requires { hook.row_threads(c1); })
+          if constexpr (std::is_same_v<key_policy, pid_tid_key>) known = hook.row_threads(c1);
+        for (std::size_t r = c0; r < c1; ++r) {
+          const auto& e = events[r];
+          if (e.start_ns < last_start) [[unlikely]] {
+            c_end = r;
+            unordered = true;
+            break;
+          }
+          last_start = e.start_ns;
+          // (A thread not known, or seen for the first time, is looked up: `keys` gives the
+          // latter the same number.)
+          constexpr std::uint32_t not_known = 0xff;  // the hook's `row_threads` (above)
+          const std::uint32_t k = known != nullptr ? known[r] : not_known;
+          std::uint32_t thread = k;
+          if (k == not_known || k >= stacks_n) {
+            const auto [a, b] = key_policy::key(e.pid, e.tid);
+            thread = keys.id(a, b);
+            if (thread >= stacks_n) [[unlikely]] {
+              stacks.resize(thread + 1);
+              stacks_n = stacks.size();
+            }
+          }
+          wide |= thread >= lists;
+          const std::uint32_t l = thread < lists ? thread : lists - 1;
+          *tail[l]++ = static_cast<event_index>(r);
+          with_ops |= std::uint32_t{e.template is<event_kind::op>()} << l;
+        }
+        for (std::uint32_t l = 0; l < lists; ++l) {
+          count[l] = static_cast<std::uint32_t>(tail[l] - (crows + std::size_t{l} * c_rows));
+          used |= std::uint32_t{count[l] != 0} << l;
+        }
+        std::uint32_t lists_n = 0;
+        if (wide) [[unlikely]] {
+          // One list, in table order.
+          ordered_list = 0;
+          count[0] = static_cast<std::uint32_t>(c_end - c0);
+          for (std::size_t r = c0; r < c_end; ++r) crows[r - c0] = static_cast<event_index>(r);
+          sequence[lists_n++] = 0;
+        } else {
+          ordered_list = none;
+          for (std::uint32_t m : {used & with_ops, used & ~with_ops})
+            for (; m != 0; m &= ~(std::uint32_t{1} << (31 - std::countl_zero(m))))
+              sequence[lists_n++] = static_cast<std::uint32_t>(31 - std::countl_zero(m));
+        }
+        if constexpr (Hooked) hook.begin_chunk(c0, c_end - c0);
+        // The next chunk's row to ask for (a pointer: no index to scale per row).
+        const auto* ahead = events + c1;
+        const auto* const ahead_end = events + std::min(n, c1 + c_rows);
+        int status = go_on;
+        for (std::uint32_t q = 0; q < lists_n && status == go_on; ++q) {
+          std::uint32_t k = 0, k_end = 0;
+          const event_index* rows = nullptr;
+          // Enters a list at its position; its rows from `until` on wait (an advance stops
+          // at the row that asked for it: the list's rows are in table order).
+          auto enter = [&](std::uint32_t list, std::uint32_t from, std::size_t until) {
+            cur = list;
+            back = from;
+            k = pos[list];
+            rows = crows + std::size_t{list} * c_rows;
+            k_end = count[list];
+            if (until < n) {
+              const event_index* const stop =
+                  std::lower_bound(rows + k, rows + k_end, static_cast<event_index>(until));
+              k_end = static_cast<std::uint32_t>(stop - rows);
+            }
+          };
+          enter(sequence[q], none, n);
+          for (;;) {
+            if (k == k_end) {
+              pos[cur] = k;
+              if (back == none) break;
+              enter(back, none, n);  // the advanced list is at the row: place it again
+              continue;
+            }
+            const std::size_t r = rows[k];
+            // (A list is a stack's rows, unless the chunk goes in table order.)
+            const std::uint32_t list = cur;
+            status = place(r, static_cast<event_index>(r), [&, list, r] {
+              if (ordered_list == none) [[likely]]
+                return list;
+              const auto [a, b] = key_policy::key(events[r].pid, events[r].tid);
+              return keys.id(a, b);
+            }, ready);
+            if (ahead < ahead_end) {
+              detail::prefetch_object(ahead);
+              ++ahead;
+            }
+            if (status == go_on) [[likely]] {
+              ++k;
+              continue;
+            }
+            pos[cur] = k;
+            if (status == behind && back == none) {
+              stepped = r;  // its hook step is done
+              enter(advance, cur, r);
+              status = go_on;
+              continue;
+            }
+            break;  // stop, a conflict, or an advance inside an advance
+          }
+        }
+        if (status != go_on) [[unlikely]] {
+          // The rows where it stopped were given to the hook; so must be the chunk's others
+          // (the tree is replayed again in a computed order, with every link final).
+          if constexpr (Hooked) {
+            ++pos[cur];
+            if (back != none) ++pos[back];
+            for (std::uint32_t q = 0; q < lists_n; ++q) {
+              const std::uint32_t l = sequence[q];
+              for (std::uint32_t k = pos[l]; k < count[l]; ++k)
+                hook.pre(crows[std::size_t{l} * c_rows + k]);
+            }
+          }
+          unordered = true;
+        }
+        if constexpr (Hooked) {
+          hook.end_chunk([&](event_index i, event_index from, event_index to) {
+            if (parents[i] != from) return;  // not placed (a chunk that stopped)
+            parents[i] = to;
+            --counts[from + std::size_t{1}];
+            ++counts[to + std::size_t{1}];
+          });
+          if (unordered) hook.stopped_at(c_end);
+        }
+        if (unordered) return false;
+        c0 = c_end;
+      }
+      // Unfinished ops in table order (a parent's end is borrowed before its children's).
+      std::sort(missing.begin(), missing.end(),
+                [](const unfinished& x, const unfinished& y) { return x.index < y.index; });
+    } else {
+      for (std::size_t r = 0; r < n; ++r) {
+        const event_index i = identity ? static_cast<event_index>(r) : order[r];
+        const auto& e = events[i];
+        if (identity) {
+          if (e.start_ns < last_start) return false;
+          last_start = e.start_ns;
+        }
+        auto thread_of = [&] {
+          const auto [a, b] = key_policy::key(e.pid, e.tid);
+          const std::uint32_t thread = keys.id(a, b);
+          if (thread >= stacks.size()) stacks.resize(thread + 1);
+          return thread;
+        };
+        if (place(r, i, thread_of, always_ready) != go_on) return false;
+      }
+    }
+    stats.linked_before = linked;
+    stats.fallback_parents = fallbacks;
+    return completed;
+  };
+  static_assert(!(Hook::active && close_first),
+                "build_tree: a replay hook needs the replay in table order");
+  bool in_order = false;
+  if constexpr (!close_first) {
+    if constexpr (Hook::active) {
+      if (chunk > 0) {
+        chunk_rows.resize(lists * chunk);
+        in_order = replay.template operator()<true, true>(true);
+      } else {
+        in_order = replay.template operator()<true>(true);
+      }
+    } else {
+      in_order = replay.template operator()<false>(true);
+    }
+    if constexpr (Hook::active) {
+      if (in_order) {
+        // The rows whose links were not final: counted as linked now, or, for one that
+        // found no parent (the replay skipped it, but it needs a place by nesting), the
+        // replay again in full with every link final.
+        bool again = false;
+        const bool go_on = hook.finish([&](event_index w) {
+          const event_index p = t.events[w].parent;
+          if (p == no_event) {
+            again = true;
+          } else if (!again) {
+            parent[w] = p;
+            ++offsets[p + std::size_t{1}];
+            ++stats.linked_before;
+          }
+        });
+        if (!go_on) return stats;
+        if (again) {
+          std::fill(parent.begin(), parent.end(), no_event);
+          std::fill(offsets.begin(), offsets.end(), 0);
+          replay.template operator()<false>(true);
+        }
+      } else if (!hook.rest()) {
+        return stats;
+      }
+    }
+  }
+  if (!in_order) {
+    order_storage = detail::start_order(t.events);
+    if constexpr (close_first) {
+      auto end_of = [&](event_index x) {
+        const std::int64_t e = t.events[x].end_ns();
+        return e == no_end_ns ? open : e;
+      };
+      for (std::size_t a = 0; a < n;) {
+        std::size_t b = a + 1;
+        while (b < n && t.events[order_storage[b]].start_ns == t.events[order_storage[a]].start_ns) ++b;
+        if (b - a > 1)
+          std::stable_sort(order_storage.begin() + static_cast<std::ptrdiff_t>(a),
+                           order_storage.begin() + static_cast<std::ptrdiff_t>(b),
+                           [&](event_index x, event_index y) { return end_of(x) > end_of(y); });
+        a = b;
+      }
+    }
+    std::fill(parent.begin(), parent.end(), no_event);
+    std::fill(offsets.begin(), offsets.end(), 0);
+    replay.template operator()<false>(false);
+  }
+  const bool identity = order_storage.empty();
+  stacks = {};
+
+  // Children lists, in processing order (start time, then table order), and their offsets
+  // (the table's `child_offsets`; no pass over the events writes children ranges). The
+  // counts are kept one place to the right, so that filling the lists leaves each entry at
+  // the end of its event's children, which is where the next event's begin.
+  std::uint32_t total = 0;
+  for (std::size_t k = 0; k <= n; ++k) {
+    const std::uint32_t c = offsets[k];
+    offsets[k] = total;
+    total += c;
+  }
+  t.children.assign(total, no_event);
+  {
+    // (Locals, and one loop per order: nothing to reload or test per row that does not change.)
+    event_index* const children = t.children.data();
+    std::uint32_t* const next = offsets.data() + 1;
+    const event_index* const parents = parent.data();
+    std::size_t roots = 0;
+    auto fill = [&](auto&& event_at) TRACEMODEL_ALWAYS_INLINE_LAMBDA {
+      for (std::size_t r = 0; r < n; ++r) {
+        const event_index i = event_at(r);
+        const event_index p = parents[i];
+        if (p == no_event) {
+          ++roots;
+          continue;
+        }
+        children[next[p]++] = i;
+      }
+    };
+    if (identity)
+      fill([](std::size_t r) { return static_cast<event_index>(r); });
+    else
+      fill([&](std::size_t r) { return order_storage[r]; });
+    stats.roots += roots;
+  }
+  t.child_offsets = std::move(offsets);
+
+  // Ends of ops that never ended (parents come first in processing order).
+  for (const unfinished& u : missing) {
+    auto* op = t.events[u.index].template get_if<event_kind::op>();
+    if (op == nullptr) continue;
+    const event_index p = t.events[u.index].parent;
+    bool borrow = false;
+    if constexpr (Policy::missing_end_type::borrow) borrow = u.closes_later && p != no_event;
+    const std::int64_t parent_end = borrow ? t.events[p].end_ns() : no_end_ns;
+    if (parent_end != no_end_ns) {
+      op->end_ns = parent_end < t.events[u.index].start_ns ? t.events[u.index].start_ns : parent_end;
+      op->flags |= op_flag::end_borrowed;
+      ++stats.borrowed_ends;
+    } else {
+      ++stats.missing_ends;
+    }
+  }
+  return stats;
+}
+
+}  // namespace detail
+TRACEMODEL_END_NAMESPACE

@@ -1,0 +1,75 @@
+// tracemodel/formats — JSON string escaping, for the writers (no fmt, no zlib).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "tracemodel/config.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+namespace detail {
+
+/// `s` as the contents of a JSON string literal (quotes, backslashes and control characters
+/// escaped; bytes that are not UTF-8 become U+FFFD).
+inline void append_json_escaped(std::string& out, std::string_view s) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::size_t i = 0;
+  const std::size_t n = s.size();
+  while (i < n) {
+    // A run of printable ASCII other than '"' and '\\' is copied at once.
+    std::size_t j = i;
+    while (j < n) {
+      const auto b = static_cast<unsigned char>(s[j]);
+      if (b < 0x20 || b >= 0x80 || b == '"' || b == '\\') break;
+      ++j;
+    }
+    out.append(s.data() + i, j - i);
+    i = j;
+    if (i == n) break;
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += static_cast<char>(c);
+      } else if (c < 0x20) {
+        switch (c) {
+          case '\n': out += "\\n"; break;
+          case '\t': out += "\\t"; break;
+          case '\r': out += "\\r"; break;
+          case '\b': out += "\\b"; break;
+          case '\f': out += "\\f"; break;
+          default:
+            out += "\\u00";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+      } else {
+        out += static_cast<char>(c);
+      }
+      ++i;
+      continue;
+    }
+    // A UTF-8 sequence: copy it if it is well formed, else write U+FFFD for this byte.
+    const std::size_t len = c >= 0xf0 ? (c <= 0xf4 ? 4 : 0) : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+    bool ok = len > 0 && i + len <= n;
+    for (std::size_t k = 1; ok && k < len; ++k)
+      ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
+    if (ok && len == 3) {  // no overlong forms, no surrogates
+      const auto c1 = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0);
+    }
+    if (ok && len == 4) {
+      const auto c1 = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
+    }
+    if (ok) {
+      out.append(s.substr(i, len));
+      i += len;
+    } else {
+      out += "\xef\xbf\xbd";
+      ++i;
+    }
+  }
+}
+}  // namespace detail
+TRACEMODEL_END_NAMESPACE
