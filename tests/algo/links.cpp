@@ -207,7 +207,7 @@ TEST_SUITE("algo") {
       }
   }
 
-  TEST_CASE("link_forward_backward: the forward op that started last wins; one link each") {
+  TEST_CASE("link_forward_backward: the forward op that started last wins, one link each") {
     table_builder b;
     b.op("aten::linear", 0, 100).seq(4).op("aten::t", 10, 20).seq(4).op("aten::addmm", 30, 90).seq(5);
     b.op("autograd::engine::evaluate_function: AddmmBackward0", 200, 260).seq(-1, 1);

@@ -268,7 +268,7 @@ TEST_SUITE("algo") {
     CHECK(run_one(t, matmul_dim_in_fp16_pattern{}, full_context()).matches == std::vector<event_index>{0, 2, 4});
   }
 
-  TEST_CASE("patterns: one traversal per order; user patterns, state and combinators") {
+  TEST_CASE("patterns: one traversal per order, user patterns, state and combinators") {
     table_builder b;
     b.annotation("step", 0, 1000);                                         // 0
     b.op("aten::select", 10, 20).op("aten::copy_", 30, 40);                // 1 2
@@ -335,7 +335,7 @@ TEST_SUITE("algo") {
                                                            rule + "\n");
   }
 
-  TEST_CASE("patterns: random trees; traversal orders and one pass against brute force") {
+  TEST_CASE("patterns: random trees, traversal orders and one pass against brute force") {
     std::mt19937_64 rng(20261122);
     const char* alphabet[] = {"aten::select", "aten::fill_", "aten::to",    "aten::_to_copy", "aten::copy_",
                               "aten::zero_",  "aten::mm",    "aten::zeros", "user.py(3): f",  "x: zero_grad"};

@@ -243,7 +243,7 @@ TEST_SUITE("collect" * doctest::skip(!collection_enabled)) {
     }
   }
 
-  TEST_CASE("record_queue: device records keep their tracks; host calls map to runtime tids") {
+  TEST_CASE("record_queue: device records keep their tracks, host calls map to runtime tids") {
     record_queue<> q;
     auto op = q.begin_op({.name = "aten::mm"});
     device_record launch{};

@@ -433,7 +433,7 @@ TEST_SUITE("concurrency") {
   }
 
 #if TRACEMODEL_BIG_ALLOC_MMAP
-  TEST_CASE("a large file loads in two halves: the text one thread reads; a shorter file keeps its front") {
+  TEST_CASE("a large file loads in two halves: the text one thread reads, a shorter file keeps its front") {
     const std::string text = join(make_records(66000, 5));
     REQUIRE(text.size() > tmod::detail::parallel_load_bytes);
     const std::string path = std::string(TRACEMODEL_TEST_BINARY_DIR) + "/two_halves.json";

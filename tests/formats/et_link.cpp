@@ -156,7 +156,7 @@ TEST_SUITE("formats") {
     CHECK(r.unmatched[0].reason == "no host op has Record function id 99");
   }
 
-  TEST_CASE("et link: device ops by correlation, by external id, by interval; the enhanced trace") {
+  TEST_CASE("et link: device ops by correlation, by external id, by interval, the enhanced trace") {
     const execution_trace et = read_execution_trace_string(et_json({{"aten::mm", 1}, {"aten::add", 1}, {"aten::copy_", 1}}));
     table_builder b;
     b.op("aten::mm", 0, 100).op_correlation(41);                                             // 0

@@ -559,7 +559,7 @@ TEST_SUITE("formats") {
   }
 
 #if defined(__linux__)
-  TEST_CASE("read_chrome_trace_file: a pipe reads until its end, gzip too; a directory is an error") {
+  TEST_CASE("read_chrome_trace_file: a pipe reads until its end, gzip too, a directory is an error") {
     const std::string dir = TRACEMODEL_TEST_BINARY_DIR;
     std::signal(SIGPIPE, SIG_IGN);  // a reader that stops early fails the checks, not the process
     for (const char* name : {"pytorch-1.13-kineto/dataloader_sync.kineto.json",

@@ -110,7 +110,7 @@ TEST_SUITE("storage") {
     CHECK(after_reuse.blocks_free == after_clear.blocks_free - 4);
   }
 
-  TEST_CASE("block_pool::prefault touches blocks up front; trim returns them") {
+  TEST_CASE("block_pool::prefault touches blocks up front, trim returns them") {
     auto& pool = block_pool::instance();
     pool.trim();
     const auto s0 = pool.stats();

@@ -97,7 +97,7 @@ TEST_SUITE("storage") {
     tmod::release_cached_memory();
   }
 
-  TEST_CASE("region cache: a request takes the front of the best region; freed parts merge") {
+  TEST_CASE("region cache: a request takes the front of the best region, freed parts merge") {
     // A cache of its own, given addresses that are never touched (nothing here maps, unmaps or
     // reads them): which region a request takes is the point.
     using tmod::detail::region_cache;

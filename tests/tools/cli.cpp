@@ -325,7 +325,7 @@ TEST_SUITE("tools") {
     CHECK(run("patterns --name \"(\" x.json").status == 2);
   }
 
-  TEST_CASE("tracemodel flame: writes a standalone SVG; -o is required") {
+  TEST_CASE("tracemodel flame: writes a standalone SVG, -o is required") {
     const std::string svg = std::string(TRACEMODEL_TEST_BINARY_DIR) + "/flame_cli_test.svg";
     std::remove(svg.c_str());
     const run_result r = run("flame " + quoted(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json")) +
@@ -345,7 +345,7 @@ TEST_SUITE("tools") {
     CHECK(run("flame x.json -o y.svg --width 5").status == 2);
   }
 
-  TEST_CASE("tracemodel link: the real execution-trace pair; summary, JSON, errors") {
+  TEST_CASE("tracemodel link: the real execution-trace pair, summary, JSON, errors") {
     const std::string out = std::string(TRACEMODEL_TEST_BINARY_DIR) + "/link_cli_test.json";
     const std::string et = quoted(tmtest::data_path("kineto/execution_trace_benchmark_simple_add_et.json.gz"));
     const std::string trace = quoted(tmtest::data_path("kineto/execution_trace_benchmark_simple_add_trace.json.gz"));

@@ -8,6 +8,7 @@
 // document.
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -224,46 +225,20 @@ inline std::size_t find_string_special(const char* s, std::size_t q, std::size_t
 
 /// Strict decimal integer token ("-12", "0"); false when it is not one or does not fit.
 inline bool parse_int64(std::string_view t, std::int64_t& out) noexcept {
-  if (t.empty()) return false;
-  bool neg = false;
-  std::size_t i = 0;
-  if (t[0] == '-') {
-    neg = true;
-    i = 1;
-  }
-  if (i >= t.size()) return false;
-  std::uint64_t v = 0;
-  if (t.size() - i <= 18) {  // below 10^18: no overflow to check for
-    for (; i < t.size(); ++i) {
-      const auto d = static_cast<std::uint64_t>(static_cast<unsigned char>(t[i])) - '0';
-      if (d > 9) return false;
-      v = v * 10 + d;
-    }
-    out = neg ? static_cast<std::int64_t>(0 - v) : static_cast<std::int64_t>(v);
-    return true;
-  }
-  for (; i < t.size(); ++i) {
-    const char c = t[i];
-    if (c < '0' || c > '9') return false;
-    const auto d = static_cast<std::uint64_t>(c - '0');
-    if (v > (std::numeric_limits<std::uint64_t>::max() - d) / 10) return false;
-    v = v * 10 + d;
-  }
-  const std::uint64_t lim = neg ? std::uint64_t{1} << 63 : (std::uint64_t{1} << 63) - 1;
-  if (v > lim) return false;
-  out = neg ? static_cast<std::int64_t>(0 - v) : static_cast<std::int64_t>(v);
+  const char* const end = t.data() + t.size();
+  std::int64_t v = 0;
+  const auto r = std::from_chars(t.data(), end, v);
+  if (r.ec != std::errc{} || r.ptr != end) return false;  // (out unchanged)
+  out = v;
   return true;
 }
 
+/// Strict decimal unsigned integer token ("12"); false when it is not one or does not fit.
 inline bool parse_uint64(std::string_view t, std::uint64_t& out) noexcept {
-  if (t.empty()) return false;
+  const char* const end = t.data() + t.size();
   std::uint64_t v = 0;
-  for (const char c : t) {
-    if (c < '0' || c > '9') return false;
-    const auto d = static_cast<std::uint64_t>(c - '0');
-    if (v > (std::numeric_limits<std::uint64_t>::max() - d) / 10) return false;
-    v = v * 10 + d;
-  }
+  const auto r = std::from_chars(t.data(), end, v);
+  if (r.ec != std::errc{} || r.ptr != end) return false;  // (out unchanged)
   out = v;
   return true;
 }
