@@ -1,6 +1,8 @@
 // Post-processing cost on the same synthetic workload (bench/workload.hpp), recorded by 4
 // threads: tracemodel's device links + forward/backward links + tree (`analyze`) against a
 // faithful port of PyTorch's pointer-based build_tree (tree only) on ready-made Result objects.
+// `postprocess/plain/*` times the three plain algorithms that `analyze` fuses
+// (link_forward_backward, link_device_activities, build_tree; one thread), for comparison.
 // The pattern benchmarks (patterns/one_pass, patterns/per_pattern) run PyTorch's eight
 // anti-patterns over the analysed 10M-event table, view construction included.
 // Materialization, the analogue of building those Results, is measured on its own
@@ -57,8 +59,9 @@ using bench::reset_peak;
 using bench::status_kb;
 using queue_t = bench::queue<false>;
 
-/// Memory between runs of the analysis (see the header comment); the others ignore it.
-enum class memory { kept, cold };
+/// Memory between runs of the analysis (see the header comment), and the plain algorithms
+/// instead of `analyze` (memory kept); the others ignore it.
+enum class memory { kept, cold, plain };
 
 /// Page faults of the process so far (the timed part's: a difference; with huge pages, one
 /// fault can stand for 2 MiB).
@@ -101,7 +104,14 @@ void postprocess_tracemodel(benchmark::State& state, std::int64_t n, memory m) {
     reset_peak();
     const long faults0 = page_faults();
     state.ResumeTiming();
-    const tmod::analysis a = tmod::analyze(t);
+    tmod::analysis a;
+    if (m == memory::plain) {
+      a.fwd_bwd = tmod::link_forward_backward(t);
+      a.device = tmod::link_device_activities(t);
+      a.tree = tmod::build_tree(t);
+    } else {
+      a = tmod::analyze(t);
+    }
     benchmark::DoNotOptimize(t.links.data());
 
     state.PauseTiming();
@@ -241,6 +251,8 @@ int main(int argc, char** argv) {
         entry{"postprocess/baseline/10M", postprocess_baseline, 10'000'000},
         entry{"postprocess/tracemodel_cold/1M", postprocess_tracemodel, 1'000'000, memory::cold},
         entry{"postprocess/tracemodel_cold/10M", postprocess_tracemodel, 10'000'000, memory::cold},
+        entry{"postprocess/plain/1M", postprocess_tracemodel, 1'000'000, memory::plain},
+        entry{"postprocess/plain/10M", postprocess_tracemodel, 10'000'000, memory::plain},
         entry{"patterns/one_pass", patterns_one_pass, 10'000'000},
         entry{"patterns/per_pattern", patterns_per_pattern, 10'000'000}})
     benchmark::RegisterBenchmark(e.name, e.fn, e.events, e.m)

@@ -53,5 +53,7 @@ for size in 1M 10M; do
   # after it would find nothing kept); no peak.
   timed "^postprocess/(tracemodel_cold|baseline)/$size/" | python3 -c "$summary"
 done
+# The plain algorithms (`analyze` fuses them), kept memory; no peak, no ratio.
+timed "^postprocess/plain/" | python3 -c "$summary"
 # The pattern benchmarks share one process (the analysed table is made once); no peak.
 timed "^patterns/" | python3 -c "$summary"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: the dev suite (Debug, warnings as errors), the same suite under
 # AddressSanitizer + UBSan (the browser test runs once, in the dev suite), and the concurrency
-# tests under ThreadSanitizer.
+# tests under ThreadSanitizer. Prints each phase's time at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The browser test (speedscope in headless Chromium) needs Chromium and Node.js with npm.
@@ -11,10 +11,19 @@ command -v node >/dev/null || extra+=(nodejs)
 command -v npm >/dev/null || extra+=(npm)
 scripts/deps.sh "${extra[@]}"
 jobs=$(nproc)
+times=()
+phase() {  # phase NAME COMMAND...: runs it and keeps its time
+  local name=$1 start=$SECONDS
+  shift
+  "$@"
+  times+=("$(printf '%-14s %4d s' "$name" $((SECONDS - start)))")
+}
 for preset in dev asan tsan; do
   echo "== $preset"
-  cmake --preset "$preset" >/dev/null
-  cmake --build --preset "$preset" -j "$jobs"
-  ctest --preset "$preset" -j "$jobs"
+  phase "$preset config" cmake --preset "$preset" >/dev/null
+  phase "$preset build" cmake --build --preset "$preset" -j "$jobs"
+  phase "$preset tests" ctest --preset "$preset" -j "$jobs"
 done
 echo "all test suites passed"
+printf '%s\n' "${times[@]}"
+echo "total          ${SECONDS} s"

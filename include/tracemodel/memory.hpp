@@ -78,7 +78,7 @@ class array_memory_resource final : public std::pmr::memory_resource {
     if (align <= alignment_of(bytes))
       detail::big_deallocate(p, bytes);
     else
-      ::operator delete(p, bytes, std::align_val_t{align});
+      ::operator delete(p, std::align_val_t{align});
   }
   [[nodiscard]] bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override {
     return dynamic_cast<const array_memory_resource*>(&o) != nullptr;
