@@ -40,11 +40,11 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "tracemodel/algo/concepts.hpp"
 #include "tracemodel/config.hpp"
+#include "tracemodel/detail/flat_map.hpp"
 #include "tracemodel/model/table.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
@@ -117,7 +117,7 @@ struct link_device_activities_fn {
     if constexpr (Schema::template contains<device>) {
       const std::size_t n = t.size();
       // Rule 1.
-      std::unordered_map<std::uint64_t, event_index> flow_starts, calls, ops;
+      detail::flat_map<event_index> flow_starts, calls, ops;
       for (std::size_t i = 0; i < n; ++i) {
         const auto& e = t.events[i];
         const auto idx = static_cast<event_index>(i);
@@ -131,11 +131,11 @@ struct link_device_activities_fn {
         }
       }
       t.anomalies.add(anomaly::duplicate_flow_start, s.duplicate_flow_starts);
-      auto find = [](const auto& map, std::uint64_t id) {
-        const auto it = map.find(id);
-        return it == map.end() ? no_event : it->second;
+      auto find = [](const detail::flat_map<event_index>& map, std::uint64_t id) {
+        const event_index* i = map.find(id);
+        return i == nullptr ? no_event : *i;
       };
-      std::vector<event_index> candidates;  // for the thread inheritance
+      detail::scratch_vector<event_index> candidates;  // for the thread inheritance
       auto place = [&](event_index child, event_index parent, parent_link how, std::uint64_t id) {
         t.events[child].parent = parent;
         t.events[child].link = how;

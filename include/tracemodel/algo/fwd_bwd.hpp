@@ -39,12 +39,13 @@
 #include <limits>
 #include <map>
 #include <string_view>
-#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "tracemodel/algo/concepts.hpp"
 #include "tracemodel/config.hpp"
+#include "tracemodel/detail/big_allocator.hpp"
+#include "tracemodel/detail/flat_map.hpp"
 #include "tracemodel/model/table.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
@@ -113,17 +114,19 @@ struct link_forward_backward_fn {
   template <class Policy, class Schema>
   static fwd_bwd_stats link(basic_event_table<Schema>& t) {
     fwd_bwd_stats s;
-    std::vector<flow_link> links;
+    detail::scratch_vector<flow_link> links;  // (large arrays: memory.hpp)
     if constexpr (Schema::template contains<event_kind::op>) {
       using thread = std::pair<process_key, thread_key>;
       constexpr std::int64_t open = std::numeric_limits<std::int64_t>::max();
       auto op_of = [&](event_index i) -> auto& { return t.events[i].template get<event_kind::op>(); };
-      std::vector<event_index> ops;  // in start order
+      detail::scratch_vector<event_index> ops;  // in start order
       for (std::size_t i = 0; i < t.size(); ++i)
         if (t.events[i].template is<event_kind::op>()) ops.push_back(static_cast<event_index>(i));
-      std::stable_sort(ops.begin(), ops.end(), [&](event_index a, event_index b) {
+      auto by_start = [&](event_index a, event_index b) {
         return t.events[a].start_ns < t.events[b].start_ns;
-      });
+      };
+      if (!std::is_sorted(ops.begin(), ops.end(), by_start))  // (tables usually are)
+        std::stable_sort(ops.begin(), ops.end(), by_start);
 
       // Rule 1.
       if constexpr (!Policy::wrapper_prefix.empty()) {
@@ -153,7 +156,7 @@ struct link_forward_backward_fn {
         std::int64_t seq, start, end;
         bool forward;
       };
-      std::vector<record> records;
+      detail::scratch_vector<record> records;
       std::map<process_key, std::vector<thread_key>> forward_threads;  // by first appearance
       for (const event_index i : ops) {
         const auto& e = t.events[i];
@@ -174,7 +177,7 @@ struct link_forward_backward_fn {
       }
 
       // Rule 3.
-      std::vector<std::size_t> visit(records.size());
+      detail::scratch_vector<std::size_t> visit(records.size());
       for (std::size_t k = 0; k < visit.size(); ++k) visit[k] = k;
       if constexpr (Policy::visit_by_end)
         std::sort(visit.begin(), visit.end(), [&](std::size_t a, std::size_t b) {
@@ -184,16 +187,18 @@ struct link_forward_backward_fn {
         event_index index;
         std::int64_t start;
       };
-      std::map<std::tuple<process_key, thread_key, std::int64_t>, holder> keys;
+      // Each thread's keys, by sequence number; a consumed key holds no op.
+      std::map<thread, detail::flat_map<holder>> keys;
       for (const std::size_t k : visit) {
         const record& r = records[k];
-        const auto key = std::tuple(r.key_thread.first, r.key_thread.second, r.seq);
+        auto& of_thread = keys[r.key_thread];
+        const auto seq = static_cast<std::uint64_t>(r.seq);
         if (r.forward) {
-          const auto [it, first] = keys.try_emplace(key, holder{r.index, r.start});
-          if (!first && r.start >= it->second.start) it->second = {r.index, r.start};
-        } else if (const auto it = keys.find(key); it != keys.end()) {
-          links.push_back({flow_kind::fwd_bwd, links.size() + 1, it->second.index, r.index});
-          if constexpr (Policy::consume_on_match) keys.erase(it);
+          const auto [h, first] = of_thread.try_emplace(seq, holder{r.index, r.start});
+          if (!first && (h->index == no_event || r.start >= h->start)) *h = {r.index, r.start};
+        } else if (holder* h = of_thread.find(seq); h != nullptr && h->index != no_event) {
+          links.push_back({flow_kind::fwd_bwd, links.size() + 1, h->index, r.index});
+          if constexpr (Policy::consume_on_match) h->index = no_event;
         }
       }
     }

@@ -48,6 +48,7 @@
 
 #include "tracemodel/algo/concepts.hpp"
 #include "tracemodel/config.hpp"
+#include "tracemodel/detail/big_allocator.hpp"
 #include "tracemodel/model/table.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
@@ -124,18 +125,20 @@ namespace detail {
 /// order, or (`close_first`: HTA's ties) the longer event first. Ops that never ended count as
 /// the longest.
 template <bool CloseFirst, class Schema>
-std::vector<event_index> tree_order(const basic_event_table<Schema>& t) {
-  std::vector<event_index> order(t.size());
+scratch_vector<event_index> tree_order(const basic_event_table<Schema>& t) {
+  scratch_vector<event_index> order(t.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<event_index>(i);
   auto end_of = [&](event_index i) {
     const std::int64_t e = t.events[i].end_ns();
     return e == no_end_ns ? std::numeric_limits<std::int64_t>::max() : e;
   };
-  std::stable_sort(order.begin(), order.end(), [&](event_index a, event_index b) {
+  auto before = [&](event_index a, event_index b) {
     const std::int64_t sa = t.events[a].start_ns, sb = t.events[b].start_ns;
     if (sa != sb) return sa < sb;
     return CloseFirst && end_of(a) > end_of(b);
-  });
+  };
+  if (!std::is_sorted(order.begin(), order.end(), before))  // (tables usually are)
+    std::stable_sort(order.begin(), order.end(), before);
   return order;
 }
 }  // namespace detail
@@ -179,9 +182,9 @@ struct build_tree_fn {
       bool closes_later;  // a frame with an end was below it: PyTorch closes it with that one
     };
     std::vector<unfinished> never_ended;
-    std::vector<event_index> parent(n, no_event);
+    detail::scratch_vector<event_index> parent(n, no_event);  // (large arrays: memory.hpp)
 
-    const std::vector<event_index> order = detail::tree_order<close_first>(t);
+    const detail::scratch_vector<event_index> order = detail::tree_order<close_first>(t);
     for (const event_index i : order) {
       auto& e = t.events[i];
       // Rule 1.
@@ -230,7 +233,7 @@ struct build_tree_fn {
     }
     for (std::size_t k = 0; k < n; ++k) t.child_offsets[k + 1] += t.child_offsets[k];
     t.children.assign(t.child_offsets[n], no_event);
-    std::vector<std::uint32_t> next(t.child_offsets.begin(), t.child_offsets.end() - 1);
+    detail::scratch_vector<std::uint32_t> next(t.child_offsets.begin(), t.child_offsets.end() - 1);
     for (const event_index i : order)
       if (parent[i] != no_event) t.children[next[parent[i]]++] = i;
 
