@@ -35,7 +35,7 @@ struct result_sink {
     f.name = name == nullptr ? step : name;
     f.sequence_number = seq;
     f.forward_tid = fwd;
-    f.scope = user ? record_scope::user_scope
+    f.scope = user       ? record_scope::user_scope
               : backward ? record_scope::backward_function
                          : record_scope::function;
     f.correlation_id = next_corr++;
@@ -87,8 +87,9 @@ inline std::vector<result_ptr> workload_results(std::int64_t events, int threads
     for (auto& s : sinks)
       for (auto& r : s.out) all.push_back(std::move(r));
   }
-  std::stable_sort(all.begin(), all.end(),
-                   [](const auto& a, const auto& b) { return a->start_time_ns < b->start_time_ns; });
+  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+    return a->start_time_ns < b->start_time_ns;
+  });
   return all;
 }
 

@@ -58,7 +58,8 @@ pair make_pair_of_traces() {
       r.start_ns = start + 20 + 100 * d;
       r.tid = 1;
       r.pid = 1;
-      auto& rf = r.fields.emplace<tmod::default_schema::index_of<tmod::event_kind::device_activity>>();
+      auto& rf =
+          r.fields.emplace<tmod::default_schema::index_of<tmod::event_kind::device_activity>>();
       rf.name = launch;
       rf.activity = tmod::activity_type::cuda_runtime;
       rf.end_ns = r.start_ns + 50;
@@ -68,7 +69,8 @@ pair make_pair_of_traces() {
       g.start_ns = start + 2000;
       g.tid = 7;
       g.pid = 0;
-      auto& gf = g.fields.emplace<tmod::default_schema::index_of<tmod::event_kind::device_activity>>();
+      auto& gf =
+          g.fields.emplace<tmod::default_schema::index_of<tmod::event_kind::device_activity>>();
       gf.name = d == 0 ? kernel : copy;
       gf.activity = d == 0 ? tmod::activity_type::kernel : tmod::activity_type::gpu_memcpy;
       gf.end_ns = g.start_ns + 300;
@@ -111,8 +113,9 @@ void et_link(benchmark::State& state) {
   state.counters["matched"] = static_cast<double>(matched);
   state.counters["output_MB"] = static_cast<double>(bytes) / 1e6;
   state.counters["peak_bytes_per_op"] = peak / static_cast<double>(host_ops);
-  state.counters["ns_per_op"] = benchmark::Counter(static_cast<double>(host_ops) * static_cast<double>(state.iterations()),
-                                                   benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_op"] =
+      benchmark::Counter(static_cast<double>(host_ops) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 }  // namespace

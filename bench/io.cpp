@@ -110,9 +110,15 @@ void io_read_floor(benchmark::State& state) {
               benchmark::DoNotOptimize(a.value().raw_json_token());
             }
             break;
-          case simdjson::ondemand::json_type::number: benchmark::DoNotOptimize(v.get_double().value()); break;
-          case simdjson::ondemand::json_type::string: benchmark::DoNotOptimize(v.get_string().value()); break;
-          default: benchmark::DoNotOptimize(v.raw_json_token()); break;
+          case simdjson::ondemand::json_type::number:
+            benchmark::DoNotOptimize(v.get_double().value());
+            break;
+          case simdjson::ondemand::json_type::string:
+            benchmark::DoNotOptimize(v.get_string().value());
+            break;
+          default:
+            benchmark::DoNotOptimize(v.raw_json_token());
+            break;
         }
       }
     }
@@ -131,7 +137,10 @@ void io_write(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK_CAPTURE(io_read, defaults, true)->Name("io/read")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(io_read, defaults, true)
+    ->Name("io/read")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(io_read, serial, false)
     ->Name("io/read_serial")
     ->Unit(benchmark::kMillisecond)

@@ -65,7 +65,8 @@ void stable_order_boost(benchmark::State& state) {
       words[i] = static_cast<std::uint64_t>(keys[i] - lo) << 24 | i;
     boost::sort::spreadsort::integer_sort(words.begin(), words.end());
     tmod::detail::scratch_vector<std::uint32_t> order(keys.size());
-    for (std::size_t i = 0; i < words.size(); ++i) order[i] = static_cast<std::uint32_t>(words[i] & 0xffffff);
+    for (std::size_t i = 0; i < words.size(); ++i)
+      order[i] = static_cast<std::uint32_t>(words[i] & 0xffffff);
     benchmark::DoNotOptimize(order.data());
   }
 }
@@ -97,7 +98,8 @@ void disjoint_sets(benchmark::State& state) {
   // Mostly near neighbours (an implementation object moves between a few storages), some far.
   for (auto& [a, b] : unions) {
     a = static_cast<std::uint32_t>(rng() % n);
-    b = static_cast<std::uint32_t>(rng() % 8 == 0 ? rng() % n : std::min<std::uint64_t>(n - 1, a + rng() % 16));
+    b = static_cast<std::uint32_t>(rng() % 8 == 0 ? rng() % n
+                                                  : std::min<std::uint64_t>(n - 1, a + rng() % 16));
   }
   for (auto _ : state) {
     Sets s;
@@ -153,11 +155,23 @@ void parse_int64_from_chars(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(stable_order_tracemodel)->Name("libraries/stable_order/tracemodel/10M")->Unit(benchmark::kMillisecond);
-BENCHMARK(stable_order_boost)->Name("libraries/stable_order/boost_integer_sort/10M")->Unit(benchmark::kMillisecond);
-BENCHMARK(disjoint_sets<tmod::detail::disjoint_sets>)->Name("libraries/disjoint_sets/tracemodel/1M")->Unit(benchmark::kMillisecond);
-BENCHMARK(disjoint_sets<boost_sets>)->Name("libraries/disjoint_sets/boost/1M")->Unit(benchmark::kMillisecond);
-BENCHMARK(parse_int64_tracemodel)->Name("libraries/parse_int64/tracemodel/10M")->Unit(benchmark::kMillisecond);
-BENCHMARK(parse_int64_from_chars)->Name("libraries/parse_int64/from_chars/10M")->Unit(benchmark::kMillisecond);
+BENCHMARK(stable_order_tracemodel)
+    ->Name("libraries/stable_order/tracemodel/10M")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(stable_order_boost)
+    ->Name("libraries/stable_order/boost_integer_sort/10M")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(disjoint_sets<tmod::detail::disjoint_sets>)
+    ->Name("libraries/disjoint_sets/tracemodel/1M")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(disjoint_sets<boost_sets>)
+    ->Name("libraries/disjoint_sets/boost/1M")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(parse_int64_tracemodel)
+    ->Name("libraries/parse_int64/tracemodel/10M")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(parse_int64_from_chars)
+    ->Name("libraries/parse_int64/from_chars/10M")
+    ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

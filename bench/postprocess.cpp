@@ -28,8 +28,8 @@
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -39,10 +39,10 @@
 #include <vector>
 
 #include <tracemodel/algo/analyze.hpp>
-#include <tracemodel/memory.hpp>
 #include <tracemodel/algo/patterns.hpp>
 #include <tracemodel/algo/pytorch_patterns.hpp>
 #include <tracemodel/collect.hpp>
+#include <tracemodel/memory.hpp>
 
 #include "baseline_results.hpp"
 #include "baseline_tree.hpp"
@@ -75,12 +75,14 @@ long page_faults() {
 void report(benchmark::State& state, std::size_t events, double peak_bytes) {
   state.counters["events"] = static_cast<double>(events);
   state.counters["peak_bytes_per_event"] = peak_bytes / static_cast<double>(events);
-  state.counters["ns_per_event"] = benchmark::Counter(
-      static_cast<double>(events) * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_event"] =
+      benchmark::Counter(static_cast<double>(events) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
-void record_workload(queue_t& q, std::int64_t events) { bench::record_workload(q, events, threads); }
+void record_workload(queue_t& q, std::int64_t events) {
+  bench::record_workload(q, events, threads);
+}
 
 void postprocess_tracemodel(benchmark::State& state, std::int64_t n, memory m) {
   static bool first_run = true;  // of postprocess/tracemodel/* in this process
@@ -223,7 +225,11 @@ void patterns_per_pattern(benchmark::State& state, std::int64_t n, memory) {
   time_patterns(state, n, [](const tmod::tree_view<>& v, const tmod::pattern_context& c) {
     auto ps = tmod::pytorch_patterns();
     std::size_t matches = 0;
-    std::apply([&](auto&... p) { ((matches += tmod::find_patterns(v, c, p).front().matches.size()), ...); }, ps);
+    std::apply(
+        [&](auto&... p) {
+          ((matches += tmod::find_patterns(v, c, p).front().matches.size()), ...);
+        },
+        ps);
     return matches;
   });
 }

@@ -119,7 +119,7 @@ void record_op_prefaulted(benchmark::State& state) {
   tmod::block_pool::instance().trim();
   const auto t0 = std::chrono::steady_clock::now();
   tmod::block_pool::instance().prefault(static_cast<std::size_t>(pairs) * sizeof(tmod::op_record) +
-                                      4 * tmod::block_pool::block_size);
+                                        4 * tmod::block_pool::block_size);
   const auto t1 = std::chrono::steady_clock::now();
   queue_t q;
   for (auto _ : state) {
@@ -153,7 +153,8 @@ struct input_policies : tmod::default_record_policies {
 };
 
 void record_op_3_inputs(benchmark::State& state) {
-  using q3_t = tmod::record_queue<tmod::default_schema, tmod::record_features{.inputs = true}, input_policies>;
+  using q3_t = tmod::record_queue<tmod::default_schema, tmod::record_features{.inputs = true},
+                                  input_policies>;
   {
     q3_t warm;
     const tensor in[3]{};
@@ -162,10 +163,11 @@ void record_op_3_inputs(benchmark::State& state) {
     benchmark::DoNotOptimize(tmod::materialize(warm).size());
   }
   q3_t q;
-  const tensor in[3]{{{64, 32}, {32, 1}, 0x1000}, {{32, 16}, {16, 1}, 0x2000}, {{64, 16}, {16, 1}, 0x3000}};
+  const tensor in[3]{
+      {{64, 32}, {32, 1}, 0x1000}, {{32, 16}, {16, 1}, 0x2000}, {{64, 16}, {16, 1}, 0x3000}};
   for (auto _ : state) {
-    tmod::op_handle h = q.begin_op({.name = "aten::addmm", .sequence_number = 1},
-                                 std::span<const tensor>(in));
+    tmod::op_handle h =
+        q.begin_op({.name = "aten::addmm", .sequence_number = 1}, std::span<const tensor>(in));
     q.end_op(h);
     benchmark::ClobberMemory();
   }
@@ -204,6 +206,9 @@ BENCHMARK(record_op_3_inputs)->Name("record/op_3_inputs")->Iterations(pairs);
 BENCHMARK(record_floor_fresh)->Name("record/floor_fresh")->Iterations(pairs);
 BENCHMARK(record_op_fresh)->Name("record/op_fresh")->Iterations(pairs);
 BENCHMARK(record_op_prefaulted)->Name("record/op_prefaulted")->Iterations(pairs);
-BENCHMARK(materialize_event)->Name("materialize/event")->Iterations(10)->Unit(benchmark::kMillisecond);
+BENCHMARK(materialize_event)
+    ->Name("materialize/event")
+    ->Iterations(10)
+    ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

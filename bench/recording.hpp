@@ -36,7 +36,8 @@ inline void reset_peak() {
   f << "5";
 }
 
-// ---- recording -----------------------------------------------------------------------------------
+// ---- recording
+// -----------------------------------------------------------------------------------
 inline thread_local tmod::approx_time synthetic_now = 0;
 struct synthetic_clock {
   static constexpr bool ticks_are_ns = true;
@@ -66,8 +67,8 @@ struct policies : tmod::default_record_policies {
 /// Without inputs (what the post-processing benchmark records) or with two tensor inputs per
 /// op (what a trace file of a real run carries).
 template <bool Inputs>
-using queue = tmod::record_queue<tmod::default_schema, tmod::record_features{.inputs = Inputs},
-                                 policies>;
+using queue =
+    tmod::record_queue<tmod::default_schema, tmod::record_features{.inputs = Inputs}, policies>;
 
 /// The workload's callbacks, recorded into a queue: ops, then a runtime launch and its kernel.
 template <class Queue>
@@ -87,7 +88,7 @@ struct queue_sink {
     const tmod::op_info info{.name = dynamic ? std::string_view(step) : std::string_view(name),
                              .sequence_number = seq,
                              .fwd_thread_id = fwd,
-                             .scope = user ? tmod::op_scope::user_scope
+                             .scope = user       ? tmod::op_scope::user_scope
                                       : backward ? tmod::op_scope::backward_function
                                                  : tmod::op_scope::function,
                              .copy_name = dynamic};

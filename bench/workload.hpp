@@ -12,7 +12,8 @@
 //
 // 103 events per iteration, depth 6, a fifth of them backward ops (wrappers included),
 // one in five a device activity. Times are synthetic: events of a thread are 100 ns apart (plus
-// 7 ns per thread index, so threads drift against each other); kernels run on stream 7. The generator drives a Sink:
+// 7 ns per thread index, so threads drift against each other); kernels run on stream 7. The
+// generator drives a Sink:
 //   begin(name, seq, fwd_tid, user_scope, backward, t)  end(t)
 //   launch(t_call, t_call_end, correlation, t_kernel, t_kernel_end)
 #pragma once

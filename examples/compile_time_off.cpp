@@ -12,7 +12,8 @@
 
 #include <tracemodel/collect.hpp>
 
-static_assert(!tracemodel::collection_enabled, "this example is built with TRACEMODEL_ENABLE_COLLECTION=0");
+static_assert(!tracemodel::collection_enabled,
+              "this example is built with TRACEMODEL_ENABLE_COLLECTION=0");
 
 using ops_only = tracemodel::schema<tracemodel::event_kind::op>;
 using queue_type = tracemodel::record_queue<ops_only, tracemodel::record_features{}>;
@@ -64,9 +65,12 @@ double ns_per_op(F&& f) {
 int main() {
   queue_type q;
   q.start();
-  std::printf("per-event size: %zu bytes recorded per op when collection is on (no optional streams)\n",
-              sizeof(tracemodel::op_record));
-  std::printf("per-event size now: 0 bytes (TRACEMODEL_ENABLE_COLLECTION=0; queue object %zu bytes)\n", sizeof(q));
+  std::printf(
+      "per-event size: %zu bytes recorded per op when collection is on (no optional streams)\n",
+      sizeof(tracemodel::op_record));
+  std::printf(
+      "per-event size now: 0 bytes (TRACEMODEL_ENABLE_COLLECTION=0; queue object %zu bytes)\n",
+      sizeof(q));
   const double off = ns_per_op([&] { return hot_loop(q, 1); });
   const double bare = ns_per_op([] { return bare_loop(1); });
   const double floor = ns_per_op([] { return floor_loop(); });

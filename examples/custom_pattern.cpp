@@ -47,10 +47,12 @@ int main(int argc, char** argv) {
 
   item_in_loop_pattern items;
   // A rule from building blocks: a fill_ directly followed by a copy_ among siblings.
-  auto fill_then_copy = tmod::rule("Fill Then Copy Pattern", "A tensor is filled and then copied over.",
-                                   tmod::sibling_sequence(tmod::name_is("aten::fill_"), tmod::name_is("aten::copy_")));
+  auto fill_then_copy = tmod::rule(
+      "Fill Then Copy Pattern", "A tensor is filled and then copied over.",
+      tmod::sibling_sequence(tmod::name_is("aten::fill_"), tmod::name_is("aten::copy_")));
   auto pytorch = tmod::pytorch_patterns();
   const auto results = std::apply(
-      [&](auto&... p) { return tmod::find_patterns(view, context, p..., items, fill_then_copy); }, pytorch);
+      [&](auto&... p) { return tmod::find_patterns(view, context, p..., items, fill_then_copy); },
+      pytorch);
   std::fputs(tmod::format_pattern_report(results).c_str(), stdout);
 }

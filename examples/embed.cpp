@@ -43,7 +43,8 @@ int main(int argc, char** argv) {
     e.pid = 1;
     const std::int64_t end = e.start_ns + static_cast<std::int64_t>(f.dur_us * 1000);
     if (f.launch != 0) {
-      auto& d = e.fields.emplace<tmod::default_schema::index_of<tmod::event_kind::device_activity>>();
+      auto& d =
+          e.fields.emplace<tmod::default_schema::index_of<tmod::event_kind::device_activity>>();
       d.name = t.strings.intern(f.name);
       d.activity = f.gpu ? tmod::activity_type::kernel : tmod::activity_type::cuda_runtime;
       d.correlation_id = f.launch;
@@ -61,10 +62,11 @@ int main(int argc, char** argv) {
   t.set_process_name(1, "other profiler");
 
   const tmod::analysis a = tmod::analyze(t);
-  std::printf("%zu events, %zu forward/backward links, %zu host/device links, %zu roots\n", t.size(),
-              a.fwd_bwd.links, a.device.links(), a.tree.roots);
+  std::printf("%zu events, %zu forward/backward links, %zu host/device links, %zu roots\n",
+              t.size(), a.fwd_bwd.links, a.device.links(), a.tree.roots);
   for (const tmod::flow_link& l : t.links)
-    std::printf("  %s -> %s\n", std::string(t.name(l.from)).c_str(), std::string(t.name(l.to)).c_str());
+    std::printf("  %s -> %s\n", std::string(t.name(l.from)).c_str(),
+                std::string(t.name(l.to)).c_str());
   std::fputs(tmod::format_key_averages(tmod::key_averages(t), 5).c_str(), stdout);
   const std::string path = argc > 1 ? argv[1] : "embed_trace.json";
   tmod::write_chrome_trace_file(t, path);

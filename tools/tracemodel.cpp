@@ -18,14 +18,13 @@
 #include <map>
 #include <optional>
 #include <regex>
-#include <tuple>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include <tracemodel/algo/analyze.hpp>
 #include <tracemodel/algo/et_link.hpp>
-#include <tracemodel/formats/execution_trace_writer.hpp>
 #include <tracemodel/algo/key_averages.hpp>
 #include <tracemodel/algo/patterns.hpp>
 #include <tracemodel/algo/pytorch_patterns.hpp>
@@ -33,6 +32,7 @@
 #include <tracemodel/formats/chrome_trace_reader.hpp>
 #include <tracemodel/formats/device_properties.hpp>
 #include <tracemodel/formats/execution_trace.hpp>
+#include <tracemodel/formats/execution_trace_writer.hpp>
 #include <tracemodel/formats/flame_svg.hpp>
 #include <tracemodel/formats/json_output.hpp>
 #include <tracemodel/version.hpp>
@@ -104,11 +104,12 @@ options parse(int argc, char** argv) {
     std::exit(0);
   }
   if (o.command == "--version") {
-    std::printf("tracemodel %d.%d.%d\n", tmod::version_major, tmod::version_minor, tmod::version_patch);
+    std::printf("tracemodel %d.%d.%d\n", tmod::version_major, tmod::version_minor,
+                tmod::version_patch);
     std::exit(0);
   }
-  if (o.command != "stats" && o.command != "tree" && o.command != "links" && o.command != "patterns" &&
-      o.command != "flame" && o.command != "link")
+  if (o.command != "stats" && o.command != "tree" && o.command != "links" &&
+      o.command != "patterns" && o.command != "flame" && o.command != "link")
     throw usage_error{"unknown command '" + o.command + "'"};
   for (int i = 2; i < argc; ++i) {
     const std::string_view a = argv[i];
@@ -120,18 +121,28 @@ options parse(int argc, char** argv) {
       o.json = true;
     } else if (a == "--group-by" && o.command == "stats") {
       const std::string_view v = value();
-      if (v == "name") o.group = tmod::group_by::name;
-      else if (v == "shapes") o.group = tmod::group_by::shapes;
-      else if (v == "stack") o.group = tmod::group_by::stack;
-      else throw usage_error{"--group-by takes name, shapes or stack"};
+      if (v == "name")
+        o.group = tmod::group_by::name;
+      else if (v == "shapes")
+        o.group = tmod::group_by::shapes;
+      else if (v == "stack")
+        o.group = tmod::group_by::stack;
+      else
+        throw usage_error{"--group-by takes name, shapes or stack"};
     } else if (a == "--sort" && o.command == "stats") {
       const std::string_view v = value();
-      if (v == "self") o.sort = tmod::sort_by::self;
-      else if (v == "total") o.sort = tmod::sort_by::total;
-      else if (v == "count") o.sort = tmod::sort_by::count;
-      else if (v == "device") o.sort = tmod::sort_by::device_total;
-      else if (v == "self-device") o.sort = tmod::sort_by::self_device;
-      else throw usage_error{"--sort takes self, total, count, device or self-device"};
+      if (v == "self")
+        o.sort = tmod::sort_by::self;
+      else if (v == "total")
+        o.sort = tmod::sort_by::total;
+      else if (v == "count")
+        o.sort = tmod::sort_by::count;
+      else if (v == "device")
+        o.sort = tmod::sort_by::device_total;
+      else if (v == "self-device")
+        o.sort = tmod::sort_by::self_device;
+      else
+        throw usage_error{"--sort takes self, total, count, device or self-device"};
     } else if (a == "--top" && o.command == "stats") {
       o.top = parse_count(a, value());
     } else if (a == "--depth" && o.command == "tree") {
@@ -154,7 +165,8 @@ options parse(int argc, char** argv) {
       o.output = value();
     } else if (a == "--width" && o.command == "flame") {
       o.width = static_cast<double>(parse_count(a, value()));
-      if (o.width < 100 || o.width > 100000) throw usage_error{"--width takes 100 to 100000 pixels"};
+      if (o.width < 100 || o.width > 100000)
+        throw usage_error{"--width takes 100 to 100000 pixels"};
     } else if (a == "--no-for-loop" && o.command == "patterns") {
       o.for_loop = false;
     } else if (a.starts_with("-") && a != "-") {
@@ -165,7 +177,8 @@ options parse(int argc, char** argv) {
       throw usage_error{"more than one trace given"};
     }
   }
-  if (o.trace.empty()) throw usage_error{o.command == "link" ? "link needs --trace TRACE.json" : "missing TRACE"};
+  if (o.trace.empty())
+    throw usage_error{o.command == "link" ? "link needs --trace TRACE.json" : "missing TRACE"};
   if (o.command == "flame" && o.output.empty()) throw usage_error{"flame needs -o FILE.svg"};
   if (o.command == "link" && (o.et.empty() || o.output.empty()))
     throw usage_error{"link needs --et ET.json, --trace TRACE.json and -o OUT.json"};
@@ -178,7 +191,8 @@ tmod::event_table read(const options& o) {
   if (::isatty(STDERR_FILENO)) {
     ro.progress = [last = -1](std::size_t done, std::size_t total) mutable {
       if (total < (std::size_t{100} << 20)) return;
-      const int pct = static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total));
+      const int pct =
+          static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total));
       if (pct == last) return;
       last = pct;
       std::fprintf(stderr, "\rreading: %3d%%", pct);
@@ -197,7 +211,7 @@ void write_tid(tmod::json_output& out, const tmod::event_table& t, tmod::thread_
 }
 std::string tid_text(const tmod::event_table& t, std::uint64_t k) {
   return tmod::event_table::is_string_key(k) ? std::string(t.key_label(k))
-                                           : std::to_string(static_cast<std::int64_t>(k));
+                                             : std::to_string(static_cast<std::int64_t>(k));
 }
 
 int cmd_stats(const options& o, tmod::event_table& t) {
@@ -235,11 +249,18 @@ int cmd_tree(const options& o, tmod::event_table& t) {
     for (std::size_t i = 0; i < t.size(); ++i) {
       const auto& e = t.events[i];
       const std::int64_t end = e.end_ns();
-      out.raw(i ? ",\n" : "\n").raw("{\"id\":").unsigned_integer(i).raw(",\"name\":").string(t.name(e));
-      out.raw(",\"kind\":").string(tmod::default_schema::kind_names[e.fields.index()]).raw(",\"tid\":");
+      out.raw(i ? ",\n" : "\n")
+          .raw("{\"id\":")
+          .unsigned_integer(i)
+          .raw(",\"name\":")
+          .string(t.name(e));
+      out.raw(",\"kind\":")
+          .string(tmod::default_schema::kind_names[e.fields.index()])
+          .raw(",\"tid\":");
       write_tid(out, t, e.tid);
       out.raw(",\"ts_ns\":").integer(e.start_ns).raw(",\"dur_ns\":");
-      out.integer(end == tmod::no_end_ns || end < e.start_ns ? 0 : end - e.start_ns).raw(",\"parent\":");
+      out.integer(end == tmod::no_end_ns || end < e.start_ns ? 0 : end - e.start_ns)
+          .raw(",\"parent\":");
       if (e.parent == tmod::no_event)
         out.raw("null");
       else
@@ -271,8 +292,8 @@ int cmd_tree(const options& o, tmod::event_table& t) {
     tmod::walk_preorder(t, by_thread[key], [&](tmod::event_index i, std::uint32_t depth) {
       if (o.depth && depth >= *o.depth) return false;
       const auto& e = t.events[i];
-      std::printf("%*s%s  %s\n", static_cast<int>(2 * depth + 2), "", std::string(t.name(e)).c_str(),
-                  tmod::format_duration(e.duration_ns()).c_str());
+      std::printf("%*s%s  %s\n", static_cast<int>(2 * depth + 2), "",
+                  std::string(t.name(e)).c_str(), tmod::format_duration(e.duration_ns()).c_str());
       return true;
     });
   }
@@ -368,16 +389,20 @@ int cmd_link(const options& o, tmod::event_table& t) {
     std::fclose(f);
   }
   if (!o.json) {
-    std::printf("matched %zu of %zu execution-trace ops by %s%s\n", r.matched, r.op_nodes, r.method.c_str(),
+    std::printf("matched %zu of %zu execution-trace ops by %s%s\n", r.matched, r.op_nodes,
+                r.method.c_str(),
                 r.iteration == tmod::no_event ? ""
-                : r.iterations == 1
-                    ? (" in " + std::string(t.name(r.iteration))).c_str()
-                    : (" in " + std::to_string(r.iterations) + " iterations from " + std::string(t.name(r.iteration))).c_str());
+                : r.iterations == 1           ? (" in " + std::string(t.name(r.iteration))).c_str()
+                                    : (" in " + std::to_string(r.iterations) + " iterations from " +
+                                       std::string(t.name(r.iteration)))
+                                          .c_str());
     for (const auto& u : r.unmatched)
       std::printf("  unmatched node %lld %s: %s\n", static_cast<long long>(et.nodes[u.node].id),
                   et.nodes[u.node].name.c_str(), u.reason.c_str());
-    std::printf("device ops: %zu attached (%zu by correlation, %zu by external id, %zu by interval), %zu orphaned\n",
-                r.device_ops.size(), r.by[0], r.by[1], r.by[2], r.orphaned);
+    std::printf(
+        "device ops: %zu attached (%zu by correlation, %zu by external id, %zu by interval), %zu "
+        "orphaned\n",
+        r.device_ops.size(), r.by[0], r.by[1], r.by[2], r.orphaned);
     std::printf("wrote %s\n", o.output.c_str());
     return 0;
   }
@@ -395,7 +420,11 @@ int cmd_link(const options& o, tmod::event_table& t) {
   for (std::size_t k = 0; k < et.nodes.size(); ++k) {
     if (r.node_host[k] == tmod::no_event) continue;
     const auto& e = t.events[r.node_host[k]];
-    out.raw(first ? "\n" : ",\n").raw("{\"id\":").integer(et.nodes[k].id).raw(",\"name\":").string(t.name(e));
+    out.raw(first ? "\n" : ",\n")
+        .raw("{\"id\":")
+        .integer(et.nodes[k].id)
+        .raw(",\"name\":")
+        .string(t.name(e));
     out.raw(",\"tid\":");
     write_tid(out, t, e.tid);
     out.raw(",\"ts_ns\":").integer(e.start_ns).ch('}');
@@ -403,8 +432,14 @@ int cmd_link(const options& o, tmod::event_table& t) {
   }
   out.raw("],\"device_ops\":{\"total\":").unsigned_integer(r.device_total);
   out.raw(",\"attached\":").unsigned_integer(r.device_ops.size());
-  out.raw(",\"by_correlation\":").unsigned_integer(r.by[0]).raw(",\"by_external_id\":").unsigned_integer(r.by[1]);
-  out.raw(",\"by_interval\":").unsigned_integer(r.by[2]).raw(",\"orphaned\":").unsigned_integer(r.orphaned);
+  out.raw(",\"by_correlation\":")
+      .unsigned_integer(r.by[0])
+      .raw(",\"by_external_id\":")
+      .unsigned_integer(r.by[1]);
+  out.raw(",\"by_interval\":")
+      .unsigned_integer(r.by[2])
+      .raw(",\"orphaned\":")
+      .unsigned_integer(r.orphaned);
   out.raw("},\"output\":").string(o.output).raw("}\n");
   out.flush();
   std::fputs(s.c_str(), stdout);
@@ -419,7 +454,8 @@ int cmd_patterns(const options& o, tmod::event_table& t) {
   auto by_name = tmod::name_pattern(o.name_regex.value_or(""));
   by_name.enabled = o.name_regex.has_value();
   const tmod::tree_view view(t);
-  auto results = std::apply([&](auto&... p) { return tmod::find_patterns(view, ctx, p..., by_name); }, builtin);
+  auto results = std::apply(
+      [&](auto&... p) { return tmod::find_patterns(view, ctx, p..., by_name); }, builtin);
   if (!o.name_regex) results.pop_back();
   if (!o.json) {
     std::fputs(tmod::format_pattern_report(results).c_str(), stdout);
@@ -440,7 +476,11 @@ int cmd_patterns(const options& o, tmod::event_table& t) {
       const auto& e = t.events[r.matches[m]];
       out.raw(m ? ",\n" : "\n").raw("{\"name\":").string(t.name(e)).raw(",\"tid\":");
       write_tid(out, t, e.tid);
-      out.raw(",\"ts_ns\":").integer(e.start_ns).raw(",\"location\":").string(tmod::location_of(view, r, m)).ch('}');
+      out.raw(",\"ts_ns\":")
+          .integer(e.start_ns)
+          .raw(",\"location\":")
+          .string(tmod::location_of(view, r, m))
+          .ch('}');
     }
     out.raw("]}");
   }

@@ -19,7 +19,8 @@
 #include "kernels.hpp"
 
 namespace tmod = tracemodel;
-using queue_type = tmod::record_queue<tmod::default_schema, tmod::record_features{}, tmod::cupti::record_policies<>>;
+using queue_type = tmod::record_queue<tmod::default_schema, tmod::record_features{},
+                                      tmod::cupti::record_policies<>>;
 
 namespace {
 double launch_ns(int launches) {
@@ -55,12 +56,32 @@ int main(int argc, char** argv) {
   int launches = 0;
   for (int step = 0; step < 3; ++step) {
     TRACEMODEL_SCOPED_OP(queue, .name = "ProfilerStep", .scope = tmod::op_scope::user_scope);
-    { TRACEMODEL_SCOPED_OP(queue, .name = "aten::copy_"); gpu::copy_in(host.data(), 0); ++launches; }
-    { TRACEMODEL_SCOPED_OP(queue, .name = "aten::zero_"); gpu::zero_y(1); ++launches; }
-    { TRACEMODEL_SCOPED_OP(queue, .name = "aten::mul_"); gpu::scale_x(2.0f, 0); ++launches; }
+    {
+      TRACEMODEL_SCOPED_OP(queue, .name = "aten::copy_");
+      gpu::copy_in(host.data(), 0);
+      ++launches;
+    }
+    {
+      TRACEMODEL_SCOPED_OP(queue, .name = "aten::zero_");
+      gpu::zero_y(1);
+      ++launches;
+    }
+    {
+      TRACEMODEL_SCOPED_OP(queue, .name = "aten::mul_");
+      gpu::scale_x(2.0f, 0);
+      ++launches;
+    }
     gpu::synchronize();
-    { TRACEMODEL_SCOPED_OP(queue, .name = "aten::add_"); gpu::saxpy_xy(0.5f, 1); ++launches; }
-    { TRACEMODEL_SCOPED_OP(queue, .name = "aten::sum"); gpu::sum_y(1); launches += 2; }
+    {
+      TRACEMODEL_SCOPED_OP(queue, .name = "aten::add_");
+      gpu::saxpy_xy(0.5f, 1);
+      ++launches;
+    }
+    {
+      TRACEMODEL_SCOPED_OP(queue, .name = "aten::sum");
+      gpu::sum_y(1);
+      launches += 2;
+    }
     gpu::synchronize();
   }
   queue.stop();
@@ -87,7 +108,8 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < t.size(); ++i) {
     const auto* d = t.events[i].get_if<tmod::event_kind::device_activity>();
     if (d == nullptr) continue;
-    if (d->activity != tmod::activity_type::kernel && d->activity != tmod::activity_type::gpu_memcpy &&
+    if (d->activity != tmod::activity_type::kernel &&
+        d->activity != tmod::activity_type::gpu_memcpy &&
         d->activity != tmod::activity_type::gpu_memset)
       continue;
     ++device;
@@ -97,7 +119,8 @@ int main(int argc, char** argv) {
       continue;
     }
     bool op = false;
-    for (tmod::event_index p = t.events[launch].parent; p != tmod::no_event && !op; p = t.events[p].parent)
+    for (tmod::event_index p = t.events[launch].parent; p != tmod::no_event && !op;
+         p = t.events[p].parent)
       op = t.events[p].is<tmod::event_kind::op>();
     no_op += op ? 0 : 1;
   }
@@ -108,21 +131,28 @@ int main(int argc, char** argv) {
     flows += json.compare(json.find("\"cat\":", p), ac2g.size(), ac2g) == 0 ? 1 : 0;
   tmod::write_chrome_trace_file(t, (out / "cupti_kernels_trace.json").string());
   const auto st = adapter.stats();
-  std::printf("events %zu, device activities %zu (launch parent missing: %zu, op ancestor missing: %zu)\n",
-              t.size(), device, orphan, no_op);
-  std::printf("ac2g flows %zu for %d launches in ops (+ %d empty kernels)\n", flows, launches, 2000);
+  std::printf(
+      "events %zu, device activities %zu (launch parent missing: %zu, op ancestor missing: %zu)\n",
+      t.size(), device, orphan, no_op);
+  std::printf("ac2g flows %zu for %d launches in ops (+ %d empty kernels)\n", flows, launches,
+              2000);
   std::printf("CUPTI records %llu, buffers %llu, dropped %llu, buffer requests refused %llu\n",
               static_cast<unsigned long long>(st.decoding.records),
-              static_cast<unsigned long long>(st.buffers_completed), static_cast<unsigned long long>(st.dropped),
+              static_cast<unsigned long long>(st.buffers_completed),
+              static_cast<unsigned long long>(st.dropped),
               static_cast<unsigned long long>(st.buffers_refused));
   const std::uint64_t outside = t.anomalies[tmod::anomaly::outside_recording];
   std::printf("CUPTI records of the warm-up, launched while the queue was stopped, dropped: %llu\n",
               static_cast<unsigned long long>(outside));
-  std::printf("kernel launch: %.0f ns with the adapter, %.0f ns with adapter + recorded op, %.0f ns without\n",
-              before, with_ops, after);
-  const bool ok = device >= static_cast<std::size_t>(launches + 2000) && orphan == 0 && no_op == 0 &&
-                  flows >= static_cast<std::size_t>(launches + 2000) && st.dropped == 0 && st.buffers_refused == 0 &&
+  std::printf(
+      "kernel launch: %.0f ns with the adapter, %.0f ns with adapter + recorded op, %.0f ns "
+      "without\n",
+      before, with_ops, after);
+  const bool ok = device >= static_cast<std::size_t>(launches + 2000) && orphan == 0 &&
+                  no_op == 0 && flows >= static_cast<std::size_t>(launches + 2000) &&
+                  st.dropped == 0 && st.buffers_refused == 0 &&
                   outside >= 2 * 2000;  // the warm-up's launches and kernels
-  std::printf("cupti_kernels: %s\n", ok ? "every device activity has a launch parent and an op ancestor" : "FAILED");
+  std::printf("cupti_kernels: %s\n",
+              ok ? "every device activity has a launch parent and an op ancestor" : "FAILED");
   return ok ? 0 : 1;
 }

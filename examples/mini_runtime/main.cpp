@@ -33,8 +33,11 @@ using mini::tensor;
 struct linear_layer {
   std::string name;
   tensor weight, bias;
-  linear_layer(std::string n, std::int64_t in_features, std::int64_t out_features, std::mt19937& rng)
-      : name(std::move(n)), weight(mini::empty({out_features, in_features})), bias(mini::empty({out_features})) {
+  linear_layer(std::string n, std::int64_t in_features, std::int64_t out_features,
+               std::mt19937& rng)
+      : name(std::move(n)),
+        weight(mini::empty({out_features, in_features})),
+        bias(mini::empty({out_features})) {
     std::normal_distribution<float> d(0.0f, 1.0f / std::sqrt(static_cast<float>(in_features)));
     for (std::int64_t i = 0; i < out_features; ++i)
       for (std::int64_t j = 0; j < in_features; ++j) weight->at(i, j) = d(rng);
@@ -54,7 +57,9 @@ struct mlp {
     mini::module_scope m("MLP");
     return fc2.forward(mini::relu(fc1.forward(x)));
   }
-  [[nodiscard]] std::vector<tensor> parameters() const { return {fc1.weight, fc1.bias, fc2.weight, fc2.bias}; }
+  [[nodiscard]] std::vector<tensor> parameters() const {
+    return {fc1.weight, fc1.bias, fc2.weight, fc2.bias};
+  }
 };
 
 /// A batch: inputs from a normal distribution, the label 1 when the first four features sum
@@ -97,7 +102,8 @@ float train_step(mlp& model, mini::engine& engine, std::mt19937& rng, int step) 
 }
 
 /// The call tree under `root`, `max_depth` levels, runs of equal siblings folded ("x 16").
-void print_tree(std::string& out, const tracemodel::event_table& t, tracemodel::event_index root, int max_depth) {
+void print_tree(std::string& out, const tracemodel::event_table& t, tracemodel::event_index root,
+                int max_depth) {
   struct item {
     tracemodel::event_index i;
     int depth;
@@ -113,8 +119,8 @@ void print_tree(std::string& out, const tracemodel::event_table& t, tracemodel::
     std::string name(t.name(it.i));
     if (it.second != tracemodel::no_event) name += ", " + std::string(t.name(it.second));
     if (it.count > 1)
-      std::snprintf(line, sizeof line, "  %*s%s x %zu  %s\n", 2 * it.depth, "", name.c_str(), it.count,
-                    tracemodel::format_duration(it.total_ns).c_str());
+      std::snprintf(line, sizeof line, "  %*s%s x %zu  %s\n", 2 * it.depth, "", name.c_str(),
+                    it.count, tracemodel::format_duration(it.total_ns).c_str());
     else
       std::snprintf(line, sizeof line, "  %*s%s  %s\n", 2 * it.depth, "", name.c_str(),
                     tracemodel::format_duration(it.total_ns).c_str());
@@ -132,7 +138,8 @@ void print_tree(std::string& out, const tracemodel::event_table& t, tracemodel::
         std::size_t r = 1;
         while (k + (r + 1) * p <= shown.size()) {
           bool same = true;
-          for (std::size_t m = 0; m < p && same; ++m) same = t.name(shown[k + r * p + m]) == t.name(shown[k + m]);
+          for (std::size_t m = 0; m < p && same; ++m)
+            same = t.name(shown[k + r * p + m]) == t.name(shown[k + m]);
           if (!same) break;
           ++r;
         }
@@ -148,8 +155,10 @@ void print_tree(std::string& out, const tracemodel::event_table& t, tracemodel::
         continue;
       }
       std::int64_t total = 0;
-      for (std::size_t m = k; m < k + period * repeats; ++m) total += t.events[shown[m]].duration_ns();
-      next.push_back({shown[k], it.depth + 1, repeats, total, period == 2 ? shown[k + 1] : tracemodel::no_event});
+      for (std::size_t m = k; m < k + period * repeats; ++m)
+        total += t.events[shown[m]].duration_ns();
+      next.push_back({shown[k], it.depth + 1, repeats, total,
+                      period == 2 ? shown[k + 1] : tracemodel::no_event});
       k += period * repeats;
     }
     for (auto r = next.rbegin(); r != next.rend(); ++r) stack.push_back(*r);
@@ -201,14 +210,15 @@ int main(int argc, char** argv) {
 
   std::string r;
   char line[512];
-  std::snprintf(line, sizeof line, "mini_runtime: %d training steps of an 8-32-1 MLP, loss %.3f -> %.3f\n", steps,
+  std::snprintf(line, sizeof line,
+                "mini_runtime: %d training steps of an 8-32-1 MLP, loss %.3f -> %.3f\n", steps,
                 static_cast<double>(first_loss), static_cast<double>(last_loss));
   r += line;
   std::vector<tracemodel::thread_key> threads;
   for (const auto& e : t.events)
     if (std::find(threads.begin(), threads.end(), e.tid) == threads.end()) threads.push_back(e.tid);
-  std::snprintf(line, sizeof line, "recorded %zu events on %zu threads; trace: %s\n\n", t.size(), threads.size(),
-                trace_path.string().c_str());
+  std::snprintf(line, sizeof line, "recorded %zu events on %zu threads; trace: %s\n\n", t.size(),
+                threads.size(), trace_path.string().c_str());
   r += line;
   // The first step's tree.
   for (tracemodel::event_index i = 0; i < t.size(); ++i)
@@ -228,10 +238,11 @@ int main(int argc, char** argv) {
   r += tracemodel::format_key_averages(rows, 8);
   std::size_t backward_ops = 0;
   for (const auto& e : t.events)
-    if (const auto* op = e.get_if<tracemodel::event_kind::op>(); op != nullptr && op->fwd_thread_id > 0 &&
-                                                                  !t.name(e).starts_with("autograd::engine"))
+    if (const auto* op = e.get_if<tracemodel::event_kind::op>();
+        op != nullptr && op->fwd_thread_id > 0 && !t.name(e).starts_with("autograd::engine"))
       ++backward_ops;
-  std::snprintf(line, sizeof line, "\nforward/backward links: %zu (backward ops: %zu), host/device links: %zu\n\n",
+  std::snprintf(line, sizeof line,
+                "\nforward/backward links: %zu (backward ops: %zu), host/device links: %zu\n\n",
                 a.fwd_bwd.links, backward_ops, a.device.links());
   r += line;
   const tracemodel::tree_view view(t);

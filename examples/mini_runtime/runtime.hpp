@@ -48,7 +48,9 @@ struct value {
 struct value_traits {
   static tracemodel::input_kind kind(const value& v);
   static tracemodel::tensor_info tensor(const value& v);
-  static tracemodel::scalar_value scalar(const value& v) { return tracemodel::scalar_value::floating(v.number); }
+  static tracemodel::scalar_value scalar(const value& v) {
+    return tracemodel::scalar_value::floating(v.number);
+  }
   template <class F>
   static void for_each_element(const value&, F&&) {}
   static std::string_view dtype_name(std::uint8_t) { return "float"; }
@@ -73,9 +75,12 @@ class op_scope {
            bool copy_name = false) {
     if (session == nullptr) return;
     const std::vector<value> in(inputs);
-    h_ = session->begin_op(
-        {.name = name, .sequence_number = seq, .fwd_thread_id = fwd_tid, .scope = scope, .copy_name = copy_name},
-        std::span<const value>(in));
+    h_ = session->begin_op({.name = name,
+                            .sequence_number = seq,
+                            .fwd_thread_id = fwd_tid,
+                            .scope = scope,
+                            .copy_name = copy_name},
+                           std::span<const value>(in));
     if (h_ && !module_stack.empty()) session->record_module_hierarchy(h_, module_stack);
   }
   op_scope(const op_scope&) = delete;
@@ -93,7 +98,8 @@ class annotation {
  public:
   explicit annotation(std::string name) : name_(std::move(name)) {
     if (session != nullptr)
-      h_ = session->begin_op({.name = name_, .scope = tracemodel::op_scope::user_scope, .copy_name = true});
+      h_ = session->begin_op(
+          {.name = name_, .scope = tracemodel::op_scope::user_scope, .copy_name = true});
   }
   ~annotation() {
     if (h_) session->end_op(h_);
@@ -117,7 +123,8 @@ class frame {
   frame(const frame&) = delete;
   frame& operator=(const frame&) = delete;
   ~frame() {
-    if (session != nullptr && !name_.empty()) session->record_script_call(name_, start_, queue_type::now());
+    if (session != nullptr && !name_.empty())
+      session->record_script_call(name_, start_, queue_type::now());
   }
 
  private:
@@ -142,13 +149,15 @@ struct allocator {
     auto* p = new float[n == 0 ? 1 : n]();
     const auto bytes = static_cast<std::int64_t>(n * sizeof(float));
     const std::int64_t total = allocated.fetch_add(bytes) + bytes;
-    if (session != nullptr) session->record_allocation(reinterpret_cast<std::uint64_t>(p), bytes, total, total);
+    if (session != nullptr)
+      session->record_allocation(reinterpret_cast<std::uint64_t>(p), bytes, total, total);
     return p;
   }
   static void free(float* p, std::size_t n) {
     const auto bytes = static_cast<std::int64_t>(n * sizeof(float));
     const std::int64_t total = allocated.fetch_sub(bytes) - bytes;
-    if (session != nullptr) session->record_allocation(reinterpret_cast<std::uint64_t>(p), -bytes, total, total);
+    if (session != nullptr)
+      session->record_allocation(reinterpret_cast<std::uint64_t>(p), -bytes, total, total);
     delete[] p;
   }
 };
@@ -194,17 +203,23 @@ inline tracemodel::input_kind value_traits::kind(const value& v) {
   return v.t != nullptr ? tracemodel::input_kind::tensor : tracemodel::input_kind::undefined_tensor;
 }
 inline tracemodel::tensor_info value_traits::tensor(const value& v) {
-  return {reinterpret_cast<std::uint64_t>(v.t), reinterpret_cast<std::uint64_t>(v.t->st->data), 0, -1, 0,
-          tracemodel::strided_layout, v.t->sizes, v.t->strides};
+  return {reinterpret_cast<std::uint64_t>(v.t),
+          reinterpret_cast<std::uint64_t>(v.t->st->data),
+          0,
+          -1,
+          0,
+          tracemodel::strided_layout,
+          v.t->sizes,
+          v.t->strides};
 }
 inline value in(const tensor& t) { return {t.get(), 0, false}; }
 inline value in(double x) { return {nullptr, x, true}; }
 
 /// A backward function: its gradient formula and where the input gradients go.
 struct node {
-  std::string name;          ///< "MmBackward0"
-  std::int64_t sequence_nr;  ///< of the forward op that made it
-  std::uint64_t fwd_tid;     ///< the thread that ran the forward op
+  std::string name;            ///< "MmBackward0"
+  std::int64_t sequence_nr;    ///< of the forward op that made it
+  std::uint64_t fwd_tid;       ///< the thread that ran the forward op
   std::vector<tensor> inputs;  ///< the forward op's inputs (edges: their grad_fn or leaf)
   std::function<std::vector<tensor>(const tensor& grad_out)> apply;
 };
@@ -229,7 +244,8 @@ inline std::int64_t sequence_for(std::initializer_list<tensor> ins) {
     if (t && t->requires_grad) return next_sequence_nr++;
   return -1;
 }
-inline void attach(const tensor& out, std::int64_t seq, std::string name, std::vector<tensor> inputs,
+inline void attach(const tensor& out, std::int64_t seq, std::string name,
+                   std::vector<tensor> inputs,
                    std::function<std::vector<tensor>(const tensor&)> apply) {
   if (seq < 0) return;
   out->requires_grad = true;
@@ -309,7 +325,8 @@ inline tensor add(const tensor& a, const tensor& b) {
   tensor out = empty(a->sizes);
   const bool row = b->sizes.size() == 1 && a->sizes.size() == 2;
   for (std::int64_t i = 0; i < a->rows(); ++i)
-    for (std::int64_t j = 0; j < a->cols(); ++j) out->at(i, j) = a->at(i, j) + (row ? b->at(j) : b->at(i, j));
+    for (std::int64_t j = 0; j < a->cols(); ++j)
+      out->at(i, j) = a->at(i, j) + (row ? b->at(j) : b->at(i, j));
   attach(out, seq, "AddBackward0", {a, b}, [row, bs = b->sizes](const tensor& g) {
     if (!row) return std::vector<tensor>{g, g};
     // The bias gradient: the sum over rows.
@@ -334,7 +351,8 @@ inline tensor relu(const tensor& a) {
     op_scope mask("aten::threshold_backward", {in(g), in(a), in(0.0)});
     tensor r = empty(g->sizes);
     for (std::int64_t i = 0; i < g->rows(); ++i)
-      for (std::int64_t j = 0; j < g->cols(); ++j) r->at(i, j) = a->at(i, j) > 0 ? g->at(i, j) : 0.0f;
+      for (std::int64_t j = 0; j < g->cols(); ++j)
+        r->at(i, j) = a->at(i, j) > 0 ? g->at(i, j) : 0.0f;
     return std::vector<tensor>{r};
   });
   return out;
@@ -343,7 +361,8 @@ inline tensor relu(const tensor& a) {
 /// The mean over all elements of the loss of logits `x` against targets `y` (0-D result).
 inline tensor binary_cross_entropy_with_logits(const tensor& x, const tensor& y) {
   const std::int64_t seq = sequence_for({x});
-  op_scope op("aten::binary_cross_entropy_with_logits", {in(x), in(y), value{}, value{}, in(1.0)}, seq);
+  op_scope op("aten::binary_cross_entropy_with_logits", {in(x), in(y), value{}, value{}, in(1.0)},
+              seq);
   tensor out = empty({});
   const auto n = static_cast<float>(x->numel());
   float s = 0;
@@ -368,7 +387,8 @@ inline tensor binary_cross_entropy_with_logits(const tensor& x, const tensor& y)
 inline void add_(const tensor& p, const tensor& g, double alpha) {
   op_scope op("aten::add_", {in(p), in(g), in(alpha)});
   for (std::int64_t i = 0; i < p->rows(); ++i)
-    for (std::int64_t j = 0; j < p->cols(); ++j) p->at(i, j) += static_cast<float>(alpha) * g->at(i, j);
+    for (std::int64_t j = 0; j < p->cols(); ++j)
+      p->at(i, j) += static_cast<float>(alpha) * g->at(i, j);
 }
 
 // ---- the autograd engine: backward runs on its own thread -----------------------------------
@@ -437,8 +457,8 @@ class engine {
       {
         op_scope wrapper("autograd::engine::evaluate_function: " + n->name, {}, -1, 0,
                          tracemodel::op_scope::backward_function, true);
-        op_scope fn(n->name, {in(grads[n])}, n->sequence_nr, n->fwd_tid, tracemodel::op_scope::backward_function,
-                    true);
+        op_scope fn(n->name, {in(grads[n])}, n->sequence_nr, n->fwd_tid,
+                    tracemodel::op_scope::backward_function, true);
         outs = n->apply(grads[n]);
       }
       for (std::size_t k = 0; k < n->inputs.size() && k < outs.size(); ++k) {
@@ -451,9 +471,10 @@ class engine {
             std::push_heap(ready.begin(), ready.end(), later);
           }
         } else if (x->requires_grad) {
-          op_scope wrapper("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", {}, -1, 0,
-                           tracemodel::op_scope::backward_function);
-          op_scope acc("torch::autograd::AccumulateGrad", {in(outs[k])}, -1, 0, tracemodel::op_scope::backward_function);
+          op_scope wrapper("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad",
+                           {}, -1, 0, tracemodel::op_scope::backward_function);
+          op_scope acc("torch::autograd::AccumulateGrad", {in(outs[k])}, -1, 0,
+                       tracemodel::op_scope::backward_function);
           x->grad = x->grad ? add(x->grad, outs[k]) : outs[k];
         }
       }

@@ -54,9 +54,9 @@ struct memory_stats {
 
 /// Sets the most bytes of freed arrays kept for reuse (0: none); what is kept beyond a new
 /// limit is given back at once.
-inline void set_memory_cache_limits(std::size_t region_bytes, std::size_t block_bytes) noexcept {
+inline void set_memory_cache_limits(std::size_t region_bytes, std::size_t small_bytes) noexcept {
   detail::region_cache::instance().set_limit(region_bytes);
-  detail::block_cache::instance().set_limit(block_bytes);
+  detail::block_cache::instance().set_limit(small_bytes);
 }
 
 /// Gives every byte kept for reuse back to the operating system: the free slabs of the
@@ -72,13 +72,13 @@ class array_memory_resource final : public std::pmr::memory_resource {
  private:
   void* do_allocate(std::size_t bytes, std::size_t align) override {
     if (align <= alignment_of(bytes)) return detail::big_allocate(bytes);
-    return ::operator new(bytes, std::align_val_t{align});
+    return ::operator new (bytes, std::align_val_t{align});
   }
   void do_deallocate(void* p, std::size_t bytes, std::size_t align) noexcept override {
     if (align <= alignment_of(bytes))
       detail::big_deallocate(p, bytes);
     else
-      ::operator delete(p, std::align_val_t{align});
+      ::operator delete (p, std::align_val_t{align});
   }
   [[nodiscard]] bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override {
     return dynamic_cast<const array_memory_resource*>(&o) != nullptr;

@@ -100,9 +100,9 @@ std::vector<std::pair<event_index, event_index>> reference_fwd_bwd(event_table& 
     const auto& f = op(i);
     if (f.sequence_number < 0) continue;
     const process_key pid = t.events[i].pid;
-    const thread_key th = f.fwd_thread_id == 0
-                              ? t.events[i].tid
-                              : Policy::thread_resolver::resolve(f.fwd_thread_id, forward_threads[pid]);
+    const thread_key th = f.fwd_thread_id == 0 ? t.events[i].tid
+                                               : Policy::thread_resolver::resolve(
+                                                     f.fwd_thread_id, forward_threads[pid]);
     ks.push_back({p, i, {pid, th, f.sequence_number}, f.fwd_thread_id == 0});
   }
   auto end_of = [&](event_index i) {
@@ -145,13 +145,20 @@ TEST_SUITE("algo") {
       const std::uint64_t first = base + 5, limit = 4 * events + 4096, below = limit / 4;
       auto draw = [&]() -> std::uint64_t {
         switch (rng() % 7) {
-          case 5: return first + (limit - below) - 3 + rng() % 6;  // the upper edge
-          case 6: return first - below - 3 + rng() % 6;            // the lower edge (may wrap)
-          case 0: return rng() % 50;                      // small ids
-          case 1: return base + rng() % (8 * events);     // around the first ids
-          case 2: return base > 100 ? base - 1 - rng() % 100 : rng() % 100;  // just below
-          case 3: return rng();                           // anywhere
-          default: return base + rng() % 64;              // many duplicates
+          case 5:
+            return first + (limit - below) - 3 + rng() % 6;  // the upper edge
+          case 6:
+            return first - below - 3 + rng() % 6;  // the lower edge (may wrap)
+          case 0:
+            return rng() % 50;  // small ids
+          case 1:
+            return base + rng() % (8 * events);  // around the first ids
+          case 2:
+            return base > 100 ? base - 1 - rng() % 100 : rng() % 100;  // just below
+          case 3:
+            return rng();  // anywhere
+          default:
+            return base + rng() % 64;  // many duplicates
         }
       };
       CHECK(m.find(base) == no_event);
@@ -177,7 +184,8 @@ TEST_SUITE("algo") {
     q.end_op(q.begin_op({.name = "aten::add", .sequence_number = 0}));
     q.end_op(q.begin_op({.name = "aten::ones"}));
     {
-      TRACEMODEL_SCOPED_OP(q, .name = "aten::binary_cross_entropy_with_logits", .sequence_number = 1);
+      TRACEMODEL_SCOPED_OP(q, .name = "aten::binary_cross_entropy_with_logits",
+                           .sequence_number = 1);
       TRACEMODEL_SCOPED_OP(q, .name = "aten::sigmoid");
     }
     std::thread autograd([&] {  // backward runs on the engine's own thread
@@ -209,7 +217,12 @@ TEST_SUITE("algo") {
 
   TEST_CASE("link_forward_backward: the forward op that started last wins, one link each") {
     table_builder b;
-    b.op("aten::linear", 0, 100).seq(4).op("aten::t", 10, 20).seq(4).op("aten::addmm", 30, 90).seq(5);
+    b.op("aten::linear", 0, 100)
+        .seq(4)
+        .op("aten::t", 10, 20)
+        .seq(4)
+        .op("aten::addmm", 30, 90)
+        .seq(5);
     b.op("autograd::engine::evaluate_function: AddmmBackward0", 200, 260).seq(-1, 1);
     b.op("AddmmBackward0", 201, 250).seq(5, 1).scope(op_scope::backward_function);
     b.op("autograd::engine::evaluate_function: TBackward0", 300, 360);
@@ -236,7 +249,8 @@ TEST_SUITE("algo") {
     table_builder b;
     for (int k = 0; k < depth; ++k) b.op("aten::f", k, 2 * depth - k, 1).seq(k);
     for (int j = 0; j < depth; ++j)
-      b.op("FBackward0", depth + j, depth + j + 1, 2).seq((j * 7919) % depth, 1)
+      b.op("FBackward0", depth + j, depth + j + 1, 2)
+          .seq((j * 7919) % depth, 1)
           .scope(op_scope::backward_function);
     event_table t = b.take();
     event_table want_t = t;
@@ -244,12 +258,14 @@ TEST_SUITE("algo") {
     const auto want = reference_fwd_bwd<pytorch_links>(want_t);
     // f_k ends at 2 depth - k, b_j at depth + j + 1: about half of the keys link.
     std::size_t expected = 0;
-    for (int j = 0; j < depth; ++j) expected += 2 * depth - (j * 7919) % depth < depth + j + 1 ? 1 : 0;
+    for (int j = 0; j < depth; ++j)
+      expected += 2 * depth - (j * 7919) % depth < depth + j + 1 ? 1 : 0;
     CHECK(links.size() == expected);
     REQUIRE(want.size() == links.size());
     bool same = true;
     for (std::size_t k = 0; k < links.size(); ++k)
-      same = same && links[k].id == k + 1 && links[k].from == want[k].first && links[k].to == want[k].second;
+      same = same && links[k].id == k + 1 && links[k].from == want[k].first &&
+             links[k].to == want[k].second;
     CHECK(same);
   }
 
@@ -283,7 +299,8 @@ TEST_SUITE("algo") {
     CHECK(link_text(t, fwd_bwd_links(t)) ==
           "1: fwd on 5001 -> bwd of thread 1\n2: fwd on tid 2 -> bwd of thread 2\n");
     event_table u = make();  // ids taken literally: thread 1 recorded nothing
-    CHECK(link_text(u, fwd_bwd_links(u, literal_links{})) == "1: fwd on tid 2 -> bwd of thread 2\n");
+    CHECK(link_text(u, fwd_bwd_links(u, literal_links{})) ==
+          "1: fwd on tid 2 -> bwd of thread 2\n");
   }
 
   TEST_CASE("link_forward_backward: keys are true pairs (no 16+48-bit packing collisions)") {
@@ -319,7 +336,9 @@ TEST_SUITE("algo") {
         b.op(names[pick(4)], start, end, tid, static_cast<process_key>(1 + pick(2) / 1));
         b.seq(pick(4) == 0 ? -1 : pick(5), pick(2) == 0 ? 0 : static_cast<std::uint64_t>(pick(4)));
         const int sc = pick(6);
-        b.scope(sc == 0 ? op_scope::backward_function : sc == 1 ? op_scope::user_scope : op_scope::function);
+        b.scope(sc == 0   ? op_scope::backward_function
+                : sc == 1 ? op_scope::user_scope
+                          : op_scope::function);
       }
       event_table t = b.take();
       // Tables need not be sorted. Sorted ones take the pass in table order; one with a late
@@ -367,13 +386,13 @@ TEST_SUITE("algo") {
       CAPTURE(own_keys);
       table_builder b;
       const char* wrapper = "autograd::engine::evaluate_function: MmBackward0";
-      b.op("aten::mm", 0, 100, 1, 1).seq(4, 0);                      // 0: the forward op
+      b.op("aten::mm", 0, 100, 1, 1).seq(4, 0);                                // 0: the forward op
       b.op(wrapper, 200, 260, 2, 1).seq(own_keys ? 9 : -1, own_keys ? 3 : 0);  // 1
       b.op("MmBackward0", 220, 250, 2, 1).seq(4, 1).scope(op_scope::backward_function);  // 2
-      b.op(wrapper, 300, 360, 2, 1);                                  // 3
+      b.op(wrapper, 300, 360, 2, 1);                                                     // 3
       b.op("MmBackward0", 320, 350, 2, 1).seq(5, 1).scope(op_scope::backward_function);  // 4
-      b.op("aten::zeros", 210, 215, 2, 1);                            // 5: out of order
-      b.op("aten::zeros", 310, 315, 2, 1);                            // 6
+      b.op("aten::zeros", 210, 215, 2, 1);  // 5: out of order
+      b.op("aten::zeros", 310, 315, 2, 1);  // 6
       event_table t = b.take();
       const auto links = fwd_bwd_links(t);
       REQUIRE(links.size() == 1);
@@ -408,8 +427,8 @@ TEST_SUITE("algo") {
   }
 
   TEST_CASE("link_forward_backward: the four fwdbwd flows of a real ROCm trace") {
-    tmtest::loaded_trace lt =
-        tmtest::load_kineto(tmtest::data_path("kineto/amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz"));
+    tmtest::loaded_trace lt = tmtest::load_kineto(
+        tmtest::data_path("kineto/amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz"));
     std::map<std::uint64_t, std::pair<event_index, event_index>> file;
     for (const auto& f : lt.flows) {
       if (f.cat != "fwdbwd") continue;
@@ -449,16 +468,31 @@ TEST_SUITE("algo") {
     table_builder b;
     b.op("aten::mm", 0, 100, 1).op_correlation(1);
     b.device("cudaLaunchKernel", activity_type::cuda_runtime, 10, 20, 1, 1)
-        .correlation(7).external_id(1).flow(7, true);
-    b.device("gemm", activity_type::kernel, 30, 200, 7, 0).correlation(7).external_id(1).flow(7, false);
-    b.device("cudaMemcpyAsync", activity_type::cuda_runtime, 40, 50, 1, 1).correlation(8).external_id(1);
-    b.device("Memcpy HtoD", activity_type::gpu_memcpy, 210, 220, 7, 0).correlation(8).external_id(1);
+        .correlation(7)
+        .external_id(1)
+        .flow(7, true);
+    b.device("gemm", activity_type::kernel, 30, 200, 7, 0)
+        .correlation(7)
+        .external_id(1)
+        .flow(7, false);
+    b.device("cudaMemcpyAsync", activity_type::cuda_runtime, 40, 50, 1, 1)
+        .correlation(8)
+        .external_id(1);
+    b.device("Memcpy HtoD", activity_type::gpu_memcpy, 210, 220, 7, 0)
+        .correlation(8)
+        .external_id(1);
     b.device("Memset", activity_type::gpu_memset, 230, 240, 8, 0).external_id(1);
     b.device("orphan kernel", activity_type::kernel, 250, 260, 7, 0).correlation(99);
-    b.device("cudaStreamWaitEvent", activity_type::cuda_runtime, 60, 70, 1, 1).correlation(9).external_id(1);
+    b.device("cudaStreamWaitEvent", activity_type::cuda_runtime, 60, 70, 1, 1)
+        .correlation(9)
+        .external_id(1);
     b.device("Stream Wait Event", activity_type::cuda_sync, 70, 75, 7, 0).correlation(9);
-    b.device("second start", activity_type::cuda_runtime, 80, 85, 1, 1).correlation(10).flow(7, true);
-    b.device("end without start", activity_type::kernel, 300, 310, 7, 0).correlation(10).flow(55, false);
+    b.device("second start", activity_type::cuda_runtime, 80, 85, 1, 1)
+        .correlation(10)
+        .flow(7, true);
+    b.device("end without start", activity_type::kernel, 300, 310, 7, 0)
+        .correlation(10)
+        .flow(55, false);
     event_table t = b.take();
     const device_link_stats s = link_device_activities(t);
     CHECK(s.by_flow == 1);
@@ -496,7 +530,9 @@ TEST_SUITE("algo") {
     // the links in table order of their device activity, and the counts equal the rules
     // applied one event at a time over maps made from the whole table first.
     std::mt19937_64 rng(7);
-    auto pick = [&](int n) { return static_cast<std::uint64_t>(rng() % static_cast<std::uint64_t>(n)); };
+    auto pick = [&](int n) {
+      return static_cast<std::uint64_t>(rng() % static_cast<std::uint64_t>(n));
+    };
     for (int round = 0; round < 500; ++round) {
       table_builder b;
       const int n = 1 + static_cast<int>(pick(40));
@@ -534,7 +570,8 @@ TEST_SUITE("algo") {
         if (const auto* d = e.get_if<event_kind::device_activity>()) {
           if (d->flow_start && d->flow_type == flow_kind::async_cpu_gpu && d->flow_id != 0)
             duplicates += starts.emplace(d->flow_id, i).second ? 0 : 1;
-          if (is_runtime_call(d->activity) && d->correlation_id != 0) calls.emplace(d->correlation_id, i);
+          if (is_runtime_call(d->activity) && d->correlation_id != 0)
+            calls.emplace(d->correlation_id, i);
         } else if (const auto* op = e.get_if<event_kind::op>()) {
           if (op->correlation_id != 0) ops.emplace(op->correlation_id, i);
         }
@@ -615,7 +652,9 @@ TEST_SUITE("algo") {
   TEST_CASE("link_device_activities: PyTorch's thread inheritance, as a policy") {
     table_builder b;
     b.op("aten::mm", 0, 100, 1).op_correlation(1);
-    b.device("cudaLaunchKernel", activity_type::cuda_runtime, 10, 20, 1, 1).correlation(7).external_id(1);
+    b.device("cudaLaunchKernel", activity_type::cuda_runtime, 10, 20, 1, 1)
+        .correlation(7)
+        .external_id(1);
     b.device("gemm", activity_type::kernel, 30, 200, 7, 0).correlation(7);
     b.device("orphan", activity_type::kernel, 250, 260, 7, 0).correlation(99);
     event_table t = b.take();
@@ -623,17 +662,18 @@ TEST_SUITE("algo") {
     CHECK(t[2].tid == 1);  // the kernel took its launch's thread
     CHECK(t[2].pid == 1);
     CHECK(t[2].get<event_kind::device_activity>().stream == 7);  // the payload keeps its stream
-    CHECK(t[3].tid == 7);  // the orphan keeps its own track
+    CHECK(t[3].tid == 7);                                        // the orphan keeps its own track
   }
 
   TEST_CASE("link_device_activities: correlation ids of real traces give the files' ac2g flows") {
-    const char* files[] = {"critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz",
-                           "critical_path_cuda_event_sync_event_sync_trace.json.gz",
-                           "amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz",
-                           "triton_example_triton_example.json.gz",
-                           "execution_trace_benchmark_simple_add_trace.json.gz",
-                           "call_stack_backward_thread.json",
-                           "cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"};
+    const char* files[] = {
+        "critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz",
+        "critical_path_cuda_event_sync_event_sync_trace.json.gz",
+        "amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+        "triton_example_triton_example.json.gz",
+        "execution_trace_benchmark_simple_add_trace.json.gz",
+        "call_stack_backward_thread.json",
+        "cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"};
     std::size_t total_pairs = 0;
     for (const char* f : files) {
       INFO(f);
@@ -647,7 +687,8 @@ TEST_SUITE("algo") {
           file_pairs[fl.event] = starts[fl.id];
       const device_link_stats s = link_device_activities(lt.table, correlation_device_links{});
       std::map<event_index, event_index> derived;
-      for (const flow_link& l : links_of(lt.table, flow_kind::async_cpu_gpu)) derived[l.to] = l.from;
+      for (const flow_link& l : links_of(lt.table, flow_kind::async_cpu_gpu))
+        derived[l.to] = l.from;
       CHECK(s.links() == derived.size());
       for (const auto& pair : file_pairs) {
         const event_index device = pair.first;

@@ -44,10 +44,13 @@ pattern_context full_context() {
 // A user-defined pattern: a few lines.
 struct item_in_loop_pattern {
   std::string_view name() const { return "Item In Loop Pattern"; }
-  std::string_view description() const { return "aten::item syncs with the device; read values in bulk."; }
+  std::string_view description() const {
+    return "aten::item syncs with the device; read values in bulk.";
+  }
   template <class S>
   bool match(const tree_view<S>& v, event_index i) {
-    return v.name(i) == "aten::item" && v.prev_sibling(i) != no_event && v.name(v.prev_sibling(i)) == "aten::item";
+    return v.name(i) == "aten::item" && v.prev_sibling(i) != no_event &&
+           v.name(v.prev_sibling(i)) == "aten::item";
   }
 };
 
@@ -74,7 +77,9 @@ struct first_of_each_name {
 
 struct not_a_pattern_no_name {
   template <class S>
-  bool match(const tree_view<S>&, event_index) { return true; }
+  bool match(const tree_view<S>&, event_index) {
+    return true;
+  }
   std::string_view description() const { return ""; }
 };
 
@@ -93,8 +98,12 @@ static_assert(std::is_same_v<traversal_of_t<extra_cuda_copy_pattern>, depth_firs
 TEST_SUITE("algo") {
   TEST_CASE("tree_view: siblings, previous and next, thread roots, source location") {
     table_builder b;
-    b.script("user.py(3): main", 0, 1000).script("torch/nn/x.py(9): f", 10, 500).op("A", 20, 100).op("B", 120, 200)
-        .op("C", 220, 300).script("user.py(20): g", 600, 900);
+    b.script("user.py(3): main", 0, 1000)
+        .script("torch/nn/x.py(9): f", 10, 500)
+        .op("A", 20, 100)
+        .op("B", 120, 200)
+        .op("C", 220, 300)
+        .script("user.py(20): g", 600, 900);
     b.op("T2a", 5, 50, 2).op("T2b", 60, 70, 2);
     event_table t = b.take();
     build_tree(t);
@@ -116,7 +125,8 @@ TEST_SUITE("algo") {
     CHECK(v.next_sibling(6) == 7);
     CHECK(v.prev_sibling(0) == no_event);
     CHECK(v.next_sibling(0) == no_event);
-    CHECK(std::vector<event_index>(v.roots().begin(), v.roots().end()) == std::vector<event_index>{0, 6, 7});
+    CHECK(std::vector<event_index>(v.roots().begin(), v.roots().end()) ==
+          std::vector<event_index>{0, 6, 7});
     // The nearest frame outside the framework: f is torch's, main is the user's.
     CHECK(source_location(v, 2, "torch/") == "user.py(3): main");
     CHECK(source_location(v, 5, "torch/") == "user.py(20): g");
@@ -132,7 +142,9 @@ TEST_SUITE("algo") {
       table_builder b;
       b.script("user.py(1): main", 0, 1000);
       b.script("user.py(5): make", 10, 100).op("aten::zeros", 20, 90).op("aten::zero_", 30, 80);
-      b.script("user.py(6): move", 110, 300).op("aten::to", 120, 290).op("aten::_to_copy", 130, 280);
+      b.script("user.py(6): move", 110, 300)
+          .op("aten::to", 120, 290)
+          .op("aten::_to_copy", 130, 280);
       b.op("aten::copy_", 140, 270).tensor("float", {4, 4}).tensor(dst_dtype, {4, 4}).other_input();
       return b.take();
     };
@@ -147,7 +159,8 @@ TEST_SUITE("algo") {
     pattern_context no_stack = full_context();
     no_stack.has_stack = false;
     event_table w = make("float");
-    CHECK(run_one(w, extra_cuda_copy_pattern{}, no_stack).skipped == "needs script frames; the trace has none");
+    CHECK(run_one(w, extra_cuda_copy_pattern{}, no_stack).skipped ==
+          "needs script frames; the trace has none");
   }
 
   TEST_CASE("patterns: for-loop indexing needs ten repeats and reports a loop once") {
@@ -212,25 +225,28 @@ TEST_SUITE("algo") {
 
   TEST_CASE("patterns: optimizer single tensor, data loader, gradient zeroing") {
     table_builder b;
-    b.script("torch/optim/adamw.py(235): _single_tensor_adamw", 0, 10);     // 0 match
-    b.script("torch/optim/adamw.py(300): _multi_tensor_adamw", 20, 30);     // 1
-    b.script("torch/optim/adam.py(10): _single_tensor_adamax", 40, 50);     // 2
-    b.script("torch/optim/sgd.py(10): _single_tensor_sgd", 60, 70);         // 3 match
-    b.script("torch/utils/data/dataloader.py(422): __iter__", 100, 200);    // 4 match
+    b.script("torch/optim/adamw.py(235): _single_tensor_adamw", 0, 10);   // 0 match
+    b.script("torch/optim/adamw.py(300): _multi_tensor_adamw", 20, 30);   // 1
+    b.script("torch/optim/adam.py(10): _single_tensor_adamax", 40, 50);   // 2
+    b.script("torch/optim/sgd.py(10): _single_tensor_sgd", 60, 70);       // 3 match
+    b.script("torch/utils/data/dataloader.py(422): __iter__", 100, 200);  // 4 match
     b.script("torch/utils/data/dataloader.py(380): _get_iterator", 110, 190);
     b.script("torch/utils/data/dataloader.py(600): __init__", 120, 180);
-    b.script("torch/utils/data/dataloader.py(422): __iter__", 300, 400);    // 7: has workers
+    b.script("torch/utils/data/dataloader.py(422): __iter__", 300, 400);  // 7: has workers
     b.script("torch/utils/data/dataloader.py(380): _get_iterator", 310, 390);
     b.script("torch/utils/data/dataloader.py(500): check_worker_number_rationality", 320, 330);
-    b.script("torch/optim/optimizer.py(246): zero_grad", 500, 600);         // 10 match
+    b.script("torch/optim/optimizer.py(246): zero_grad", 500, 600);  // 10 match
     b.op("aten::zero_", 510, 520);
-    b.script("torch/optim/optimizer.py(246): zero_grad", 700, 800);         // 12: zero_ in zeros
+    b.script("torch/optim/optimizer.py(246): zero_grad", 700, 800);  // 12: zero_ in zeros
     b.op("aten::zeros", 710, 790).op("aten::zero_", 720, 730);
-    b.script("torch/optim/optimizer.py(246): zero_grad", 900, 950);         // 15: set to None
+    b.script("torch/optim/optimizer.py(246): zero_grad", 900, 950);  // 15: set to None
     event_table t = b.take();
-    CHECK(run_one(t, optimizer_single_tensor_pattern{}, full_context()).matches == std::vector<event_index>{0, 3});
-    CHECK(run_one(t, synchronized_data_loader_pattern{}, full_context()).matches == std::vector<event_index>{4});
-    CHECK(run_one(t, grad_not_set_to_none_pattern{}, full_context()).matches == std::vector<event_index>{10});
+    CHECK(run_one(t, optimizer_single_tensor_pattern{}, full_context()).matches ==
+          std::vector<event_index>{0, 3});
+    CHECK(run_one(t, synchronized_data_loader_pattern{}, full_context()).matches ==
+          std::vector<event_index>{4});
+    CHECK(run_one(t, grad_not_set_to_none_pattern{}, full_context()).matches ==
+          std::vector<event_index>{10});
   }
 
   TEST_CASE("patterns: conv2d with bias followed by batch norm") {
@@ -251,54 +267,67 @@ TEST_SUITE("algo") {
     CHECK(r.matches == std::vector<event_index>{3});
     CHECK(r.frames == std::vector<event_index>{0});  // user.py(1): main
     event_table no_bias = make(false, "nn.Module: BatchNorm2d_0");
-    CHECK(run_one(no_bias, conv2d_bias_followed_by_batch_norm_pattern{}, full_context()).matches.empty());
+    CHECK(run_one(no_bias, conv2d_bias_followed_by_batch_norm_pattern{}, full_context())
+              .matches.empty());
     event_table relu = make(true, "nn.Module: ReLU_0");
-    CHECK(run_one(relu, conv2d_bias_followed_by_batch_norm_pattern{}, full_context()).matches.empty());
+    CHECK(run_one(relu, conv2d_bias_followed_by_batch_norm_pattern{}, full_context())
+              .matches.empty());
   }
 
   TEST_CASE("patterns: half-precision matmul with unaligned dimensions") {
     table_builder b;
-    b.op("aten::mm", 0, 10).tensor("c10::Half", {16, 12}).tensor("c10::Half", {12, 8});      // 0 match
-    b.op("aten::mm", 20, 30).tensor("c10::Half", {16, 16}).tensor("c10::Half", {16, 8});     // 1
-    b.op("aten::bmm", 40, 50).tensor("c10::BFloat16", {3, 8, 8}).tensor("c10::BFloat16", {3, 8, 5});  // 2 match
-    b.op("aten::mm", 60, 70).tensor("float", {16, 12}).tensor("float", {12, 8});            // 3
-    b.op("aten::addmm", 80, 90).tensor("c10::Half", {7}).tensor("c10::Half", {16, 16}).tensor("c10::Half", {16, 8});  // 4 match
-    b.op("aten::mm", 100, 110);                                                              // 5: no inputs
+    b.op("aten::mm", 0, 10).tensor("c10::Half", {16, 12}).tensor("c10::Half", {12, 8});   // 0 match
+    b.op("aten::mm", 20, 30).tensor("c10::Half", {16, 16}).tensor("c10::Half", {16, 8});  // 1
+    b.op("aten::bmm", 40, 50)
+        .tensor("c10::BFloat16", {3, 8, 8})
+        .tensor("c10::BFloat16", {3, 8, 5});                                      // 2 match
+    b.op("aten::mm", 60, 70).tensor("float", {16, 12}).tensor("float", {12, 8});  // 3
+    b.op("aten::addmm", 80, 90)
+        .tensor("c10::Half", {7})
+        .tensor("c10::Half", {16, 16})
+        .tensor("c10::Half", {16, 8});  // 4 match
+    b.op("aten::mm", 100, 110);         // 5: no inputs
     event_table t = b.take();
-    CHECK(run_one(t, matmul_dim_in_fp16_pattern{}, full_context()).matches == std::vector<event_index>{0, 2, 4});
+    CHECK(run_one(t, matmul_dim_in_fp16_pattern{}, full_context()).matches ==
+          std::vector<event_index>{0, 2, 4});
   }
 
   TEST_CASE("patterns: one traversal per order, user patterns, state and combinators") {
     table_builder b;
-    b.annotation("step", 0, 1000);                                         // 0
-    b.op("aten::select", 10, 20).op("aten::copy_", 30, 40);                // 1 2
-    b.op("aten::item", 50, 60).op("aten::item", 70, 80);                   // 3 4
-    b.op("aten::add", 90, 200).op("aten::mul", 100, 150);                  // 5 6
-    b.op("aten::select", 210, 220).op("aten::add", 230, 240);              // 7 8
+    b.annotation("step", 0, 1000);                             // 0
+    b.op("aten::select", 10, 20).op("aten::copy_", 30, 40);    // 1 2
+    b.op("aten::item", 50, 60).op("aten::item", 70, 80);       // 3 4
+    b.op("aten::add", 90, 200).op("aten::mul", 100, 150);      // 5 6
+    b.op("aten::select", 210, 220).op("aten::add", 230, 240);  // 7 8
     event_table t = b.take();
     build_tree(t);
     const tree_view v(t);
     const pattern_context c = full_context();
     item_in_loop_pattern items;
     first_of_each_name firsts;
-    auto select_copy = rule("Select Then Copy", "d", sibling_sequence(name_is("aten::select"), name_is("aten::copy_")));
-    auto aten_not_add = rule("Aten Not Add", "d",
-                             all_of(kind_is<event_kind::op>, name_starts_with("aten::"), not_(name_is("aten::add"))));
-    auto add_or_mul = rule<breadth_first>("Add Or Mul", "d", any_of(name_is("aten::add"), name_is("aten::mul")));
+    auto select_copy = rule("Select Then Copy", "d",
+                            sibling_sequence(name_is("aten::select"), name_is("aten::copy_")));
+    auto aten_not_add = rule(
+        "Aten Not Add", "d",
+        all_of(kind_is<event_kind::op>, name_starts_with("aten::"), not_(name_is("aten::add"))));
+    auto add_or_mul =
+        rule<breadth_first>("Add Or Mul", "d", any_of(name_is("aten::add"), name_is("aten::mul")));
     auto parent_add = rule("Child Of Add", "d", parent_is(name_is("aten::add")));
     auto has_mul = rule("Has Mul Below", "d", has_descendant(name_matches("m[u]l$")));
-    auto first_last = rule("First Select Last Add", "d",
-                           all_of(first_child_is(name_is("aten::select")), last_child_is(name_is("aten::add"))));
+    auto first_last =
+        rule("First Select Last Add", "d",
+             all_of(first_child_is(name_is("aten::select")), last_child_is(name_is("aten::add"))));
     auto needs_tf32 = rule("Needs TF32", "d", name_is("aten::add"), needs::tf32_device);
     auto regex = name_pattern("^aten::(item|mul)$");
-    const auto r = find_patterns(v, c, items, firsts, select_copy, aten_not_add, add_or_mul, parent_add, has_mul,
-                                 first_last, needs_tf32, regex);
+    const auto r = find_patterns(v, c, items, firsts, select_copy, aten_not_add, add_or_mul,
+                                 parent_add, has_mul, first_last, needs_tf32, regex);
     CHECK(names(v, r[0]) == std::vector<std::string>{"aten::item"});
     CHECK(r[0].matches == std::vector<event_index>{4});
-    CHECK(names(v, r[1]) == std::vector<std::string>{"step", "aten::select", "aten::copy_", "aten::item", "aten::add",
-                                                     "aten::mul"});
-    CHECK(r[1].reports == std::vector<std::string>{"first step", "first aten::select", "first aten::copy_",
-                                                   "first aten::item", "first aten::add", "first aten::mul"});
+    CHECK(names(v, r[1]) == std::vector<std::string>{"step", "aten::select", "aten::copy_",
+                                                     "aten::item", "aten::add", "aten::mul"});
+    CHECK(r[1].reports == std::vector<std::string>{"first step", "first aten::select",
+                                                   "first aten::copy_", "first aten::item",
+                                                   "first aten::add", "first aten::mul"});
     CHECK(r[2].matches == std::vector<event_index>{1});
     CHECK(r[2].frames == std::vector<event_index>{no_event});
     CHECK(r[2].reports == std::vector<std::string>{"d\n[Source Code Location] no source location"});
@@ -320,25 +349,28 @@ TEST_SUITE("algo") {
     std::vector<pattern_result> rs(3);
     rs[0].name = "A Pattern";
     rs[0].matches = {1, 2};
-    rs[0].reports = {"do a\n[Source Code Location] u.py(1): f", "do a\n[Source Code Location] u.py(1): f"};
+    rs[0].reports = {"do a\n[Source Code Location] u.py(1): f",
+                     "do a\n[Source Code Location] u.py(1): f"};
     rs[1].name = "Skipped Pattern";
     rs[1].skipped = "needs input shapes; the trace has none";
     rs[2].name = "B Pattern";
     rs[2].matches = {3};
     rs[2].reports = {"do b"};
     const std::string rule(40, '-');
-    CHECK(format_pattern_report(rs) == rule + "TorchTidy Report" + rule + "\nMatched Events:\n" +
-                                           "do a\n[Source Code Location] u.py(1): f\ndo b\nSummary:\n"
-                                           "A Pattern: 2 events matched.\nB Pattern: 1 events matched.\n" +
-                                           rule + "TorchTidy Report" + rule + "\n");
-    CHECK(format_pattern_report({}, {.title = "X"}) == rule + "X" + rule + "\nMatched Events:\nSummary:\n" + rule + "X" +
-                                                           rule + "\n");
+    CHECK(format_pattern_report(rs) ==
+          rule + "TorchTidy Report" + rule + "\nMatched Events:\n" +
+              "do a\n[Source Code Location] u.py(1): f\ndo b\nSummary:\n"
+              "A Pattern: 2 events matched.\nB Pattern: 1 events matched.\n" +
+              rule + "TorchTidy Report" + rule + "\n");
+    CHECK(format_pattern_report({}, {.title = "X"}) ==
+          rule + "X" + rule + "\nMatched Events:\nSummary:\n" + rule + "X" + rule + "\n");
   }
 
   TEST_CASE("patterns: random trees, traversal orders and one pass against brute force") {
     std::mt19937_64 rng(20261122);
-    const char* alphabet[] = {"aten::select", "aten::fill_", "aten::to",    "aten::_to_copy", "aten::copy_",
-                              "aten::zero_",  "aten::mm",    "aten::zeros", "user.py(3): f",  "x: zero_grad"};
+    const char* alphabet[] = {"aten::select",  "aten::fill_", "aten::to", "aten::_to_copy",
+                              "aten::copy_",   "aten::zero_", "aten::mm", "aten::zeros",
+                              "user.py(3): f", "x: zero_grad"};
     for (int round = 0; round < 60; ++round) {
       table_builder b;
       // Random well-nested intervals on up to three threads: each event inside the previous
@@ -354,12 +386,15 @@ TEST_SUITE("algo") {
             open_end.pop_back();
           }
           const std::int64_t room = open_end.empty() ? 1000 : open_end.back() - t - 2;
-          const std::int64_t len = 1 + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(room));
+          const std::int64_t len =
+              1 + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(room));
           const char* name = alphabet[rng() % std::size(alphabet)];
           if (name[0] == 'u' || name[0] == 'x')
             b.script(name, t + 1, t + 1 + len, static_cast<thread_key>(th));
           else
-            b.op(name, t + 1, t + 1 + len, static_cast<thread_key>(th)).tensor("float", {8, 8}).tensor("float", {8, 8});
+            b.op(name, t + 1, t + 1 + len, static_cast<thread_key>(th))
+                .tensor("float", {8, 8})
+                .tensor("float", {8, 8});
           open_end.push_back(t + 1 + len);
           t += 1;
         }
@@ -376,7 +411,9 @@ TEST_SUITE("algo") {
         else
           kids[t.events[i].parent].push_back(static_cast<event_index>(i));
       }
-      auto by_start = [&t](event_index a, event_index c) { return t.events[a].start_ns < t.events[c].start_ns; };
+      auto by_start = [&t](event_index a, event_index c) {
+        return t.events[a].start_ns < t.events[c].start_ns;
+      };
       std::stable_sort(roots.begin(), roots.end(), by_start);
       for (auto& k : kids) std::stable_sort(k.begin(), k.end(), by_start);
       std::vector<event_index> pre, bfs;
@@ -411,10 +448,12 @@ TEST_SUITE("algo") {
         }
         const auto s = v.siblings(static_cast<event_index>(i));
         REQUIRE(std::vector<event_index>(s.begin(), s.end()) == sib);
-        const auto at = static_cast<std::size_t>(std::find(sib.begin(), sib.end(), i) - sib.begin());
+        const auto at =
+            static_cast<std::size_t>(std::find(sib.begin(), sib.end(), i) - sib.begin());
         CHECK(v.position(static_cast<event_index>(i)) == at);
         CHECK(v.prev_sibling(static_cast<event_index>(i)) == (at == 0 ? no_event : sib[at - 1]));
-        CHECK(v.next_sibling(static_cast<event_index>(i)) == (at + 1 == sib.size() ? no_event : sib[at + 1]));
+        CHECK(v.next_sibling(static_cast<event_index>(i)) ==
+              (at + 1 == sib.size() ? no_event : sib[at + 1]));
       }
       // All patterns in one pass find what each finds alone.
       auto together = pytorch_patterns();

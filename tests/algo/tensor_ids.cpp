@@ -45,15 +45,15 @@ std::vector<std::uint64_t> ids_of(const event_table& t, std::size_t event) {
 TEST_SUITE("algo") {
   TEST_CASE("assign_tensor_ids: storage reuse after a free, impls that change storage") {
     table_builder b;
-    b.allocation(0x100, 64, 0);                           // 0: storage S1 at 0x100
+    b.allocation(0x100, 64, 0);                                   // 0: storage S1 at 0x100
     op_with_tensors(b, "op1", 10, {{0xA, 0x100}, {0xB, 0x200}});  // 1: A on S1, B on S2
-    b.allocation(0x300, 64, 20);                          // 2: S3, used by C below
-    op_with_tensors(b, "op2", 30, {{0xC, 0x300}});        // 3
-    b.allocation(0x100, -64, 40);                         // 4: S1 freed
-    b.allocation(0x100, 64, 50);                          // 5: 0x100 again: a new storage S4
-    op_with_tensors(b, "op3", 60, {{0xD, 0x100}});        // 6: D on S4 (not A's storage)
-    op_with_tensors(b, "op4", 70, {{0xA, 0x200}});        // 7: A moves to S2: A and B merge
-    b.allocation(0x900, 128, 80);                         // 8: no tensor ever uses it
+    b.allocation(0x300, 64, 20);                                  // 2: S3, used by C below
+    op_with_tensors(b, "op2", 30, {{0xC, 0x300}});                // 3
+    b.allocation(0x100, -64, 40);                                 // 4: S1 freed
+    b.allocation(0x100, 64, 50);                    // 5: 0x100 again: a new storage S4
+    op_with_tensors(b, "op3", 60, {{0xD, 0x100}});  // 6: D on S4 (not A's storage)
+    op_with_tensors(b, "op4", 70, {{0xA, 0x200}});  // 7: A moves to S2: A and B merge
+    b.allocation(0x900, 128, 80);                   // 8: no tensor ever uses it
     event_table t = b.take();
     const tensor_id_stats s = assign_tensor_ids(t);
     // Groups in order of first storage: {S1, S2} (A, B) = 1, {S3} (C) = 2, {S4} (D) = 3.
@@ -151,16 +151,19 @@ TEST_SUITE("algo") {
 
     const std::string text = format_key_averages(rows, 2);
     CHECK(text.find("Name") != std::string::npos);
-    CHECK(text.find("A       50.00%       0.080us    93.75%       0.150us         2\n") != std::string::npos);
+    CHECK(text.find("A       50.00%       0.080us    93.75%       0.150us         2\n") !=
+          std::string::npos);
     CHECK(text.find("C ") == std::string::npos);  // only the top 2
     CHECK(text.find("Self time total: 0.160us") != std::string::npos);
   }
 
   TEST_CASE("key_averages: device time goes to the launching op and adds up to its callers") {
     table_builder b;
-    b.op("A", 0, 100);                                                  // correlation id 1
-    b.op("B", 10, 60);                                                  // 2
-    b.device("cudaLaunchKernel", activity_type::cuda_runtime, 15, 20, 1, 1).correlation(50).external_id(2);
+    b.op("A", 0, 100);  // correlation id 1
+    b.op("B", 10, 60);  // 2
+    b.device("cudaLaunchKernel", activity_type::cuda_runtime, 15, 20, 1, 1)
+        .correlation(50)
+        .external_id(2);
     b.device("gemm", activity_type::kernel, 30, 55).correlation(50).external_id(2);
     b.device("Memcpy HtoD", activity_type::gpu_memcpy, 70, 75).external_id(1);
     // No external id: the kernel's launch (by correlation), then the op above the launch.
@@ -172,7 +175,8 @@ TEST_SUITE("algo") {
     event_table t = b.take();
     analyze(t);
 
-    auto find = [](const std::vector<key_average_row>& rows, const char* name) -> const key_average_row& {
+    auto find = [](const std::vector<key_average_row>& rows,
+                   const char* name) -> const key_average_row& {
       for (const auto& r : rows)
         if (r.name == name) return r;
       FAIL("no row " << name);
@@ -195,8 +199,8 @@ TEST_SUITE("algo") {
       CHECK(step.self_device_ns == 0);
       CHECK(step.self_device_share == 0);
       const auto& a = find(rows, "A");
-      CHECK(a.self_device_ns == 15);    // the memcpy (external id) and the second kernel (tree)
-      CHECK(a.device_total_ns == 40);   // ... and B's
+      CHECK(a.self_device_ns == 15);     // the memcpy (external id) and the second kernel (tree)
+      CHECK(a.device_total_ns == 40);    // ... and B's
       CHECK(a.self_ns == 100 - 50 - 5);  // CPU time as before: B and the second launch
       CHECK(a.self_device_share == doctest::Approx(15.0 / 44.0));
       const auto& bb = find(rows, "B");
@@ -226,12 +230,13 @@ TEST_SUITE("algo") {
     for (const auto& r : cpu_only) CHECK_FALSE(r.device_activities);
     CHECK(find(cpu_only, "A").device_total_ns == 40);
 
-    const std::string text = format_key_averages(key_averages(t, {.sort = sort_by::device_total}), 3);
+    const std::string text =
+        format_key_averages(key_averages(t, {.sort = sort_by::device_total}), 3);
     CHECK(text.find("Self device") != std::string::npos);
-    CHECK(text.find("Name    Self %          Self   Total %         Total     Count   Self device  Self d %    Device total\n") !=
-          std::string::npos);
-    CHECK(text.find("gemm     0.00%       0.000us     0.00%       0.000us         2       0.035us    79.55%         0.035us\n") !=
-          std::string::npos);
+    CHECK(text.find("Name    Self %          Self   Total %         Total     Count   Self device  "
+                    "Self d %    Device total\n") != std::string::npos);
+    CHECK(text.find("gemm     0.00%       0.000us     0.00%       0.000us         2       0.035us  "
+                    "  79.55%         0.035us\n") != std::string::npos);
     CHECK(text.find("Self device time total: 0.044us\n") != std::string::npos);  // no annotations
     // Without device time, the table keeps its CPU columns only.
     table_builder cpu;
@@ -246,13 +251,13 @@ TEST_SUITE("algo") {
     y.events[0].template get<event_kind::op>().correlation_id = 0;
     y.events[1].parent = 0;
     CHECK(key_averages(y)[0].self_device_ns == 2);  // X is above k
-    y.events[1].parent = 1;  // k above itself: no op found, no endless walk
+    y.events[1].parent = 1;                         // k above itself: no op found, no endless walk
     const auto cyc_rows = key_averages(y);
     REQUIRE(cyc_rows.size() == 2);
     CHECK(cyc_rows[0].name == "X");
     CHECK(cyc_rows[0].self_device_ns == 0);
     CHECK(cyc_rows[1].self_device_ns == 2);  // k's own row
-    y.events[1].parent = 7;  // an index past the table
+    y.events[1].parent = 7;                  // an index past the table
     CHECK(key_averages(y)[0].self_device_ns == 0);
   }
 
@@ -282,9 +287,12 @@ TEST_SUITE("algo") {
     table_builder c;
     c.op("aten::add", 0, 5).op("aten::add", 10, 15).op("aten::add", 20, 25);
     event_table s = c.take();
-    s.add_string_list_attr(s.events[0], "Call stack", std::vector<std::string>{"train.py(10)", "main"});
-    s.add_string_list_attr(s.events[1], "Call stack", std::vector<std::string>{"train.py(10)", "main"});
-    s.add_string_list_attr(s.events[2], "Call stack", std::vector<std::string>{"eval.py(3)", "main"});
+    s.add_string_list_attr(s.events[0], "Call stack",
+                           std::vector<std::string>{"train.py(10)", "main"});
+    s.add_string_list_attr(s.events[1], "Call stack",
+                           std::vector<std::string>{"train.py(10)", "main"});
+    s.add_string_list_attr(s.events[2], "Call stack",
+                           std::vector<std::string>{"eval.py(3)", "main"});
     build_tree(s);
     const auto by_stack = key_averages(s, {.group = group_by::stack, .sort = sort_by::count});
     REQUIRE(by_stack.size() == 2);

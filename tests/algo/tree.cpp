@@ -127,9 +127,9 @@ TEST_SUITE("algo") {
       for (int d = 0; d < 9; ++d) b.op(std::string(tag) + std::to_string(d), at + d, at + 100 - d);
     };
     chain(0, "a");
-    b.op("five", 97, 98);     // a4 .. a8 end before 97; a3 ends at 97 (PyTorch: still open)
+    b.op("five", 97, 98);  // a4 .. a8 end before 97; a3 ends at 97 (PyTorch: still open)
     chain(200, "b");
-    b.op("six", 298, 299);    // b3 .. b8 close; b2 ends at 298
+    b.op("six", 298, 299);  // b3 .. b8 close; b2 ends at 298
     chain(400, "c");
     b.op("seven", 499, 500);  // c2 .. c8 close; c1 ends at 499
     b.op("root", 501, 502);   // everything has closed
@@ -310,7 +310,8 @@ TEST_SUITE("algo") {
             b.table().events[top.index].get<event_kind::op>().end_ns = clock;
             last_close = clock;
             // Next event strictly later (PyTorch) or possibly touching (HTA).
-            clock += hta ? static_cast<std::int64_t>(rng() % 2) : 1 + static_cast<std::int64_t>(rng() % 2);
+            clock += hta ? static_cast<std::int64_t>(rng() % 2)
+                         : 1 + static_cast<std::int64_t>(rng() % 2);
           }
         }
       }
@@ -328,7 +329,8 @@ TEST_SUITE("algo") {
         for (std::size_t j = 0; j < t.size(); ++j) {
           const auto& p = t.events[j];
           if (j == i || p.tid != e.tid || p.is_instant()) continue;
-          const bool before_in_order = hta ? (p.end_ns() > e.end_ns() || (p.end_ns() == e.end_ns() && j < i)) : j < i;
+          const bool before_in_order =
+              hta ? (p.end_ns() > e.end_ns() || (p.end_ns() == e.end_ns() && j < i)) : j < i;
           const bool encloses = p.start_ns <= e.start_ns && e.end_ns() <= p.end_ns() &&
                                 (p.start_ns < e.start_ns || before_in_order) &&
                                 !(hta && !e.is_instant() && p.end_ns() == e.start_ns);
@@ -338,9 +340,11 @@ TEST_SUITE("algo") {
             continue;
           }
           const auto& q = t.events[best];
-          const bool inner = p.start_ns > q.start_ns ||
-                             (p.start_ns == q.start_ns &&
-                              (hta ? (p.end_ns() < q.end_ns() || (p.end_ns() == q.end_ns() && j > best)) : j > best));
+          const bool inner =
+              p.start_ns > q.start_ns ||
+              (p.start_ns == q.start_ns &&
+               (hta ? (p.end_ns() < q.end_ns() || (p.end_ns() == q.end_ns() && j > best))
+                    : j > best));
           if (inner) best = static_cast<event_index>(j);
         }
         INFO("round " << round << " event " << i);
@@ -400,7 +404,8 @@ TEST_SUITE("algo") {
       CHECK(fuzz::same_every_way(t) == fuzz::analysis_outcome::same);
       build_tree(t);
       std::size_t mismatches = 0;
-      for (std::size_t i = 0; i < t.size(); ++i) mismatches += t.events[i].parent != o.parents[i] ? 1 : 0;
+      for (std::size_t i = 0; i < t.size(); ++i)
+        mismatches += t.events[i].parent != o.parents[i] ? 1 : 0;
       CHECK(mismatches == 0);
       CHECK(t.size() > 0);
       check_children_consistent(t);

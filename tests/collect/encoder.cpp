@@ -48,10 +48,18 @@ std::vector<std::string> decode_all(const io_encoder& enc, std::size_t ops) {
         }
         case input_kind::scalar:
           switch (v.scalar.kind) {
-            case scalar_value::type::integer: line += "int " + std::to_string(v.scalar.i); break;
-            case scalar_value::type::floating: line += "double " + std::to_string(v.scalar.f); break;
-            case scalar_value::type::boolean: line += v.scalar.b ? "true" : "false"; break;
-            case scalar_value::type::none: line += "none"; break;
+            case scalar_value::type::integer:
+              line += "int " + std::to_string(v.scalar.i);
+              break;
+            case scalar_value::type::floating:
+              line += "double " + std::to_string(v.scalar.f);
+              break;
+            case scalar_value::type::boolean:
+              line += v.scalar.b ? "true" : "false";
+              break;
+            case scalar_value::type::none:
+              line += "none";
+              break;
           }
           line += " " + std::string(strings.view(v.dtype));
           break;
@@ -59,7 +67,8 @@ std::vector<std::string> decode_all(const io_encoder& enc, std::size_t ops) {
         case input_kind::scalar_list:
           line += "n=" + std::to_string(v.rank) + " subtree=" + std::to_string(v.subtree);
           break;
-        default: break;
+        default:
+          break;
       }
       line += ") ";
     }
@@ -78,21 +87,23 @@ TEST_SUITE("collect") {
     // op 0: no inputs
     enc.push<T, value>({});
     // op 1: strided tensor, undefined tensor, three scalars, other
-    std::vector<value> op1{value::tensor({2, 3}, {3, 1}, 0, 0x1000, 0x2000), value::undefined(),
+    std::vector<value> op1{value::tensor({2, 3}, {3, 1}, 0, 0x1000, 0x2000),
+                           value::undefined(),
                            value::scalar_of(scalar_value::integer(-7)),
                            value::scalar_of(scalar_value::floating(2.5)),
-                           value::scalar_of(scalar_value::boolean(true)), value::other()};
+                           value::scalar_of(scalar_value::boolean(true)),
+                           value::other()};
     enc.push<T>(std::span<const value>(op1));
     // op 2: nested tensor list [t, [t, undefined], t] and a scalar list
     std::vector<value> op2{
-        value::list(input_kind::tensor_list,
-                    {value::tensor({4}, {1}, 1, 0x10),
-                     value::list(input_kind::tensor_list,
-                                 {value::tensor({1, 1, 2}, {2, 2, 1}, 2, 0x20), value::undefined()}),
-                     value::tensor({}, {}, 3, 0x30)}),
-        value::list(input_kind::scalar_list,
-                    {value::scalar_of(scalar_value::integer(1)),
-                     value::scalar_of(scalar_value::integer(2))})};
+        value::list(
+            input_kind::tensor_list,
+            {value::tensor({4}, {1}, 1, 0x10),
+             value::list(input_kind::tensor_list,
+                         {value::tensor({1, 1, 2}, {2, 2, 1}, 2, 0x20), value::undefined()}),
+             value::tensor({}, {}, 3, 0x30)}),
+        value::list(input_kind::scalar_list, {value::scalar_of(scalar_value::integer(1)),
+                                              value::scalar_of(scalar_value::integer(2))})};
     enc.push<T>(std::span<const value>(op2));
     // op 3: a non-strided tensor records no strides; an empty list; contiguous strides with
     // size-0 and size-1 dims (stored implicitly) and non-contiguous ones (stored)
@@ -138,7 +149,8 @@ TEST_SUITE("collect") {
 
   TEST_CASE("io_encoder: strides of another rank than sizes are dropped, framing kept") {
     io_encoder enc;
-    std::vector<value> bad{value::tensor({2, 3}, {1}, 0), value::scalar_of(scalar_value::integer(9))};
+    std::vector<value> bad{value::tensor({2, 3}, {1}, 0),
+                           value::scalar_of(scalar_value::integer(9))};
     enc.push<tmtest::value_traits>(std::span<const value>(bad));
     enc.push_empty();
     const auto lines = decode_all(enc, 2);

@@ -35,10 +35,12 @@ static_assert(sizeof(detail::op_store<record_features{}, default_record_policies
               sizeof(append_only_list<op_record, process_id_source>));
 static_assert(sizeof(detail::op_store<record_features{.inputs = true}, input_policies>) >
               sizeof(detail::op_store<record_features{}, input_policies>));
-static_assert(sizeof(detail::op_store<record_features{.call_stack = true}, default_record_policies>) >
-              sizeof(detail::op_store<record_features{}, default_record_policies>));
-static_assert(sizeof(detail::op_store<record_features::all(), input_policies>) >
-              sizeof(detail::op_store<record_features{.inputs = true, .call_stack = true}, input_policies>));
+static_assert(
+    sizeof(detail::op_store<record_features{.call_stack = true}, default_record_policies>) >
+    sizeof(detail::op_store<record_features{}, default_record_policies>));
+static_assert(
+    sizeof(detail::op_store<record_features::all(), input_policies>) >
+    sizeof(detail::op_store<record_features{.inputs = true, .call_stack = true}, input_policies>));
 
 // These cases record; with recording compiled out they are skipped (see disabled.cpp).
 TEST_SUITE("collect" * doctest::skip(!collection_enabled)) {
@@ -213,7 +215,8 @@ TEST_SUITE("collect" * doctest::skip(!collection_enabled)) {
     event_table t = materialize(q);
     REQUIRE(t.size() == 6);
     std::multiset<std::string> kinds;
-    for (const auto& e : t.events) kinds.insert(std::string(default_schema::kind_names[e.fields.index()]));
+    for (const auto& e : t.events)
+      kinds.insert(std::string(default_schema::kind_names[e.fields.index()]));
     CHECK(kinds == std::multiset<std::string>{"allocation", "allocation", "out_of_memory",
                                               "backend", "script_call", "native_call"});
     for (const auto& e : t.events) {
@@ -306,9 +309,9 @@ TEST_SUITE("collect" * doctest::skip(!collection_enabled)) {
       while (b == a) b = q.now();
       return b;
     };
-    q.stop();                              // the first window: from creation to here
-    const approx_time before = tick();     // after that window
-    (void)tick();                          // so that the next window opens after `before`
+    q.stop();                           // the first window: from creation to here
+    const approx_time before = tick();  // after that window
+    (void)tick();                       // so that the next window opens after `before`
     q.start();
     const approx_time in1 = tick(), in2 = tick();
     q.stop();
@@ -334,16 +337,17 @@ TEST_SUITE("collect" * doctest::skip(!collection_enabled)) {
       r.tid = host ? detail::os_thread_id() : 7;
       q.record_device(r);
     };
-    rec("early", 1, 9, true);                 // in the first window
+    rec("early", 1, 9, true);  // in the first window
     rec("launch_in", in1, 1, true);
-    rec("kernel_late", after, 1, false);      // ran after stop: kept with its launch
-    rec("launch_out", before, 2, true);       // launched between the windows
-    rec("kernel_of_out", in1, 2, false);      // dropped with its launch, though it ran inside
-    rec("nocorr_in", in1, 0, false);          // no correlation: its own start decides
-    rec("orphan_in", in2, 3, false);          // no host call with its id: its own start decides
+    rec("kernel_late", after, 1, false);  // ran after stop: kept with its launch
+    rec("launch_out", before, 2, true);   // launched between the windows
+    rec("kernel_of_out", in1, 2, false);  // dropped with its launch, though it ran inside
+    rec("nocorr_in", in1, 0, false);      // no correlation: its own start decides
+    rec("orphan_in", in2, 3, false);      // no host call with its id: its own start decides
     rec("orphan_out", after, 4, false);
     event_table t = materialize(q);
-    CHECK(names(t) == std::vector<std::string>{"early", "launch_in", "nocorr_in", "orphan_in", "kernel_late"});
+    CHECK(names(t) ==
+          std::vector<std::string>{"early", "launch_in", "nocorr_in", "orphan_in", "kernel_late"});
     CHECK(t.anomalies[anomaly::outside_recording] == 3);
     CHECK(t.anomalies.total() == 3);
 
@@ -364,8 +368,8 @@ TEST_SUITE("collect" * doctest::skip(!collection_enabled)) {
   }
 
   TEST_CASE("record_queue: side streams are zipped back onto their ops") {
-    record_queue<default_schema, record_features{.call_stack = true, .module_hierarchy = true,
-                                                 .extra_args = true}>
+    record_queue<default_schema,
+                 record_features{.call_stack = true, .module_hierarchy = true, .extra_args = true}>
         q;
     auto a = q.begin_op({.name = "a"});
     const std::string_view stack[] = {"main.py(3): <module>", "model.py(9): forward"};

@@ -46,8 +46,9 @@ using sim_schema = schema<sim::kind::job, sim::kind::frame>;
 static_assert(sizeof(basic_event<small_schema>) <= sizeof(basic_event<default_schema>));
 static_assert(sizeof(basic_event<sim_schema>) < sizeof(basic_event<default_schema>));
 // A removed kind has no storage in the record queue either.
-static_assert(sizeof(detail::thread_subqueue<small_schema, record_features{}, default_record_policies>) <
-              sizeof(detail::thread_subqueue<default_schema, record_features{}, default_record_policies>));
+static_assert(
+    sizeof(detail::thread_subqueue<small_schema, record_features{}, default_record_policies>) <
+    sizeof(detail::thread_subqueue<default_schema, record_features{}, default_record_policies>));
 static_assert(small_schema::contains<gc_pause>);
 static_assert(!small_schema::contains<event_kind::device_activity>);
 static_assert(small_schema::index_of<gc_pause> == 2);
@@ -55,11 +56,15 @@ static_assert(std::variant_size_v<small_schema::fields_variant> == small_schema:
 
 // Recording a removed kind does not compile (checked here as a constraint).
 template <class Q>
-concept can_record_oom = requires(Q q) { q.record_out_of_memory(1, 2, 3); };
+concept can_record_oom = requires(Q q) {
+  q.record_out_of_memory(1, 2, 3);
+};
 static_assert(can_record_oom<record_queue<default_schema>>);
 static_assert(!can_record_oom<record_queue<small_schema>>);
 template <class Q>
-concept can_begin_op = requires(Q q) { q.begin_op(op_info{}); };
+concept can_begin_op = requires(Q q) {
+  q.begin_op(op_info{});
+};
 static_assert(!can_begin_op<record_queue<sim_schema>>);
 
 // These cases record; with recording compiled out they are skipped (see disabled.cpp).

@@ -59,8 +59,8 @@ struct value {
 struct value_traits {
   static tracemodel::input_kind kind(const value& v) { return v.kind; }
   static tracemodel::tensor_info tensor(const value& v) {
-    return {v.impl,    v.storage, v.device_type, v.device_index,
-            v.dtype,   v.layout,  v.sizes,       v.strides};
+    return {v.impl,  v.storage, v.device_type, v.device_index,
+            v.dtype, v.layout,  v.sizes,       v.strides};
   }
   static tracemodel::scalar_value scalar(const value& v) { return v.scalar; }
   template <class F>

@@ -5,7 +5,9 @@
 struct nameless {
   std::string_view description() const { return "d"; }
   template <class S>
-  bool match(const tracemodel::tree_view<S>&, tracemodel::event_index) { return true; }
+  bool match(const tracemodel::tree_view<S>&, tracemodel::event_index) {
+    return true;
+  }
 };
 
 int main() {

@@ -27,7 +27,7 @@ TEST_SUITE("concurrency") {
     CHECK(pool.allocated() == 3);
     pool.push_completed(b, 10);
     pool.push_completed(a, 20);
-    pool.push_completed(nullptr, 5);                          // not ours: ignored
+    pool.push_completed(nullptr, 5);                                 // not ours: ignored
     pool.push_completed(reinterpret_cast<std::uint8_t*>(&pool), 5);  // not ours: ignored
     const auto done = pool.take_completed();
     REQUIRE(done.size() == 2);

@@ -24,15 +24,17 @@ namespace tmod = tracemodel;
 
 namespace {
 
-using fuzz::how;
 using fuzz::analysed;
+using fuzz::how;
 
 /// Steps of forward ops with sequence numbers, backward ops (with their evaluate_function
 /// wrappers) on a second thread, launches with flows and kernels; sorted by start, or shuffled.
 /// `messy`: kernels on three streams, and ops and launches on up to 24 more threads that reuse
 /// the ids of the main thread's (correlation ids, flow starts), a little before or after them.
 tmod::event_table training_table(std::mt19937_64& rng, bool shuffled, bool messy = false) {
-  auto pick = [&](int n) { return static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n)); };
+  auto pick = [&](int n) {
+    return static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n));
+  };
   tmod::testing::table_builder b;
   std::int64_t t = 0;
   std::uint64_t corr = 1;
@@ -56,11 +58,15 @@ tmod::event_table training_table(std::mt19937_64& rng, bool shuffled, bool messy
       // places it in its second pass), and the launch names the next op (found later).
       const bool early = pick(8) == 0;
       b.device("cudaLaunchKernel", tmod::activity_type::cuda_runtime, t + 10, t + 20, 1, 1)
-          .correlation(corr).external_id(pick(6) == 0 ? corr + 1 : pick(2) == 0 ? op_id : 0)
+          .correlation(corr)
+          .external_id(pick(6) == 0   ? corr + 1
+                       : pick(2) == 0 ? op_id
+                                      : 0)
           .flow(corr, true);
       b.device("gemm", tmod::activity_type::kernel, early ? t + 5 : t + 30, t + 90 + pick(50),
                messy ? 7 + static_cast<tmod::thread_key>(pick(3)) : 7, 0)
-          .correlation(corr).flow(pick(10) == 0 ? corr + 1000 : corr, false);
+          .correlation(corr)
+          .flow(pick(10) == 0 ? corr + 1000 : corr, false);
       if (others > 0 && pick(3) == 0) {
         // Another thread's op and launch with the same ids, just before or after the main
         // thread's (the first row of an id wins).
@@ -68,7 +74,9 @@ tmod::event_table training_table(std::mt19937_64& rng, bool shuffled, bool messy
         const std::int64_t at = t + (pick(2) == 0 ? 3 : 15);
         b.op("aten::add", at - 2, at + 30, tid).op_correlation(op_id);
         b.device("cudaLaunchKernel", tmod::activity_type::cuda_runtime, at, at + 4, tid, 1)
-            .correlation(corr).external_id(op_id).flow(corr, true);
+            .correlation(corr)
+            .external_id(op_id)
+            .flow(corr, true);
       }
       ++corr;
       t += 60;
@@ -86,7 +94,9 @@ tmod::event_table training_table(std::mt19937_64& rng, bool shuffled, bool messy
       // Sometimes far from its wrapper: ops of other threads come between the two.
       const std::int64_t gap = pick(6) == 0 ? 5 + pick(20) : 5;
       for (std::int64_t g = 6; g < gap; g += 4) b.op("aten::view", t + g, t + g + 1, 1);
-      b.op("MmBackward0", t + gap, t + 35 + pick(10), 2).seq(k, 1).scope(tmod::op_scope::backward_function);
+      b.op("MmBackward0", t + gap, t + 35 + pick(10), 2)
+          .seq(k, 1)
+          .scope(tmod::op_scope::backward_function);
       t += 50;
     }
     b.annotation("ProfilerStep", step_start, t, 1);
@@ -121,7 +131,8 @@ struct watching_progress {
 
   [[nodiscard]] std::size_t chunk() const { return rows; }
   static std::pair<std::int64_t, std::uint64_t> keys(const tmod::event_table::event_type& e) {
-    if (const auto* op = e.get_if<tmod::event_kind::op>()) return {op->sequence_number, op->fwd_thread_id};
+    if (const auto* op = e.get_if<tmod::event_kind::op>())
+      return {op->sequence_number, op->fwd_thread_id};
     return {0, 0};
   }
   void check_unchanged() {
@@ -199,12 +210,14 @@ TEST_SUITE("concurrency") {
       INFO("round " << round << " events " << table.size());
       const std::string reference = analysed(table, how::steps);
       CHECK(analysed(table, how::serial) == reference);
-      for (const std::size_t rows : {std::size_t{1}, std::size_t{3}, std::size_t{64}, std::size_t{4096}}) {
+      for (const std::size_t rows :
+           {std::size_t{1}, std::size_t{3}, std::size_t{64}, std::size_t{4096}}) {
         INFO("progress every " << rows << " rows");
         CHECK(analysed(table, how::parallel, rows) == reference);
       }
       // The replay row by row in table order, and in chunks of other sizes.
-      for (const std::size_t chunk : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{64}}) {
+      for (const std::size_t chunk :
+           {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{64}}) {
         INFO("chunks of " << chunk << " rows");
         CHECK(analysed(table, how::serial, 4096, chunk) == reference);
         CHECK(analysed(table, how::parallel, 3, chunk) == reference);
@@ -225,9 +238,8 @@ TEST_SUITE("concurrency") {
       const tmod::event_table table = training_table(rng, round % 6 == 5, true);
       INFO("round " << round << " events " << table.size());
       const std::string reference = analysed(table, how::steps);
-      for (const std::size_t chunk :
-           {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{7}, std::size_t{32},
-            std::size_t{512}}) {
+      for (const std::size_t chunk : {std::size_t{0}, std::size_t{1}, std::size_t{2},
+                                      std::size_t{7}, std::size_t{32}, std::size_t{512}}) {
         INFO("chunks of " << chunk << " rows");
         CHECK(analysed(table, how::serial, 4096, chunk) == reference);
         CHECK(analysed(table, how::parallel, 5, chunk) == reference);
@@ -240,9 +252,10 @@ TEST_SUITE("concurrency") {
     // thread on, all of them written once the pass reports the table's end.
     std::mt19937_64 rng(99);
     for (int round = 0; round < 12; ++round) {
-      const tmod::event_table table =
-          round < 8 ? training_table(rng, false, round % 2 == 1)
-                    : many_threads_table(rng, round == 8 ? 254 : round == 9 ? 255 : 300);
+      const tmod::event_table table = round < 8 ? training_table(rng, false, round % 2 == 1)
+                                                : many_threads_table(rng, round == 8   ? 254
+                                                                          : round == 9 ? 255
+                                                                                       : 300);
       INFO("round " << round << " events " << table.size());
       tmod::event_table plain = table;
       const auto reference = tmod::detail::fwd_bwd_collect<tmod::pytorch_links>(plain);

@@ -96,7 +96,8 @@ std::vector<std::string> make_records(std::size_t n, unsigned seed) {
   auto pick = [&](int k) { return static_cast<int>(rng() % static_cast<unsigned>(k)); };
   std::vector<std::string> r;
   r.push_back(R"({"ph":"M","name":"process_name","pid":7,"tid":0,"args":{"name":"trainer"}})");
-  r.push_back(R"({"ph":"M","name":"thread_name","pid":7,"tid":"stream \"7\"","args":{"name":"s"}})");
+  r.push_back(
+      R"({"ph":"M","name":"thread_name","pid":7,"tid":"stream \"7\"","args":{"name":"s"}})");
   long ts = 1000;
   int corr = 1, flow = 1;
   while (r.size() < n) {
@@ -105,47 +106,56 @@ std::vector<std::string> make_records(std::size_t n, unsigned seed) {
     switch (pick(9)) {
       case 0:
       case 1:
-        r.push_back(R"({"ph":"X","cat":"cpu_op","name":"aten::mm","pid":7,"tid":)" +
-                    std::to_string(1 + pick(3)) + R"(,"ts":)" + t + R"(,"dur":)" +
-                    std::to_string(pick(40)) +
-                    R"(,"args":{"External id":)" + std::to_string(r.size()) +
-                    R"(,"Sequence number":)" + std::to_string(pick(50)) +
-                    R"(,"Fwd thread id":1,"Input Dims":[[4,8],[8,2],[],[[1],[2,3]]],)"
-                    R"("Input type":["float","float","Scalar","TensorList"],)"
-                    R"("Input Strides":[[8,1],[2,1],[],[[1],[3,1]]],"Concrete Inputs":["","","2.5",""],)"
-                    R"("flag":true,"none":null,"ratio":0.25,"big":18446744073709551615,"obj":{"a":[1,{"b":2}]}}})");
+        r.push_back(
+            R"({"ph":"X","cat":"cpu_op","name":"aten::mm","pid":7,"tid":)" +
+            std::to_string(1 + pick(3)) + R"(,"ts":)" + t + R"(,"dur":)" +
+            std::to_string(pick(40)) + R"(,"args":{"External id":)" + std::to_string(r.size()) +
+            R"(,"Sequence number":)" + std::to_string(pick(50)) +
+            R"(,"Fwd thread id":1,"Input Dims":[[4,8],[8,2],[],[[1],[2,3]]],)"
+            R"("Input type":["float","float","Scalar","TensorList"],)"
+            R"("Input Strides":[[8,1],[2,1],[],[[1],[3,1]]],"Concrete Inputs":["","","2.5",""],)"
+            R"("flag":true,"none":null,"ratio":0.25,"big":18446744073709551615,"obj":{"a":[1,{"b":2}]}}})");
         break;
       case 2:
-        r.push_back(R"({"ph":"X","cat":"user_annotation","name":"step \u00e9 \"q\"","pid":7,"tid":1,"ts":)" + t +
-                    R"(,"dur":)" + std::to_string(pick(3) == 0 ? -1 : 50) + "}");
+        r.push_back(
+            R"({"ph":"X","cat":"user_annotation","name":"step \u00e9 \"q\"","pid":7,"tid":1,"ts":)" +
+            t + R"(,"dur":)" + std::to_string(pick(3) == 0 ? -1 : 50) + "}");
         break;
       case 3:
         r.push_back(R"({"ph":"B","name":"region","pid":7,"tid":"worker","ts":)" + t + "}");
         r.push_back(R"({"ph":"E","pid":7,"tid":"worker","ts":)" + std::to_string(ts + 3) + "}");
         break;
       case 4:
-        r.push_back(R"({"ph":"i","s":"t","cat":"cpu_instant_event","name":"[memory]","pid":7,"tid":1,"ts":)" + t +
-                    R"(,"args":{"Addr":4096,"Bytes":256,"Total Allocated":1024,"Device Type":0,"Device Id":-1}})");
+        r.push_back(
+            R"({"ph":"i","s":"t","cat":"cpu_instant_event","name":"[memory]","pid":7,"tid":1,"ts":)" +
+            t +
+            R"(,"args":{"Addr":4096,"Bytes":256,"Total Allocated":1024,"Device Type":0,"Device Id":-1}})");
         break;
       case 5:
       case 6: {
         const std::string c = std::to_string(corr++);
-        r.push_back(R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":7,"tid":1,"ts":)" + t +
-                    R"(,"dur":2,"args":{"correlation":)" + c + "}}");
-        r.push_back(R"({"ph":"s","id":)" + c + R"(,"pid":7,"tid":1,"ts":)" + t + R"(,"cat":"ac2g","name":"ac2g"})");
+        r.push_back(
+            R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":7,"tid":1,"ts":)" +
+            t + R"(,"dur":2,"args":{"correlation":)" + c + "}}");
+        r.push_back(R"({"ph":"s","id":)" + c + R"(,"pid":7,"tid":1,"ts":)" + t +
+                    R"(,"cat":"ac2g","name":"ac2g"})");
         const std::string k = std::to_string(ts + 4);
-        r.push_back(R"({"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":"stream \"7\"","ts":)" + k +
-                    R"(,"dur":3,"args":{"correlation":)" + c + R"(,"device":0,"stream":7,"grid":[1,2,3]}})");
+        r.push_back(R"({"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":"stream \"7\"","ts":)" +
+                    k + R"(,"dur":3,"args":{"correlation":)" + c +
+                    R"(,"device":0,"stream":7,"grid":[1,2,3]}})");
         r.push_back(R"({"ph":"f","id":)" + c + R"(,"pid":0,"tid":"stream \"7\"","ts":)" + k +
                     R"(,"cat":"ac2g","name":"ac2g","bp":"e"})");
         break;
       }
       case 7: {
         const std::string id = std::to_string(flow++);
-        r.push_back(R"({"ph":"X","cat":"cpu_op","name":"fwd","pid":7,"tid":1,"ts":)" + t + R"(,"dur":1})");
-        r.push_back(R"({"ph":"s","id":)" + id + R"(,"pid":7,"tid":1,"ts":)" + t + R"(,"cat":"fwdbwd","name":"fwdbwd"})");
+        r.push_back(R"({"ph":"X","cat":"cpu_op","name":"fwd","pid":7,"tid":1,"ts":)" + t +
+                    R"(,"dur":1})");
+        r.push_back(R"({"ph":"s","id":)" + id + R"(,"pid":7,"tid":1,"ts":)" + t +
+                    R"(,"cat":"fwdbwd","name":"fwdbwd"})");
         const std::string b = std::to_string(ts + 2);
-        r.push_back(R"({"ph":"X","cat":"cpu_op","name":"bwd","pid":7,"tid":2,"ts":)" + b + R"(,"dur":1})");
+        r.push_back(R"({"ph":"X","cat":"cpu_op","name":"bwd","pid":7,"tid":2,"ts":)" + b +
+                    R"(,"dur":1})");
         r.push_back(R"({"ph":"f","id":)" + id + R"(,"pid":7,"tid":2,"ts":)" + b +
                     R"(,"cat":"fwdbwd","name":"fwdbwd","bp":"e"})");
         break;
@@ -169,8 +179,10 @@ std::string spread(const std::string& text, unsigned seed) {
     const char c = text[i];
     out += c;
     if (in_string) {
-      if (c == '\\') out += text[++i];
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        out += text[++i];
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == ',') {
@@ -188,7 +200,8 @@ std::string one_line(std::string text) {
 }
 
 std::string join(const std::vector<std::string>& records) {
-  std::string s = "{\"schemaVersion\":1,\"baseTimeNanoseconds\":1700000000000000000,\"traceEvents\":[\n";
+  std::string s =
+      "{\"schemaVersion\":1,\"baseTimeNanoseconds\":1700000000000000000,\"traceEvents\":[\n";
   for (std::size_t i = 0; i < records.size(); ++i) {
     if (i > 0) s += ",\n";
     s += records[i];
@@ -219,7 +232,8 @@ TEST_SUITE("concurrency") {
     CHECK(serial.links > 0);
     CHECK(serial.anomalies[tmod::anomaly::end_before_start] > 0);
     CHECK(serial.anomalies[tmod::anomaly::unsupported_record] > 0);
-    for (const std::size_t batch : {std::size_t{1}, std::size_t{300}, std::size_t{4096}, std::size_t{65536}}) {
+    for (const std::size_t batch :
+         {std::size_t{1}, std::size_t{300}, std::size_t{4096}, std::size_t{65536}}) {
       INFO("batch bytes " << batch);
       const outcome s = read(text, false, batch);
       CHECK(s.trace == serial.trace);
@@ -243,7 +257,8 @@ TEST_SUITE("concurrency") {
           {"unknown ph", R"({"ph":"XY","ts":1})"},
           {"wrong type", R"({"ph":"X","ts":1,"name":7})"},
           {"invalid JSON", R"({"ph":"X","ts":1,,"dur":1})"},
-          {"too deep", R"({"ph":"X","ts":1,"args":{"a":)" + std::string(2000, '[') + std::string(2000, ']') + "}}"},
+          {"too deep", R"({"ph":"X","ts":1,"args":{"a":)" + std::string(2000, '[') +
+                           std::string(2000, ']') + "}}"},
           {"not an object", "[1]"},
       };
       for (const auto& fault : faults) {  // (clang 14 cannot capture a structured binding)
@@ -270,7 +285,8 @@ TEST_SUITE("concurrency") {
     check_same(serial, read(trailing, true, 512));
   }
 
-  TEST_CASE("parallel read: cut at guessed element starts, right or wrong, the serial read's table") {
+  TEST_CASE(
+      "parallel read: cut at guessed element starts, right or wrong, the serial read's table") {
     // Layouts: one record per line (every guess right), pretty (guesses inside events, wrong),
     // one line (no guess: the read stays on one thread), and text after the array whose
     // objects look like elements (guesses past the array's end). Escaped strings send records
@@ -280,13 +296,20 @@ TEST_SUITE("concurrency") {
       const unsigned seed = 100 + static_cast<unsigned>(round);
       std::string text = join(make_records(200 + rng() % 1500, seed));
       switch (round % 4) {
-        case 1: text = spread(text, seed); break;
-        case 2: text = one_line(text); break;
+        case 1:
+          text = spread(text, seed);
+          break;
+        case 2:
+          text = one_line(text);
+          break;
         case 3:
           text.pop_back();  // the closing '}'
-          text += ",\n\"later\":[\n{\"ph\":\"X\",\"ts\":1},\n{\"ph\":\"X\",\"ts\":2},\n{\"a\":[\n{}]}]}";
+          text +=
+              ",\n\"later\":[\n{\"ph\":\"X\",\"ts\":1},\n{\"ph\":\"X\",\"ts\":2},\n{\"a\":[\n{}]}]"
+              "}";
           break;
-        default: break;
+        default:
+          break;
       }
       const std::size_t batch = std::size_t{64} << (rng() % 8);
       INFO("round " << round << ", batch bytes " << batch);
@@ -302,7 +325,8 @@ TEST_SUITE("concurrency") {
     const std::vector<std::string> good = make_records(1500, 12);
     for (const std::size_t k : {std::size_t{3}, std::size_t{700}, good.size() - 2}) {
       std::vector<std::string> records = good;
-      records[k] = R"({"ph":"X","ts":1,"args":{"list":[{"a":1},{"b":)" "\"unterminated}]}})";
+      records[k] = R"({"ph":"X","ts":1,"args":{"list":[{"a":1},{"b":)"
+                   "\"unterminated}]}})";
       const std::string text = spread(join(records), 5);
       INFO("record " << k);
       for (const std::size_t batch : {std::size_t{256}, std::size_t{4096}}) {
@@ -313,7 +337,8 @@ TEST_SUITE("concurrency") {
     }
   }
 
-  TEST_CASE("parallel read: many flows, sorted by time on a second thread, bind as in the serial read") {
+  TEST_CASE(
+      "parallel read: many flows, sorted by time on a second thread, bind as in the serial read") {
     // More than 65,536 flow records (the threshold for sorting them aside): launches with
     // their kernels, forward ops with their backward ops, a repeated start and a flow end
     // without a start now and then. First with the records in time order (each track's flows
@@ -326,24 +351,33 @@ TEST_SUITE("concurrency") {
       for (int k = 1; k <= 17000; ++k, ts += 10) {
         const std::string t = std::to_string(ts), c = std::to_string(k);
         const std::string d = std::to_string(ts + 5);
-        events.push_back(R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)" +
-                         t + R"(,"dur":2,"args":{"correlation":)" + c + "}}");
+        events.push_back(
+            R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)" +
+            t + R"(,"dur":2,"args":{"correlation":)" + c + "}}");
         events.push_back(R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":)" + d +
                          R"(,"dur":3,"args":{"correlation":)" + c + "}}");
         auto& f = reversed ? flows : events;
-        f.push_back(R"({"ph":"s","id":)" + c + R"(,"pid":1,"tid":1,"ts":)" + t + R"(,"cat":"ac2g","name":"ac2g"})");
+        f.push_back(R"({"ph":"s","id":)" + c + R"(,"pid":1,"tid":1,"ts":)" + t +
+                    R"(,"cat":"ac2g","name":"ac2g"})");
         if (k % 97 == 0)  // a duplicate start
-          f.push_back(R"({"ph":"s","id":)" + c + R"(,"pid":1,"tid":1,"ts":)" + t + R"(,"cat":"ac2g","name":"ac2g"})");
-        f.push_back(R"({"ph":"f","id":)" + c + R"(,"pid":0,"tid":7,"ts":)" + d + R"(,"cat":"ac2g","name":"ac2g","bp":"e"})");
-        events.push_back(R"({"ph":"X","cat":"cpu_op","name":"fwd","pid":1,"tid":2,"ts":)" + t + R"(,"dur":1})");
-        events.push_back(R"({"ph":"X","cat":"cpu_op","name":"bwd","pid":1,"tid":3,"ts":)" + d + R"(,"dur":1})");
+          f.push_back(R"({"ph":"s","id":)" + c + R"(,"pid":1,"tid":1,"ts":)" + t +
+                      R"(,"cat":"ac2g","name":"ac2g"})");
+        f.push_back(R"({"ph":"f","id":)" + c + R"(,"pid":0,"tid":7,"ts":)" + d +
+                    R"(,"cat":"ac2g","name":"ac2g","bp":"e"})");
+        events.push_back(R"({"ph":"X","cat":"cpu_op","name":"fwd","pid":1,"tid":2,"ts":)" + t +
+                         R"(,"dur":1})");
+        events.push_back(R"({"ph":"X","cat":"cpu_op","name":"bwd","pid":1,"tid":3,"ts":)" + d +
+                         R"(,"dur":1})");
         if (k % 89 != 0)  // else an end without a start
-          f.push_back(R"({"ph":"s","id":)" + c + R"(,"pid":1,"tid":2,"ts":)" + t + R"(,"cat":"fwdbwd","name":"fwdbwd"})");
-        f.push_back(R"({"ph":"f","id":)" + c + R"(,"pid":1,"tid":3,"ts":)" + d + R"(,"cat":"fwdbwd","name":"fwdbwd","bp":"e"})");
+          f.push_back(R"({"ph":"s","id":)" + c + R"(,"pid":1,"tid":2,"ts":)" + t +
+                      R"(,"cat":"fwdbwd","name":"fwdbwd"})");
+        f.push_back(R"({"ph":"f","id":)" + c + R"(,"pid":1,"tid":3,"ts":)" + d +
+                    R"(,"cat":"fwdbwd","name":"fwdbwd","bp":"e"})");
       }
       events.insert(events.end(), flows.rbegin(), flows.rend());
       std::string text = "{\"traceEvents\":[\n";
-      for (std::size_t i = 0; i < events.size(); ++i) text += events[i] + (i + 1 < events.size() ? ",\n" : "\n]}");
+      for (std::size_t i = 0; i < events.size(); ++i)
+        text += events[i] + (i + 1 < events.size() ? ",\n" : "\n]}");
       const outcome serial = read(text, false, std::size_t{1} << 20);
       REQUIRE(serial.error.empty());
       CHECK(serial.links == 17000 - 17000 / 89);  // the fwdbwd pairs (ac2g flows mark the events)
@@ -354,7 +388,6 @@ TEST_SUITE("concurrency") {
     }
   }
 
-
   TEST_CASE("parallel read: a failure while building stops the parser thread") {
     std::string text = join(make_records(3000, 3));
     tmod::read_options opt = options(true, 256);
@@ -362,7 +395,8 @@ TEST_SUITE("concurrency") {
     opt.progress = [&calls](std::size_t, std::size_t) {
       if (++calls == 3) throw std::runtime_error("stop here");
     };
-    CHECK_THROWS_WITH_AS(tmod::read_chrome_trace(text, text.size(), opt), "stop here", std::runtime_error);
+    CHECK_THROWS_WITH_AS(tmod::read_chrome_trace(text, text.size(), opt), "stop here",
+                         std::runtime_error);
     CHECK(calls == 3);
     // The buffer is restored: it reads again, completely.
     opt.progress = nullptr;
@@ -385,7 +419,8 @@ TEST_SUITE("concurrency") {
       text.set_size(json.size());
       tmod::event_table t;
       const tmod::read_options opt = options(parallel, 65536);
-      tmod::detail::chrome_reader<tmod::default_schema>(t, text.padded(), text.size(), opt, &text).run();
+      tmod::detail::chrome_reader<tmod::default_schema>(t, text.padded(), text.size(), opt, &text)
+          .run();
       CHECK(tmod::chrome_trace_string(t) == expected.trace);
       CHECK(t.anomalies.n == expected.anomalies.n);
       CHECK(t.links.size() == expected.links);
@@ -433,7 +468,9 @@ TEST_SUITE("concurrency") {
   }
 
 #if TRACEMODEL_BIG_ALLOC_MMAP
-  TEST_CASE("a large file loads in two halves: the text one thread reads, a shorter file keeps its front") {
+  TEST_CASE(
+      "a large file loads in two halves: the text one thread reads, a shorter file keeps its "
+      "front") {
     const std::string text = join(make_records(66000, 5));
     REQUIRE(text.size() > tmod::detail::parallel_load_bytes);
     const std::string path = std::string(TRACEMODEL_TEST_BINARY_DIR) + "/two_halves.json";

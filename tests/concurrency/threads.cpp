@@ -87,7 +87,8 @@ TEST_SUITE("concurrency") {
     tmod::read_options serial;
     serial.threads = 1;
     std::string a = text;
-    const std::string want = tmod::chrome_trace_string(tmod::read_chrome_trace(a, a.size(), serial));
+    const std::string want =
+        tmod::chrome_trace_string(tmod::read_chrome_trace(a, a.size(), serial));
     for (const bool fast : {true, false}) {
       CAPTURE(fast);
       std::atomic<int> started{0};

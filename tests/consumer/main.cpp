@@ -18,7 +18,7 @@ int main() {
     std::puts("unexpected events");
     return 1;
   }
-  std::printf("consumer ok: %zu events, tracemodel %d.%d.%d\n", t.size(),
-              tracemodel::version_major, tracemodel::version_minor, tracemodel::version_patch);
+  std::printf("consumer ok: %zu events, tracemodel %d.%d.%d\n", t.size(), tracemodel::version_major,
+              tracemodel::version_minor, tracemodel::version_patch);
   return 0;
 }

@@ -48,7 +48,8 @@ struct buffer {
     r.start = start;
     r.end = end;
     r.processId = static_cast<std::uint32_t>(::getpid());
-    r.threadId = static_cast<std::uint32_t>(tracemodel::detail::pthread_thread_id32());  // as CUPTI does
+    r.threadId =
+        static_cast<std::uint32_t>(tracemodel::detail::pthread_thread_id32());  // as CUPTI does
     r.correlationId = correlation;
   }
 };
@@ -72,13 +73,19 @@ std::vector<std::int64_t> list_attr(const event_table& t, event_index i, std::st
 TEST_SUITE("cupti") {
   TEST_CASE("registry: launches, graph launches, memcpy and memset by callback id") {
     using tc::launch;
-    CHECK(tc::runtime_launch(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) == launch::kernel_launch);
-    CHECK(tc::runtime_launch(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000) == launch::kernel_launch);
-    CHECK(tc::runtime_launch(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060) == launch::kernel_launch);
-    CHECK(tc::runtime_launch(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000) == launch::kernel_launch);
-    CHECK(tc::runtime_launch(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000) == launch::graph_launch);
+    CHECK(tc::runtime_launch(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) ==
+          launch::kernel_launch);
+    CHECK(tc::runtime_launch(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000) ==
+          launch::kernel_launch);
+    CHECK(tc::runtime_launch(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060) ==
+          launch::kernel_launch);
+    CHECK(tc::runtime_launch(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000) ==
+          launch::kernel_launch);
+    CHECK(tc::runtime_launch(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000) ==
+          launch::graph_launch);
     CHECK(tc::runtime_launch(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020) == launch::memcpy);
-    CHECK(tc::runtime_launch(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000) == launch::memcpy_peer);
+    CHECK(tc::runtime_launch(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000) ==
+          launch::memcpy_peer);
     CHECK(tc::runtime_launch(CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020) == launch::memset);
     CHECK(tc::runtime_launch(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020) == launch::none);
     CHECK(tc::runtime_launch(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchHostFunc_v10000) == launch::none);
@@ -166,7 +173,8 @@ TEST_SUITE("cupti") {
     }
     q.stop();
     tc::decoder dec(static_cast<std::uint32_t>(::getpid()));
-    const std::size_t walked = tc::decode_buffer(dec, b.bytes, b.used, [&q](const device_record& r) { q.record_device(r); });
+    const std::size_t walked = tc::decode_buffer(
+        dec, b.bytes, b.used, [&q](const device_record& r) { q.record_device(r); });
     CHECK(walked == 12);
     CHECK(dec.stats().records == 12);
     CHECK(dec.stats().correlations == 4);
@@ -176,7 +184,8 @@ TEST_SUITE("cupti") {
     analyze(t);
     REQUIRE(t.size() == 10);  // 2 ops, 4 runtime calls, kernel, memcpy, memset, sync
     CHECK(t.anomalies[anomaly::outside_recording] == 0);
-    CHECK(t.anomalies[anomaly::dangling_correlation] == 1);  // the sync: its call is not in the buffer
+    CHECK(t.anomalies[anomaly::dangling_correlation] ==
+          1);  // the sync: its call is not in the buffer
     CHECK(t.anomalies.total() == 1);
     auto find = [&t](std::string_view name) {
       for (event_index i = 0; i < t.size(); ++i)
@@ -187,7 +196,8 @@ TEST_SUITE("cupti") {
     const event_index mm = find("aten::mm"), fill = find("aten::fill_");
     const event_index launch = find("cudaLaunchKernel"), copy = find("cudaMemcpyAsync"),
                       set = find("cudaMemsetAsync"), get = find("cudaGetDevice");
-    const event_index kernel = find("sm90_gemm_kernel"), memcpy_ev = find("Memcpy HtoD (Pageable -> Device)"),
+    const event_index kernel = find("sm90_gemm_kernel"),
+                      memcpy_ev = find("Memcpy HtoD (Pageable -> Device)"),
                       memset_ev = find("Memset (Device)"), sync = find("Stream Sync");
     // The tree: kernel under its launch under its op.
     CHECK(t.events[kernel].parent == launch);
@@ -216,7 +226,8 @@ TEST_SUITE("cupti") {
     CHECK(ld.activity == activity_type::cuda_runtime);
     CHECK(ld.external_id == mm_corr);
     CHECK(int_attr(t, launch, "cbid") == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
-    CHECK(t.events[launch].tid == t.events[mm].tid);  // CUPTI's thread id (pthread_self) mapped to the runtime's id
+    CHECK(t.events[launch].tid ==
+          t.events[mm].tid);  // CUPTI's thread id (pthread_self) mapped to the runtime's id
     const auto& md = t.events[memcpy_ev].get<event_kind::device_activity>();
     CHECK(md.bytes == 4096);
     CHECK(md.external_id == fill_corr);
@@ -226,7 +237,8 @@ TEST_SUITE("cupti") {
     // The Chrome trace: one ac2g flow per launch (kernel, memcpy, memset), none for cudaGetDevice.
     const std::string json = chrome_trace_string(t);
     std::size_t starts = 0, ends = 0;
-    for (std::size_t p = json.find("\"cat\":\"ac2g\""); p != std::string::npos; p = json.find("\"cat\":\"ac2g\"", p + 1)) {
+    for (std::size_t p = json.find("\"cat\":\"ac2g\""); p != std::string::npos;
+         p = json.find("\"cat\":\"ac2g\"", p + 1)) {
       const std::size_t line = json.rfind('\n', p);
       starts += json.compare(line + 1, 8, "{\"ph\":\"s") == 0 ? 1 : 0;
       ends += json.compare(line + 1, 8, "{\"ph\":\"f") == 0 ? 1 : 0;
@@ -251,7 +263,8 @@ TEST_SUITE("cupti") {
     // What nvcc made of a kernel in an anonymous namespace (seen on an H100).
     CHECK(name_of("_ZN43_GLOBAL__N__098e4a98_10_kernels_cu_256051665scaleEPffi") ==
           "(anonymous namespace)::scale(float*, float, int)");
-    CHECK(name_of("_Z9gemm_tileILi128EEvPKfPfi") == "void gemm_tile<128>(float const*, float*, int)");
+    CHECK(name_of("_Z9gemm_tileILi128EEvPKfPfi") ==
+          "void gemm_tile<128>(float const*, float*, int)");
     CHECK(name_of("_Z5scalePffi") == "scale(float*, float, int)");  // from the cache
     CHECK(name_of("_Zgarbage") == "_Zgarbage");                     // the demangler refuses: kept
     CHECK(name_of("sm90_xmma_gemm_f32f32") == "sm90_xmma_gemm_f32f32");  // extern "C": as it is
@@ -285,7 +298,8 @@ TEST_SUITE("cupti") {
     const tc::status d = direct.enable();
     CHECK_FALSE(d.ok);
     CHECK(d.code != 0);
-    CHECK(d.message.find("GPU tracing unavailable: cuptiActivityRegisterTimestampCallback failed: ") == 0);
+    CHECK(d.message.find(
+              "GPU tracing unavailable: cuptiActivityRegisterTimestampCallback failed: ") == 0);
     MESSAGE("without a driver CUPTI says: " << d.message);
     // CPU events are still recorded, and the op hooks did not push anything.
     q.start();

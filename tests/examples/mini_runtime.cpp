@@ -32,10 +32,12 @@ std::string run(const std::string& cmd, int& status) {
 
 TEST_SUITE("examples") {
   TEST_CASE("mini_runtime: trace, links, patterns") {
-    const std::filesystem::path dir = std::filesystem::path(TRACEMODEL_TEST_BINARY_DIR) / "mini_runtime_test";
+    const std::filesystem::path dir =
+        std::filesystem::path(TRACEMODEL_TEST_BINARY_DIR) / "mini_runtime_test";
     std::filesystem::remove_all(dir);
     int status = -1;
-    const std::string out = run("\"" MINI_RUNTIME "\" --steps 4 --out \"" + dir.string() + "\"", status);
+    const std::string out =
+        run("\"" MINI_RUNTIME "\" --steps 4 --out \"" + dir.string() + "\"", status);
     REQUIRE(status == 0);
     // The report is printed and written, and fits on a screen.
     std::ifstream report_file(dir / "report.txt");
@@ -46,7 +48,8 @@ TEST_SUITE("examples") {
     CHECK(out.find("mini_runtime: 4 training steps") == 0);
 
     event_table t = read_chrome_trace_file((dir / "trace.json").string());
-    CHECK(out.find("recorded " + std::to_string(t.size()) + " events on 2 threads") != std::string::npos);
+    CHECK(out.find("recorded " + std::to_string(t.size()) + " events on 2 threads") !=
+          std::string::npos);
     const analysis a = analyze(t);
     // Every backward op (not the evaluate_function wrappers) is the end of one link, from the
     // forward op with its sequence number on the forward thread.
@@ -66,8 +69,9 @@ TEST_SUITE("examples") {
       const std::string_view n = t.name(e);
       INFO(std::string(n));
       CHECK((n.starts_with("aten::") || n.starts_with("autograd::engine::evaluate_function: ") ||
-             n.starts_with("ProfilerStep#") || n.starts_with("main.cpp(") || n.starts_with("Optimizer.step#") ||
-             n == "optim::sgd::_single_tensor_sgd" || n == "torch::autograd::AccumulateGrad" || n == "[memory]" ||
+             n.starts_with("ProfilerStep#") || n.starts_with("main.cpp(") ||
+             n.starts_with("Optimizer.step#") || n == "optim::sgd::_single_tensor_sgd" ||
+             n == "torch::autograd::AccumulateGrad" || n == "[memory]" ||
              (n.ends_with("Backward0") && n.find_first_of(" :") == std::string_view::npos)));
     }
     std::size_t backward_ops = 0, steps = 0, frees = 0, in_modules = 0;
@@ -76,8 +80,8 @@ TEST_SUITE("examples") {
       if (const auto* op = e.get_if<event_kind::op>()) {
         if (op->fwd_thread_id > 0 && !t.name(e).starts_with("autograd::engine")) {
           ++backward_ops;
-          INFO("backward op " << std::string(t.name(e)) << " seq " << op->sequence_number << " start "
-                              << e.start_ns << " end " << op->end_ns);
+          INFO("backward op " << std::string(t.name(e)) << " seq " << op->sequence_number
+                              << " start " << e.start_ns << " end " << op->end_ns);
           CHECK(linked.count(i) == 1);
         }
         steps += t.name(e).starts_with("ProfilerStep#") ? 1 : 0;

@@ -10,9 +10,9 @@
 
 #include <tracemodel/algo/analyze.hpp>
 #include <tracemodel/algo/et_link.hpp>
-#include <tracemodel/formats/execution_trace_writer.hpp>
 #include <tracemodel/formats/chrome_trace_reader.hpp>
 #include <tracemodel/formats/execution_trace.hpp>
+#include <tracemodel/formats/execution_trace_writer.hpp>
 #include <tracemodel/testing/builder.hpp>
 
 #include "../support/oracle.hpp"
@@ -24,25 +24,32 @@ namespace {
 
 /// An execution trace of op nodes (name, tid), ids from 10 in this order, plus the two
 /// synthetic nodes PyTorch writes.
-std::string et_json(const std::vector<std::pair<std::string, int>>& ops, const std::vector<std::int64_t>& rf = {}) {
-  std::string s = R"({"schema":"1.0.1","pid":7,"nodes":[)"
-                  R"({"name":"[pytorch|profiler|execution_graph|process]","id":1,"parent":1,"tid":0},)"
-                  R"({"name":"[pytorch|profiler|execution_graph|thread]","id":2,"parent":1,"tid":1})";
+std::string et_json(const std::vector<std::pair<std::string, int>>& ops,
+                    const std::vector<std::int64_t>& rf = {}) {
+  std::string s =
+      R"({"schema":"1.0.1","pid":7,"nodes":[)"
+      R"({"name":"[pytorch|profiler|execution_graph|process]","id":1,"parent":1,"tid":0},)"
+      R"({"name":"[pytorch|profiler|execution_graph|thread]","id":2,"parent":1,"tid":1})";
   for (std::size_t k = 0; k < ops.size(); ++k) {
-    s += R"(,{"name":")" + ops[k].first + R"(","id":)" + std::to_string(10 + k) + R"(,"parent":2,"tid":)" +
-         std::to_string(ops[k].second) + R"(,"rf_id":)" + std::to_string(k < rf.size() ? rf[k] : 0) +
-         R"j(,"inputs":[[1,2]],"input_shapes":[[4]],"input_types":["Tensor(float)"],"outputs":[],"output_shapes":[],"output_types":[]})j";
+    s +=
+        R"(,{"name":")" + ops[k].first + R"(","id":)" + std::to_string(10 + k) +
+        R"(,"parent":2,"tid":)" + std::to_string(ops[k].second) + R"(,"rf_id":)" +
+        std::to_string(k < rf.size() ? rf[k] : 0) +
+        R"j(,"inputs":[[1,2]],"input_shapes":[[4]],"input_types":["Tensor(float)"],"outputs":[],"output_shapes":[],"output_types":[]})j";
   }
   return s + "]}";
 }
 
 /// Names of the host ops matched to op nodes 10, 11, ... ("-" for none).
-std::vector<std::string> matched(const execution_trace& et, const event_table& t, const et_link_result& r) {
+std::vector<std::string> matched(const execution_trace& et, const event_table& t,
+                                 const et_link_result& r) {
   std::vector<std::string> out;
   for (std::size_t k = 0; k < et.nodes.size(); ++k)
     if (!et.nodes[k].synthetic)
-      out.push_back(r.node_host[k] == no_event ? "-" : std::string(t.name(r.node_host[k])) + "@" +
-                                                           std::to_string(t.events[r.node_host[k]].start_ns));
+      out.push_back(r.node_host[k] == no_event
+                        ? "-"
+                        : std::string(t.name(r.node_host[k])) + "@" +
+                              std::to_string(t.events[r.node_host[k]].start_ns));
   return out;
 }
 
@@ -62,23 +69,30 @@ TEST_SUITE("formats") {
     CHECK(et.nodes[2].rf_id == 5);
     CHECK(et.nodes[2].io_json.starts_with(R"("inputs":[[1,2]],"input_shapes":[[4]])"));
     // ctrl_deps instead of parent (newer schemas).
-    CHECK(read_execution_trace_string(R"({"nodes":[{"id":3,"name":"x","ctrl_deps":[1]}]})").nodes[0].parent == 1);
+    CHECK(read_execution_trace_string(R"({"nodes":[{"id":3,"name":"x","ctrl_deps":[1]}]})")
+              .nodes[0]
+              .parent == 1);
     CHECK_THROWS_WITH_AS(read_execution_trace_string(""), doctest::Contains("empty"), input_error);
-    CHECK_THROWS_WITH_AS(read_execution_trace_string("{\"nodes\":[{\"id\":1,"), doctest::Contains("invalid JSON"), input_error);
-    CHECK_THROWS_WITH_AS(read_execution_trace_string("\x01\x02garbage"), doctest::Contains("invalid JSON"), input_error);
-    CHECK_THROWS_WITH_AS(read_execution_trace_string(R"({"traceEvents":[]})"), doctest::Contains("not an execution trace"),
-                         input_error);
-    CHECK_THROWS_WITH_AS(read_execution_trace_string(R"({"nodes":[{"name":"x"}]})"), doctest::Contains("no integer \"id\""),
-                         input_error);
+    CHECK_THROWS_WITH_AS(read_execution_trace_string("{\"nodes\":[{\"id\":1,"),
+                         doctest::Contains("invalid JSON"), input_error);
+    CHECK_THROWS_WITH_AS(read_execution_trace_string("\x01\x02garbage"),
+                         doctest::Contains("invalid JSON"), input_error);
+    CHECK_THROWS_WITH_AS(read_execution_trace_string(R"({"traceEvents":[]})"),
+                         doctest::Contains("not an execution trace"), input_error);
+    CHECK_THROWS_WITH_AS(read_execution_trace_string(R"({"nodes":[{"name":"x"}]})"),
+                         doctest::Contains("no integer \"id\""), input_error);
     CHECK_THROWS_WITH_AS(read_execution_trace_string(R"({"nodes":[{"id":1,"name":5}]})"),
                          doctest::Contains("\"name\" is not a string"), input_error);
-    CHECK_THROWS_WITH_AS(read_execution_trace_string(R"({"nodes":[{"id":1,"name":"x","rf_id":"a"}]})"),
-                         doctest::Contains("\"rf_id\" is not an integer"), input_error);
-    CHECK_THROWS_WITH_AS(read_execution_trace_string(R"([1,2])"), doctest::Contains("not an object"), input_error);
+    CHECK_THROWS_WITH_AS(
+        read_execution_trace_string(R"({"nodes":[{"id":1,"name":"x","rf_id":"a"}]})"),
+        doctest::Contains("\"rf_id\" is not an integer"), input_error);
+    CHECK_THROWS_WITH_AS(read_execution_trace_string(R"([1,2])"),
+                         doctest::Contains("not an object"), input_error);
   }
 
   TEST_CASE("execution trace schema 1.1: node fields in attrs, the top level first") {
-    const execution_trace et = read_execution_trace_string(R"({"schema":"1.1.1-chakra.0.0.4","nodes":[
+    const execution_trace et =
+        read_execution_trace_string(R"({"schema":"1.1.1-chakra.0.0.4","nodes":[
       {"id":2,"name":"[pytorch|profiler|execution_trace|thread]","ctrl_deps":1,"attrs":[{"name":"tid","type":"uint64","value":1}]},
       {"id":3,"name":"aten::mm","ctrl_deps":2,"attrs":[{"name":"rf_id","type":"uint64","value":7},
         {"name":"seq_id","type":"int64","value":-1},{"name":"tid","type":"uint64","value":1},
@@ -94,8 +108,10 @@ TEST_SUITE("formats") {
     CHECK(et.nodes[1].op_schema == "aten::mm(Tensor self, Tensor mat2) -> Tensor");
     CHECK(et.nodes[1].fw_parent == -1);  // absent everywhere: the default
     CHECK(et.nodes[2].rf_id == 9);       // the top level wins
-    CHECK_THROWS_WITH_AS(read_execution_trace_string(R"({"nodes":[{"id":1,"name":"a","attrs":[{"name":"rf_id","type":"string","value":"x"}]}]})"),
-                         doctest::Contains("\"rf_id\" is not an integer"), input_error);
+    CHECK_THROWS_WITH_AS(
+        read_execution_trace_string(
+            R"({"nodes":[{"id":1,"name":"a","attrs":[{"name":"rf_id","type":"string","value":"x"}]}]})"),
+        doctest::Contains("\"rf_id\" is not an integer"), input_error);
   }
 
   TEST_CASE("et link: exact order, an inserted host op and a missing one") {
@@ -124,12 +140,14 @@ TEST_SUITE("formats") {
     event_table t = b.take();
     analyze(t);
     const et_link_result r = link_execution_trace(et, t);
-    CHECK(matched(et, t, r) == std::vector<std::string>{"fwd@20", "mm@21", "relu@31", "bwd@60", "mm_bwd@61"});
+    CHECK(matched(et, t, r) ==
+          std::vector<std::string>{"fwd@20", "mm@21", "relu@31", "bwd@60", "mm_bwd@61"});
     CHECK(r.unmatched.empty());
   }
 
   TEST_CASE("et link: the iteration named in the execution trace") {
-    const execution_trace et = read_execution_trace_string(et_json({{"ProfilerStep#2", 1}, {"op", 1}, {"op", 1}}));
+    const execution_trace et =
+        read_execution_trace_string(et_json({{"ProfilerStep#2", 1}, {"op", 1}, {"op", 1}}));
     table_builder b;
     b.annotation("ProfilerStep#1", 0, 100).op("op", 10, 20).op("op", 30, 40);
     b.annotation("ProfilerStep#2", 200, 300).op("op", 210, 220).op("op", 230, 240);
@@ -142,7 +160,8 @@ TEST_SUITE("formats") {
   }
 
   TEST_CASE("et link: by record-function id, whatever the order") {
-    const execution_trace et = read_execution_trace_string(et_json({{"B", 1}, {"A", 1}, {"C", 1}}, {12, 11, 99}));
+    const execution_trace et =
+        read_execution_trace_string(et_json({{"B", 1}, {"A", 1}, {"C", 1}}, {12, 11, 99}));
     table_builder b;
     b.op("A", 0, 10).op("B", 20, 30);
     event_table t = b.take();
@@ -157,17 +176,24 @@ TEST_SUITE("formats") {
   }
 
   TEST_CASE("et link: device ops by correlation, by external id, by interval, the enhanced trace") {
-    const execution_trace et = read_execution_trace_string(et_json({{"aten::mm", 1}, {"aten::add", 1}, {"aten::copy_", 1}}));
+    const execution_trace et = read_execution_trace_string(
+        et_json({{"aten::mm", 1}, {"aten::add", 1}, {"aten::copy_", 1}}));
     table_builder b;
-    b.op("aten::mm", 0, 100).op_correlation(41);                                             // 0
-    b.device("cudaLaunchKernel", activity_type::cuda_runtime, 10, 20, 1, 1).correlation(5).external_id(41);
-    b.device("gemm", activity_type::kernel, 150, 180, 7, 0).correlation(5);                 // 2: correlation
-    b.op("aten::add", 200, 300).op_correlation(42);                                          // 3
-    b.device("cudaLaunchKernel", activity_type::cuda_runtime, 210, 220, 1, 1).correlation(6).flow(6, true);
-    b.device("add_kernel", activity_type::kernel, 320, 330, 7, 0).flow(6, false);          // 5: flow, no ext id
-    b.op("aten::copy_", 400, 500).op_correlation(43);                                        // 6
-    b.device("Memcpy HtoD", activity_type::gpu_memcpy, 510, 520, 8, 0).external_id(43);   // 7: external id
-    b.device("lost_kernel", activity_type::kernel, 600, 610, 7, 0).correlation(999);      // 8: orphan
+    b.op("aten::mm", 0, 100).op_correlation(41);  // 0
+    b.device("cudaLaunchKernel", activity_type::cuda_runtime, 10, 20, 1, 1)
+        .correlation(5)
+        .external_id(41);
+    b.device("gemm", activity_type::kernel, 150, 180, 7, 0).correlation(5);  // 2: correlation
+    b.op("aten::add", 200, 300).op_correlation(42);                          // 3
+    b.device("cudaLaunchKernel", activity_type::cuda_runtime, 210, 220, 1, 1)
+        .correlation(6)
+        .flow(6, true);
+    b.device("add_kernel", activity_type::kernel, 320, 330, 7, 0)
+        .flow(6, false);                               // 5: flow, no ext id
+    b.op("aten::copy_", 400, 500).op_correlation(43);  // 6
+    b.device("Memcpy HtoD", activity_type::gpu_memcpy, 510, 520, 8, 0)
+        .external_id(43);  // 7: external id
+    b.device("lost_kernel", activity_type::kernel, 600, 610, 7, 0).correlation(999);  // 8: orphan
     event_table t = b.take();
     analyze(t);
     const et_link_result r = link_execution_trace(et, t);
@@ -175,7 +201,8 @@ TEST_SUITE("formats") {
     CHECK(r.orphaned == 1);
     REQUIRE(r.device_ops.size() == 3);
     std::map<std::string, std::pair<std::string, attach_by>> got;
-    for (const et_device_op& d : r.device_ops) got[std::string(t.name(d.device))] = {et.nodes[d.node].name, d.how};
+    for (const et_device_op& d : r.device_ops)
+      got[std::string(t.name(d.device))] = {et.nodes[d.node].name, d.how};
     CHECK(got["gemm"] == std::make_pair(std::string("aten::mm"), attach_by::correlation));
     CHECK(got["add_kernel"] == std::make_pair(std::string("aten::add"), attach_by::interval));
     CHECK(got["Memcpy HtoD"] == std::make_pair(std::string("aten::copy_"), attach_by::external_id));
@@ -193,19 +220,23 @@ TEST_SUITE("formats") {
     for (std::size_t k = 5; k < back.nodes.size(); ++k) {
       ids.push_back(back.nodes[k].id);
       parents.push_back(back.nodes[k].parent);
-      CHECK(back.nodes[k].io_json == et.nodes[static_cast<std::size_t>(back.nodes[k].parent - 10 + 2)].io_json);
+      CHECK(back.nodes[k].io_json ==
+            et.nodes[static_cast<std::size_t>(back.nodes[k].parent - 10 + 2)].io_json);
     }
     CHECK(ids == std::vector<std::int64_t>{13, 14, 15});
     CHECK(parents == std::vector<std::int64_t>{10, 11, 12});
     CHECK(plus.find(R"("name":"gemm","id":13,"parent":10)") != std::string::npos);
-    CHECK(plus.find(R"("cat":"kernel","stream":7,"ts":0.15,"dur":0.03,"attached_by":"correlation"})") != std::string::npos);
+    CHECK(plus.find(
+              R"("cat":"kernel","stream":7,"ts":0.15,"dur":0.03,"attached_by":"correlation"})") !=
+          std::string::npos);
     CHECK(plus.find(R"("cat":"gpu_memcpy","stream":8)") != std::string::npos);
   }
 
   TEST_CASE("et link: the real pair (PyTorch 2.x execution trace and its Kineto trace)") {
-    const execution_trace et =
-        read_execution_trace_file(tmtest::data_path("kineto/execution_trace_benchmark_simple_add_et.json.gz"));
-    event_table t = read_chrome_trace_file(tmtest::data_path("kineto/execution_trace_benchmark_simple_add_trace.json.gz"));
+    const execution_trace et = read_execution_trace_file(
+        tmtest::data_path("kineto/execution_trace_benchmark_simple_add_et.json.gz"));
+    event_table t = read_chrome_trace_file(
+        tmtest::data_path("kineto/execution_trace_benchmark_simple_add_trace.json.gz"));
     analyze(t);
     const et_link_result r = link_execution_trace(et, t);
     CHECK(r.op_nodes == 36);
@@ -223,23 +254,29 @@ TEST_SUITE("formats") {
     CHECK(parents == std::vector<std::int64_t>{8, 13, 36, 58});
     const std::string plus = enhanced_execution_trace(et, t, r);
     CHECK(plus.find(R"("name":"aten::add","id":36,)") != std::string::npos);
-    CHECK(plus.find(R"(,"ts":1689360808135120,"dur":199})") != std::string::npos);  // as the host trace states
+    CHECK(plus.find(R"(,"ts":1689360808135120,"dur":199})") !=
+          std::string::npos);  // as the host trace states
   }
 
-  TEST_CASE("et link: every PyTorch 1.13 execution trace with its host events, as the oracle joins them") {
+  TEST_CASE(
+      "et link: every PyTorch 1.13 execution trace with its host events, as the oracle joins "
+      "them") {
     std::size_t total = 0;
     for (const char* w : tmtest::oracle_workloads) {
       INFO(std::string(w));
       tmtest::json_doc doc(tmtest::data_path(std::string("pytorch-1.13/") + w + ".oracle.json"));
-      const execution_trace et = read_execution_trace_file(tmtest::data_path(std::string("pytorch-1.13/") + w + ".execution_trace.json"));
-      event_table t = read_chrome_trace_file(tmtest::data_path(std::string("pytorch-1.13-kineto/") + w + ".kineto.json"));
+      const execution_trace et = read_execution_trace_file(
+          tmtest::data_path(std::string("pytorch-1.13/") + w + ".execution_trace.json"));
+      event_table t = read_chrome_trace_file(
+          tmtest::data_path(std::string("pytorch-1.13-kineto/") + w + ".kineto.json"));
       analyze(t);
       const et_link_result r = link_execution_trace(et, t);
       CHECK(r.method == "order");
       CHECK(r.unmatched.empty());
       // The oracle's join: execution-trace id -> PyTorch's tree node ("Ev Idx" in the host trace).
       std::map<std::int64_t, std::int64_t> want;
-      for (simdjson::dom::element j : simdjson::dom::array(doc.root["execution_trace"]["derived_join"]))
+      for (simdjson::dom::element j :
+           simdjson::dom::array(doc.root["execution_trace"]["derived_join"]))
         want[int64_t(j["eg_id"])] = int64_t(j["tree_node"]);
       std::size_t checked = 0;
       for (std::size_t k = 0; k < et.nodes.size(); ++k) {
@@ -270,8 +307,9 @@ TEST_SUITE("formats") {
       for (std::size_t k = 0; k < n; ++k) {
         if (k == next_edit) {
           next_edit += 40 + rng() % 40;
-          if (rng() % 2) continue;                                        // missing on the host
-          for (std::uint32_t m = rng() % 3 + 1; m > 0; --m) b.push_back(1000 + m);  // inserted
+          if (rng() % 2) continue;  // missing on the host
+          for (auto m = static_cast<std::uint32_t>(rng() % 3 + 1); m > 0; --m)
+            b.push_back(1000 + m);  // inserted
         }
         want.emplace_back(k, b.size());
         b.push_back(a[k]);
@@ -283,7 +321,8 @@ TEST_SUITE("formats") {
         REQUIRE(a[got[k].first] == b[got[k].second]);
         if (k > 0) REQUIRE((got[k - 1].first < got[k].first && got[k - 1].second < got[k].second));
       }
-      std::vector<std::vector<std::uint16_t>> lcs(a.size() + 1, std::vector<std::uint16_t>(b.size() + 1, 0));
+      std::vector<std::vector<std::uint16_t>> lcs(a.size() + 1,
+                                                  std::vector<std::uint16_t>(b.size() + 1, 0));
       for (std::size_t x = a.size(); x-- > 0;)
         for (std::size_t y = b.size(); y-- > 0;)
           lcs[x][y] = a[x] == b[y] ? static_cast<std::uint16_t>(lcs[x + 1][y + 1] + 1)

@@ -25,7 +25,8 @@ std::string xml_problem(const std::string& s) {
   std::size_t i = s.find("<svg");
   if (i == std::string::npos) return "no <svg>";
   while (i < s.size()) {
-    if (static_cast<unsigned char>(s[i]) < 0x20 && s[i] != '\n' && s[i] != '\t') return "control character";
+    if (static_cast<unsigned char>(s[i]) < 0x20 && s[i] != '\n' && s[i] != '\t')
+      return "control character";
     if (s[i] == '&') {
       const std::size_t semi = s.find(';', i);
       const std::string ent = s.substr(i, semi == std::string::npos ? 0 : semi - i + 1);
@@ -68,7 +69,11 @@ std::string xml_problem(const std::string& s) {
 TEST_SUITE("formats") {
   TEST_CASE("flame_svg: lanes, rectangles, arcs, tooltips, escaping") {
     table_builder b;
-    b.op("step <1> & \"two\"", 0, 1000).op("aten::mm", 10, 400).seq(5).op("aten::add", 450, 500).seq(6);
+    b.op("step <1> & \"two\"", 0, 1000)
+        .op("aten::mm", 10, 400)
+        .seq(5)
+        .op("aten::add", 450, 500)
+        .seq(6);
     b.allocation(0x10, 64, 20);
     b.op("MmBackward0", 600, 900, 2).seq(5, 1).tensor("float", {4, 8});
     b.op("tail", 950, 1000, 2).other_input();
@@ -78,7 +83,8 @@ TEST_SUITE("formats") {
     REQUIRE(t.links.size() == 1);
     const std::string svg = flame_svg(t, {.width = 1000});
     CHECK(xml_problem(svg) == "");
-    CHECK(svg.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\""));
+    CHECK(svg.starts_with(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\""));
     CHECK(svg.ends_with("</svg>\n"));
     // Five drawn events (the allocation is an instant; the op that never ended borrows no end
     // on a thread of its own, so it has none and is left out).

@@ -73,7 +73,8 @@ bound reference(const event_table& t, const std::vector<flow_rec>& flows) {
       if (device_flow) {
         if (const auto* d = e.get_if<event_kind::device_activity>()) {
           if (f.ph == 's' && marks.count(track[k]) != 0) continue;
-          const bool right = f.ph == 's' ? is_runtime_call(d->activity) : is_device_side(d->activity);
+          const bool right =
+              f.ph == 's' ? is_runtime_call(d->activity) : is_device_side(d->activity);
           score = right ? (d->correlation_id == f.id ? 3 : 2) : 1;
         }
       } else {
@@ -91,7 +92,8 @@ bound reference(const event_table& t, const std::vector<flow_rec>& flows) {
     }
     return no_event;
   };
-  std::vector<std::pair<std::uint64_t, std::pair<event_index, event_index>>> fb;  // first-seen order
+  std::vector<std::pair<std::uint64_t, std::pair<event_index, event_index>>>
+      fb;  // first-seen order
   std::map<std::uint64_t, event_index> starts;
   std::vector<event_index> start_order;
   std::vector<std::pair<std::uint64_t, event_index>> ends;
@@ -178,7 +180,7 @@ TEST_SUITE("formats") {
     auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
     // Host tracks hold ops, annotations and runtime calls, the device track mostly device-side
     // activities; each list has a kind from the other side now and then.
-    const char* host_cats[] = {"cpu_op", "user_annotation", "cuda_runtime", "cuda_runtime",
+    const char* host_cats[] = {"cpu_op",      "user_annotation", "cuda_runtime", "cuda_runtime",
                                "cuda_driver", "python_function", "kernel"};
     const char* device_cats[] = {"kernel", "kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime"};
     // Above 2^32, and equal to small ids in their low 32 bits.
@@ -204,11 +206,10 @@ TEST_SUITE("formats") {
         starts.push_back(ts);
         const std::uint64_t corr = pick(3) == 0 ? big + pick(2) : 1 + pick(4);
         sep();
-        json += R"({"ph":"X","cat":")" + std::string(cat) +
-                R"(","name":"e)" + std::to_string(i) + R"(","pid":)" + std::to_string(tr[0]) +
-                R"(,"tid":)" + std::to_string(tr[1]) + R"(,"ts":)" + std::to_string(ts) +
-                R"(,"dur":)" + std::to_string(dur) + R"(,"args":{"correlation":)" +
-                std::to_string(corr) + "}}";
+        json += R"({"ph":"X","cat":")" + std::string(cat) + R"(","name":"e)" + std::to_string(i) +
+                R"(","pid":)" + std::to_string(tr[0]) + R"(,"tid":)" + std::to_string(tr[1]) +
+                R"(,"ts":)" + std::to_string(ts) + R"(,"dur":)" + std::to_string(dur) +
+                R"(,"args":{"correlation":)" + std::to_string(corr) + "}}";
       }
       std::vector<flow_rec> flows;
       const char* flow_cats[] = {"ac2g", "ac2g", "fwdbwd", "fwdbwd", "async_cpu_to_gpu", "other"};
@@ -221,8 +222,8 @@ TEST_SUITE("formats") {
         const auto& tr = tracks[pick(6) == 0 ? pick(3) : device_end ? 2 : pick(2)];
         const std::int64_t ts =
             pick(4) != 0 ? starts[pick(starts.size())] : static_cast<std::int64_t>(pick(125));
-        flow_rec f{ph, cat, ids[pick(std::size(ids))], tr[0], pick(10) == 0 ? 9 : tr[1], ts,
-                   pick(3) != 0};
+        flow_rec f{ph, cat,         ids[pick(std::size(ids))], tr[0], pick(10) == 0 ? 9 : tr[1],
+                   ts, pick(3) != 0};
         flows.push_back(f);
         sep();
         json += R"({"ph":")" + std::string(1, f.ph) + R"(","id":)" + std::to_string(f.id) +

@@ -52,7 +52,8 @@ TEST_SUITE("formats") {
   TEST_CASE("json_scanner::skip_value agrees with a byte-at-a-time reference") {
     std::mt19937_64 rng(11);
     // Brackets and quotes are rare enough that values run across several 16-byte blocks.
-    const std::string alphabet = "{}[]\"\\aaaaaaaaaaaaaaaaaaaaaaa , :0123456789\x7b\x7d\x5b\x5d\xe2";
+    const std::string alphabet =
+        "{}[]\"\\aaaaaaaaaaaaaaaaaaaaaaa , :0123456789\x7b\x7d\x5b\x5d\xe2";
     std::string plain = alphabet;
     std::erase(plain, '\\');
     std::size_t ended = 0, failed = 0;
@@ -121,14 +122,17 @@ TEST_SUITE("formats") {
       std::string t;
       if (rng() % 2 == 0) {  // number-shaped: sign, digits, a fraction of 0 to 5 digits
         if (rng() % 4 == 0) t += '-';
-        for (std::size_t k = 0, n = rng() % 19; k < n; ++k) t += static_cast<char>('0' + rng() % 10);
+        for (std::size_t k = 0, n = rng() % 19; k < n; ++k)
+          t += static_cast<char>('0' + rng() % 10);
         if (rng() % 3 != 0) {
           t += '.';
-          for (std::size_t k = 0, n = rng() % 6; k < n; ++k) t += static_cast<char>('0' + rng() % 10);
+          for (std::size_t k = 0, n = rng() % 6; k < n; ++k)
+            t += static_cast<char>('0' + rng() % 10);
         }
         if (rng() % 8 == 0) t += "e" + std::to_string(rng() % 5);
       } else {
-        for (std::size_t k = 0, n = rng() % 8; k < n; ++k) t += alphabet[rng() % (sizeof alphabet - 1)];
+        for (std::size_t k = 0, n = rng() % 8; k < n; ++k)
+          t += alphabet[rng() % (sizeof alphabet - 1)];
       }
       std::int64_t fast = -1, general = -1;
       const bool a = parse_micros(t, fast), b = parse_micros_general(t, general);
@@ -147,7 +151,8 @@ TEST_SUITE("formats") {
   TEST_CASE("parse_int64: strict integer tokens, as std::from_chars reads them whole") {
     using tracemodel::detail::parse_int64;
     std::int64_t v = 0;
-    CHECK((parse_int64("-9223372036854775808", v) && v == std::numeric_limits<std::int64_t>::min()));
+    CHECK(
+        (parse_int64("-9223372036854775808", v) && v == std::numeric_limits<std::int64_t>::min()));
     CHECK((parse_int64("9223372036854775807", v) && v == std::numeric_limits<std::int64_t>::max()));
     CHECK(!parse_int64("9223372036854775808", v));
     CHECK((parse_int64("999999999999999999", v) && v == 999999999999999999));  // 18 digits
@@ -175,7 +180,8 @@ TEST_SUITE("formats") {
       std::int64_t ref = 0;
       if (want) {
         const std::string signed_text = (neg ? "-" : "") + digits;
-        const auto r = std::from_chars(signed_text.data(), signed_text.data() + signed_text.size(), ref);
+        const auto r =
+            std::from_chars(signed_text.data(), signed_text.data() + signed_text.size(), ref);
         want = r.ec == std::errc() && r.ptr == signed_text.data() + signed_text.size();
       }
       INFO(t);

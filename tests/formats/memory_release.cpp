@@ -45,8 +45,9 @@ void write_trace(const std::string& path, std::size_t events) {
   bool first = true;
   auto event = [&](const char* cat, const char* name, int pid, int tid, long long at, long long dur,
                    unsigned long long c) {
-    std::fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%lld,"
-                    "\"dur\":%lld,\"args\":{\"correlation\":%llu}}",
+    std::fprintf(f,
+                 "%s{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%lld,"
+                 "\"dur\":%lld,\"args\":{\"correlation\":%llu}}",
                  first ? "" : ",\n", cat, name, pid, tid, at, dur, c);
     first = false;
     ++written;
@@ -69,7 +70,9 @@ void write_trace(const std::string& path, std::size_t events) {
 #endif
 
 TEST_SUITE("formats") {
-  TEST_CASE("memory: reading, analysing and dropping a 1M-event table, then one call, returns the memory") {
+  TEST_CASE(
+      "memory: reading, analysing and dropping a 1M-event table, then one call, returns the "
+      "memory") {
 #ifdef TRACEMODEL_RESIDENT_SIZES_MEAN_NOTHING
     MESSAGE("skipped under a sanitizer");
 #else
@@ -94,8 +97,8 @@ TEST_SUITE("formats") {
     const long long after = resident_bytes();
     MESSAGE("resident: " << before / 1048576 << " MiB before the read, " << peak / 1048576
                          << " MiB with the table, " << dropped / 1048576 << " MiB dropped ("
-                         << kept.cached() / 1048576 << " MiB kept for reuse), "
-                         << after / 1048576 << " MiB after release_cached_memory()");
+                         << kept.cached() / 1048576 << " MiB kept for reuse), " << after / 1048576
+                         << " MiB after release_cached_memory()");
     CHECK(peak - before > (std::int64_t{100} << 20));  // the table was there
     CHECK(kept.cached() > (std::size_t{64} << 20));    // and kept for reuse once dropped
     CHECK(after - before < (std::int64_t{64} << 20));

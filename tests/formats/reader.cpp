@@ -29,7 +29,6 @@ namespace {
 
 using tmtest::real_traces;
 
-
 /// Events (X, i, I, B) in a file, counted independently of the reader.
 std::size_t count_events(const std::string& path) {
   tmtest::json_doc doc(path);
@@ -66,17 +65,20 @@ TEST_SUITE("formats") {
 
   TEST_CASE("read_chrome_trace: exact nanoseconds from baseTimeNanoseconds + ts") {
     tmtest::json_doc doc(tmtest::data_path("pytorch-1.13/mlp_train.oracle.json"));
-    event_table t = read_chrome_trace_file(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json"));
+    event_table t =
+        read_chrome_trace_file(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json"));
     // Every oracle node appears with its exact start and end.
     std::multiset<std::tuple<std::string, std::int64_t, std::int64_t>> got, want;
     for (const auto& e : t.events) got.emplace(std::string(t.name(e)), e.start_ns, e.end_ns());
     for (simdjson::dom::element n : simdjson::dom::array(doc.root["event_tree"]["nodes"]))
-      want.emplace(std::string(std::string_view(n["name"])), int64_t(n["start_ns"]), int64_t(n["end_ns"]));
+      want.emplace(std::string(std::string_view(n["name"])), int64_t(n["start_ns"]),
+                   int64_t(n["end_ns"]));
     CHECK(got == want);
   }
 
   TEST_CASE("read_chrome_trace: kinds, fields, inputs and attributes from args") {
-    event_table t = read_chrome_trace_file(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json"));
+    event_table t =
+        read_chrome_trace_file(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json"));
     const auto* linear = &t.events[0];
     for (const auto& e : t.events)
       if (t.name(e) == "aten::linear") {
@@ -95,7 +97,8 @@ TEST_SUITE("formats") {
     REQUIRE(t.find_attr(*linear, "Ev Idx") != nullptr);
     CHECK(t.find_attr(*linear, "Ev Idx")->i == 5);
 
-    event_table m = read_chrome_trace_file(tmtest::data_path("pytorch-1.13-kineto/memory_profile.kineto.json"));
+    event_table m =
+        read_chrome_trace_file(tmtest::data_path("pytorch-1.13-kineto/memory_profile.kineto.json"));
     std::size_t allocations = 0;
     for (const auto& e : m.events)
       if (const auto* a = e.get_if<event_kind::allocation>()) {
@@ -105,7 +108,8 @@ TEST_SUITE("formats") {
       }
     CHECK(allocations == 36);
 
-    event_table d = read_chrome_trace_file(tmtest::data_path("pytorch-1.13-kineto/dataloader_sync.kineto.json"));
+    event_table d = read_chrome_trace_file(
+        tmtest::data_path("pytorch-1.13-kineto/dataloader_sync.kineto.json"));
     std::size_t script = 0, native = 0;
     for (const auto& e : d.events) {
       script += e.is<event_kind::script_call>() ? 1 : 0;
@@ -139,11 +143,16 @@ TEST_SUITE("formats") {
       queue_t q;
       using tmtest::value;
       std::vector<value> in{
-          value::tensor({8, 16}, {16, 1}, 0, 1, 2), value::tensor({3, 4}, {1, 3}, 1),
-          value::scalar_of(scalar_value::floating(0.5)), value::scalar_of(scalar_value::integer(3)),
-          value::scalar_of(scalar_value::boolean(true)), value::undefined(), value::other(),
-          value::list(input_kind::tensor_list, {value::tensor({2}, {1}, 0),
-                                                value::list(input_kind::tensor_list, {value::tensor({5, 5}, {5, 1}, 2)})}),
+          value::tensor({8, 16}, {16, 1}, 0, 1, 2),
+          value::tensor({3, 4}, {1, 3}, 1),
+          value::scalar_of(scalar_value::floating(0.5)),
+          value::scalar_of(scalar_value::integer(3)),
+          value::scalar_of(scalar_value::boolean(true)),
+          value::undefined(),
+          value::other(),
+          value::list(input_kind::tensor_list,
+                      {value::tensor({2}, {1}, 0),
+                       value::list(input_kind::tensor_list, {value::tensor({5, 5}, {5, 1}, 2)})}),
           value::list(input_kind::scalar_list, {value::scalar_of(scalar_value::integer(1)),
                                                 value::scalar_of(scalar_value::floating(2.5))}),
           value::list(input_kind::tensor_list, {})};
@@ -152,7 +161,8 @@ TEST_SUITE("formats") {
       q.record_call_stack(h, stack);
       const std::string_view modules[] = {"TOP(Net)::forward", "fc(Linear)::forward"};
       q.record_module_hierarchy(h, modules);
-      const extra_arg args[] = {extra_arg::floating("flops", 1e9), extra_arg::string("note", "a \"b\"")};
+      const extra_arg args[] = {extra_arg::floating("flops", 1e9),
+                                extra_arg::string("note", "a \"b\"")};
       q.record_extra_args(h, args);
       q.record_allocation(0x1000, 256, 256, 1024);
       q.end_op(h);
@@ -279,15 +289,18 @@ TEST_SUITE("formats") {
       std::map<std::string, std::pair<std::uint64_t, bool>> flow;
       for (const auto& e : t.events) {
         const auto& d = e.get<event_kind::device_activity>();
-        flow[std::string(t.name(e))] = {d.flow_type == flow_kind::none ? 0 : d.flow_id, d.flow_start};
+        flow[std::string(t.name(e))] = {d.flow_type == flow_kind::none ? 0 : d.flow_id,
+                                        d.flow_start};
       }
       return flow;
     };
     const event_table t = read_chrome_trace_string(json);
     using mark = std::pair<std::uint64_t, bool>;
-    const std::map<std::string, mark> expected = {
-        {"c", {1511, true}}, {"x", {1512, true}}, {"lone", {0, false}},
-        {"k1", {1511, false}}, {"k2", {1512, false}}};
+    const std::map<std::string, mark> expected = {{"c", {1511, true}},
+                                                  {"x", {1512, true}},
+                                                  {"lone", {0, false}},
+                                                  {"k1", {1511, false}},
+                                                  {"k2", {1512, false}}};
     CHECK(flows(t) == expected);
     CHECK(t.anomalies.total() == 0);
     const std::string once = chrome_trace_string(t);
@@ -317,7 +330,8 @@ TEST_SUITE("formats") {
         {"{\"traceEvents\": {}}", 16, "expected an array"},
         {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":\"abc\"}]}", 32, "ts: expected a number"},
         {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"pid\":{}}]}", 40, "pid: expected a number"},
-        {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"args\":[1]}]}", 41, "args: expected an object"},
+        {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"args\":[1]}]}", 41,
+         "args: expected an object"},
         {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":NaN}]}", 32, "invalid JSON"},
         {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":Infinity}]}", 32, "invalid JSON"},
         {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1e999}]}", 32, "out of range"},
@@ -329,15 +343,22 @@ TEST_SUITE("formats") {
         {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1},]}", 34, "trailing ','"},
         // A dims entry is a tensor's sizes or a list of entries, not both (the fuzzer found the
         // first order reading past the entries).
-        {"{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"cpu_op\",\"ts\":1,\"args\":{\"Input Dims\":[[1,[2]]]}}]}", 74, "mixed numbers and lists"},
-        {"{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"cpu_op\",\"ts\":1,\"args\":{\"Input Dims\":[[[2],1]]}}]}", 76, "mixed numbers and lists"},
+        {"{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"cpu_op\",\"ts\":1,\"args\":{\"Input "
+         "Dims\":[[1,[2]]]}}]}",
+         74, "mixed numbers and lists"},
+        {"{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"cpu_op\",\"ts\":1,\"args\":{\"Input "
+         "Dims\":[[[2],1]]}}]}",
+         76, "mixed numbers and lists"},
         // Misspelled literals (found by the fuzzer: they once escaped as simdjson exceptions).
-        {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"args\":{\"x\":nulx}}]}", 46, "invalid literal"},
+        {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"args\":{\"x\":nulx}}]}", 46,
+         "invalid literal"},
         {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"args\":{\"x\":tru}}]}", 46, "x"},
         {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"x\":nul}]}", 38, "invalid literal"},
         // Numeric ids that would read back as string thread keys (they once hit an assertion).
-        {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"tid\":4611686018427387904}]}", 40, "tid: numbers from 2^62"},
-        {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"pid\":9223372036854775807}]}", 40, "pid: numbers from 2^62"},
+        {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"tid\":4611686018427387904}]}", 40,
+         "tid: numbers from 2^62"},
+        {"{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"pid\":9223372036854775807}]}", 40,
+         "pid: numbers from 2^62"},
     };
     for (const bad& c : cases) {
       INFO(c.json.substr(0, 80));
@@ -367,10 +388,12 @@ TEST_SUITE("formats") {
     const std::string shapes[] = {
         R"("Input Dims":[[4, 8], [], [[1], [2, 3]], [[[]]], [-5, 0]],"Input type":["float","","TensorList","TensorList","long"])",
         R"("Input Dims" : [ [ 1 ,2 ] ] , "Input Strides":[[2,1]], "Input type" : [ "float" ])",
-        R"("Input Dims":[[123456789012345678]],"Input type":["fl\u006fat"])",  // an escape: simdjson
-        R"("Input Dims":[[1234567890123456789]],"Input type":["float"])",      // 19 digits: simdjson
+        R"("Input Dims":[[123456789012345678]],"Input type":["fl\u006fat"])",  // an escape:
+                                                                               // simdjson
+        R"("Input Dims":[[1234567890123456789]],"Input type":["float"])",  // 19 digits: simdjson
         R"("Input Dims":[[],[]],"Input type":["Scalar","ScalarList"],"Concrete Inputs":["2.5","[1, 2]"])",
-        R"("Input Dims":[[1]],"Input type":["Scalar"],"Concrete Inputs":[3])",  // a number: simdjson
+        R"("Input Dims":[[1]],"Input type":["Scalar"],"Concrete Inputs":[3])",  // a number:
+                                                                                // simdjson
         R"("Input Dims":[],"Input type":[])",
     };
     for (const std::string& a : shapes) {
@@ -399,10 +422,15 @@ TEST_SUITE("formats") {
     CHECK(dims(ins[8]) == std::vector<std::int64_t>{-5, 0});
     // Malformed lists: the same error from both paths (the fast path leaves them to simdjson).
     const std::string bad[] = {
-        R"("Input Dims":[[1,]])", R"("Input Dims":[[1.5]])", R"("Input Dims":[[01]])",
-        R"("Input Dims":[[1,[2]]])", R"("Input Dims":[1])", R"("Input Dims":[[1 2]])",
+        R"("Input Dims":[[1,]])",
+        R"("Input Dims":[[1.5]])",
+        R"("Input Dims":[[01]])",
+        R"("Input Dims":[[1,[2]]])",
+        R"("Input Dims":[1])",
+        R"("Input Dims":[[1 2]])",
         R"("Input Dims":)" + std::string(70, '[') + std::string(70, ']'),
-        R"("Input type":["a",])", R"("Input type":["a" "b"])",
+        R"("Input type":["a",])",
+        R"("Input type":["a" "b"])",
     };
     for (const std::string& a : bad) {
       INFO(a);
@@ -435,24 +463,49 @@ TEST_SUITE("formats") {
         std::string attrs;
         for (const auto& e : t.events)
           for (const attribute& a : t.attrs_of(e))
-            attrs += std::string(t.strings.view(a.key)) + ":" + std::to_string(static_cast<int>(a.type)) + ";";
+            attrs += std::string(t.strings.view(a.key)) + ":" +
+                     std::to_string(static_cast<int>(a.type)) + ";";
         return chrome_trace_string(t) + attrs;
       } catch (const input_error& e) {
         return std::string("error: ") + e.what() + " @" + std::to_string(e.offset());
       }
     };
     auto event = [](const std::string& fields, const std::string& args) {
-      return R"({"traceEvents":[{"ph":"X","cat":"cpu_op","ts":1,"dur":1,)" + fields + R"(,"args":{)" +
-             args + "}}]}";
+      return R"({"traceEvents":[{"ph":"X","cat":"cpu_op","ts":1,"dur":1,)" + fields +
+             R"(,"args":{)" + args + "}}]}";
     };
     // Values on both sides of every line the fast paths draw: sign, zero, int64 range, forms
     // that are numbers but not integers, escapes, whitespace, and malformed tokens.
-    const std::string values[] = {
-        "0", "-0", "7", "-7", "007", "-", "9223372036854775807", "9223372036854775808",
-        "-9223372036854775808", "-9223372036854775809", "18446744073709551615",
-        "18446744073709551616", "1.5", "-0.0", "1e3", "1E-3", "12x", "1 ", " 2",
-        R"("")", R"("plain")", R"("caf\u00e9")", R"("tab\there")", R"("q\"uote")", R"("\\")",
-        R"("unterminated)", "true", "null", "[1,2]", R"({"a":1})"};
+    const std::string values[] = {"0",
+                                  "-0",
+                                  "7",
+                                  "-7",
+                                  "007",
+                                  "-",
+                                  "9223372036854775807",
+                                  "9223372036854775808",
+                                  "-9223372036854775808",
+                                  "-9223372036854775809",
+                                  "18446744073709551615",
+                                  "18446744073709551616",
+                                  "1.5",
+                                  "-0.0",
+                                  "1e3",
+                                  "1E-3",
+                                  "12x",
+                                  "1 ",
+                                  " 2",
+                                  R"("")",
+                                  R"("plain")",
+                                  R"("caf\u00e9")",
+                                  R"("tab\there")",
+                                  R"("q\"uote")",
+                                  R"("\\")",
+                                  R"("unterminated)",
+                                  "true",
+                                  "null",
+                                  "[1,2]",
+                                  R"({"a":1})"};
     for (const std::string& v : values) {
       INFO(v);
       const std::string as_arg = event(R"("name":"f","pid":1,"tid":1)", R"("External id":)" + v);
@@ -493,8 +546,10 @@ TEST_SUITE("formats") {
         R"({"ph":"s","id":4,"pid":1,"tid":1,"ts":11,"cat":"ac2g","name":"ac2g"},)"
         R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":12.25,"dur":2,"args":{"correlation":4}},)"
         R"({"ph":"f","id":4,"pid":0,"tid":7,"ts":12.25,"cat":"ac2g","name":"ac2g","bp":"e"}])";
-    const event_table before = read_chrome_trace_string("{\"baseTimeNanoseconds\": 1700000000000000000, " + events + "}");
-    const event_table after = read_chrome_trace_string("{" + events + ", \"baseTimeNanoseconds\": 1700000000000000000}");
+    const event_table before =
+        read_chrome_trace_string("{\"baseTimeNanoseconds\": 1700000000000000000, " + events + "}");
+    const event_table after =
+        read_chrome_trace_string("{" + events + ", \"baseTimeNanoseconds\": 1700000000000000000}");
     CHECK(chrome_trace_string(after) == chrome_trace_string(before));
     REQUIRE(after.size() == 4);
     CHECK(after.events[0].start_ns == 1700000000000010500);
@@ -533,7 +588,8 @@ TEST_SUITE("formats") {
 
   TEST_CASE("read_chrome_trace_file: truncated and corrupt gzip") {
     const std::string dir = TRACEMODEL_TEST_BINARY_DIR;
-    std::FILE* f = std::fopen(tmtest::data_path("kineto/triton_example_triton_example.json.gz").c_str(), "rb");
+    std::FILE* f =
+        std::fopen(tmtest::data_path("kineto/triton_example_triton_example.json.gz").c_str(), "rb");
     REQUIRE(f != nullptr);
     std::string raw(1 << 20, '\0');
     raw.resize(std::fread(raw.data(), 1, raw.size(), f));
@@ -545,8 +601,8 @@ TEST_SUITE("formats") {
       return dir + "/" + name;
     };
     const std::string truncated = write("truncated.json.gz", raw.substr(0, raw.size() / 2));
-    CHECK_THROWS_WITH_AS((void)read_chrome_trace_file(truncated), doctest::Contains("truncated gzip"),
-                         input_error);
+    CHECK_THROWS_WITH_AS((void)read_chrome_trace_file(truncated),
+                         doctest::Contains("truncated gzip"), input_error);
     std::string corrupt = raw;
     for (std::size_t i = 20; i < 60 && i < corrupt.size(); ++i) corrupt[i] = '\x55';
     const std::string bad = write("corrupt.json.gz", corrupt);
@@ -559,11 +615,12 @@ TEST_SUITE("formats") {
   }
 
 #if defined(__linux__)
-  TEST_CASE("read_chrome_trace_file: a pipe reads until its end, gzip too, a directory is an error") {
+  TEST_CASE(
+      "read_chrome_trace_file: a pipe reads until its end, gzip too, a directory is an error") {
     const std::string dir = TRACEMODEL_TEST_BINARY_DIR;
     std::signal(SIGPIPE, SIG_IGN);  // a reader that stops early fails the checks, not the process
-    for (const char* name : {"pytorch-1.13-kineto/dataloader_sync.kineto.json",
-                             "h100/cupti_kernels.json.gz"}) {
+    for (const char* name :
+         {"pytorch-1.13-kineto/dataloader_sync.kineto.json", "h100/cupti_kernels.json.gz"}) {
       CAPTURE(name);
       const std::string path = tmtest::data_path(name);
       std::FILE* f = std::fopen(path.c_str(), "rb");
@@ -587,7 +644,8 @@ TEST_SUITE("formats") {
         if (fd < 0) return;
         ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
         for (std::size_t at = 0; at < bytes.size(); at += 1000)
-          if (::write(fd, bytes.data() + at, std::min<std::size_t>(1000, bytes.size() - at)) < 0) break;
+          if (::write(fd, bytes.data() + at, std::min<std::size_t>(1000, bytes.size() - at)) < 0)
+            break;
         ::close(fd);
       });
       std::string from_pipe, what;
@@ -625,8 +683,11 @@ TEST_SUITE("formats") {
     CHECK(m[0].rocm);
     CHECK_FALSE(m[0].supports_tf32());
     CHECK(device_properties(read_chrome_trace_string(R"({"traceEvents":[]})")).empty());
-    CHECK(device_properties(read_chrome_trace_string(R"({"traceEvents":[],"deviceProperties":[]})")).empty());
-    CHECK(device_properties(read_chrome_trace_string(R"({"traceEvents":[],"deviceProperties":{"id":1}})")).empty());
+    CHECK(device_properties(read_chrome_trace_string(R"({"traceEvents":[],"deviceProperties":[]})"))
+              .empty());
+    CHECK(device_properties(
+              read_chrome_trace_string(R"({"traceEvents":[],"deviceProperties":{"id":1}})"))
+              .empty());
     // Entries that are not objects are skipped; a missing id is the position.
     const auto odd = device_properties(read_chrome_trace_string(
         R"({"traceEvents":[],"deviceProperties":[1,{"name":"GPU","computeMajor":7},{"id":5,"computeMajor":"8"}]})"));

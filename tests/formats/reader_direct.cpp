@@ -30,9 +30,11 @@ outcome read(const std::string& json, bool fast, std::size_t batch_bytes) {
   try {
     const tmod::event_table t = tmod::read_chrome_trace(copy, copy.size(), o);
     r.trace = tmod::chrome_trace_string(t);
-    for (std::size_t k = 0; k < t.anomalies.n.size(); ++k) r.trace += " " + std::to_string(t.anomalies.n[k]);
+    for (std::size_t k = 0; k < t.anomalies.n.size(); ++k)
+      r.trace += " " + std::to_string(t.anomalies.n[k]);
     for (const auto& e : t.events)
-      for (const tmod::attribute& a : t.attrs_of(e)) r.trace += " " + std::to_string(static_cast<int>(a.type));
+      for (const tmod::attribute& a : t.attrs_of(e))
+        r.trace += " " + std::to_string(static_cast<int>(a.type));
   } catch (const tmod::input_error& e) {
     r.error = e.what();
     r.offset = e.offset();
@@ -66,34 +68,63 @@ class generator {
   }
 
   std::string name() {
-    static const char* const names[] = {
-        R"("aten::mm")", R"("aten::add_")", R"("")", "\"caf\xc3\xa9\"", "\"\xe6\x97\xa5\xe6\x9c\xac\"",
-        R"("autograd::engine::evaluate_function: MmBackward0")", R"("<built-in method foo>")",
-        R"("caf\u00e9")", R"("quote \"q\"")", R"("tab\tbed")", R"("back\\slash")"};
+    static const char* const names[] = {R"("aten::mm")",
+                                        R"("aten::add_")",
+                                        R"("")",
+                                        "\"caf\xc3\xa9\"",
+                                        "\"\xe6\x97\xa5\xe6\x9c\xac\"",
+                                        R"("autograd::engine::evaluate_function: MmBackward0")",
+                                        R"("<built-in method foo>")",
+                                        R"("caf\u00e9")",
+                                        R"("quote \"q\"")",
+                                        R"("tab\tbed")",
+                                        R"("back\\slash")"};
     return one_of(names, 7);
   }
   std::string time() {
-    static const char* const times[] = {"12", "12.5", "735480.357", "1.2345", "1e3", "0", "-0",
-                                        "0.0001", "7E1", "3.25e+2", "100.0"};
+    static const char* const times[] = {"12", "12.5",   "735480.357", "1.2345",  "1e3",  "0",
+                                        "-0", "0.0001", "7E1",        "3.25e+2", "100.0"};
     return one_of(times);
   }
   std::string arg_value() {
-    static const char* const values[] = {
-        "0", "-7", "42", "9223372036854775807", "-9223372036854775808", "0.25", "-1.5e-5", "1E+300",
-        "2.2250738585072014e-308", "true", "false", "null", R"("text")", "\"\xc3\xa9t\xc3\xa9\"",
-        R"("0x1f")", "[]", "{}", "[1, 2.5, \"x\", [null]]", R"({"a": [1, {"b": true}], "c": ""})",
-        R"([128,1,1])", "-0.0", "1e5",
-        "-0", "18446744073709551615", "123456789012345678901234", "4.9e-324", R"("caf\u00e9")"};
+    static const char* const values[] = {"0",
+                                         "-7",
+                                         "42",
+                                         "9223372036854775807",
+                                         "-9223372036854775808",
+                                         "0.25",
+                                         "-1.5e-5",
+                                         "1E+300",
+                                         "2.2250738585072014e-308",
+                                         "true",
+                                         "false",
+                                         "null",
+                                         R"("text")",
+                                         "\"\xc3\xa9t\xc3\xa9\"",
+                                         R"("0x1f")",
+                                         "[]",
+                                         "{}",
+                                         "[1, 2.5, \"x\", [null]]",
+                                         R"({"a": [1, {"b": true}], "c": ""})",
+                                         R"([128,1,1])",
+                                         "-0.0",
+                                         "1e5",
+                                         "-0",
+                                         "18446744073709551615",
+                                         "123456789012345678901234",
+                                         "4.9e-324",
+                                         R"("caf\u00e9")"};
     return one_of(values, 22);
   }
   std::string dims() {
-    static const char* const lists[] = {"[[4,8],[8,2]]", "[[], [1]]", "[[[1],[2,3]],[5]]", "[ [ 1 , 2 ] ]",
-                                        "[]", "[[-5, 0]]", "[[1234567890123456789]]"};
+    static const char* const lists[] = {"[[4,8],[8,2]]",          "[[], [1]]", "[[[1],[2,3]],[5]]",
+                                        "[ [ 1 , 2 ] ]",          "[]",        "[[-5, 0]]",
+                                        "[[1234567890123456789]]"};
     return one_of(lists, 6);
   }
   std::string types() {
-    static const char* const lists[] = {R"(["float","float"])", R"(["Scalar","","TensorList"])", "[]",
-                                        R"([ "long" , "int" ])", R"(["fl\u006fat"])"};
+    static const char* const lists[] = {R"(["float","float"])", R"(["Scalar","","TensorList"])",
+                                        "[]", R"([ "long" , "int" ])", R"(["fl\u006fat"])"};
     return one_of(lists, 4);
   }
 
@@ -104,10 +135,17 @@ class generator {
       f.push_back(ws() + "\"" + key + "\"" + ws() + ":" + ws() + value + ws());
     };
     const int kind = pick(7);
-    static const char* const cats[] = {R"("cpu_op")", R"("kernel")", R"("cuda_runtime")",
-                                       R"("user_annotation")", R"("python_function")", R"("gpu_memcpy")"};
-    static const char* const tids[] = {"1", "2", "0", "-1", R"("stream 7")", "4611686018427387903",
-                                       "123456789", R"("w\u00f6rker")"};
+    static const char* const cats[] = {R"("cpu_op")",          R"("kernel")",
+                                       R"("cuda_runtime")",    R"("user_annotation")",
+                                       R"("python_function")", R"("gpu_memcpy")"};
+    static const char* const tids[] = {"1",
+                                       "2",
+                                       "0",
+                                       "-1",
+                                       R"("stream 7")",
+                                       "4611686018427387903",
+                                       "123456789",
+                                       R"("w\u00f6rker")"};
     field("pid", pick(4) == 0 ? R"("proc")" : "7");
     field("tid", one_of(tids, 7));
     field("ts", time());
@@ -119,16 +157,17 @@ class generator {
       if (kind == 3) field("s", pick(2) == 0 ? R"("t")" : R"("p")");
       std::vector<std::string> args;
       const int n = pick(6);
-      static const char* const keys[] = {"External id", "correlation", "Sequence number", "Fwd thread id",
-                                         "device", "stream", "grid", "finished", "Call stack", "x",
-                                         "caf\xc3\xa9", "Input Dims", "Input type", "Input Strides",
-                                         "Concrete Inputs"};
+      static const char* const keys[] = {
+          "External id", "correlation", "Sequence number", "Fwd thread id", "device",
+          "stream",      "grid",        "finished",        "Call stack",    "x",
+          "caf\xc3\xa9", "Input Dims",  "Input type",      "Input Strides", "Concrete Inputs"};
       for (int k = 0; k < n; ++k) {
         const std::string key = one_of(keys);
         std::string value = arg_value();
         if (key == "Input Dims" || key == "Input Strides") value = dims();
         if (key == "Input type") value = types();
-        if (key == "Concrete Inputs") value = plain_ || pick(2) == 0 ? R"(["", "2.5"])" : R"(["[1, 2]", 3])";
+        if (key == "Concrete Inputs")
+          value = plain_ || pick(2) == 0 ? R"(["", "2.5"])" : R"(["[1, 2]", 3])";
         if (key == "Call stack") value = R"("a.py(1): f;b.py(2): g")";
         args.push_back(ws() + "\"" + key + "\"" + ws() + ":" + ws() + value + ws());
       }
@@ -162,19 +201,27 @@ class generator {
   static constexpr int fault_kinds = 88;  // 22 faults, 4 places each
   /// Fault `which` (below fault_kinds) that makes the document invalid, put into a record.
   std::string fault(const std::string& r, int which) {
-    static const char* const bad[] = {
-        "\"name\":\"\xff\"",      "\"name\":\"a\x01z\"", "\"ts\":1e999",           "\"ts\":\"abc\"",
-        "\"x\":nul",              "\"ts\":01",           "\"ts\":1.",              "\"ts\":-",
-        "\"ts\":+1",              "\"ts\":true",         "\"ph\":\"XY\"",          "\"tid\":4611686018427387904",
-        "\"args\":{\"a\":1,}",    "\"args\":[1]",        "\"name\":7",             "\"x\":[1,]",
-        "\"x\":{\"a\" 1}",        "\"x\":truex",         "\"x\":\"\xc3\"",         "\"x\":\"\xed\xa0\x80\"",
-        "\"x\":[01]",           "\"x\":{\"a\":1e999}"};
+    static const char* const bad[] = {"\"name\":\"\xff\"",   "\"name\":\"a\x01z\"",
+                                      "\"ts\":1e999",        "\"ts\":\"abc\"",
+                                      "\"x\":nul",           "\"ts\":01",
+                                      "\"ts\":1.",           "\"ts\":-",
+                                      "\"ts\":+1",           "\"ts\":true",
+                                      "\"ph\":\"XY\"",       "\"tid\":4611686018427387904",
+                                      "\"args\":{\"a\":1,}", "\"args\":[1]",
+                                      "\"name\":7",          "\"x\":[1,]",
+                                      "\"x\":{\"a\" 1}",     "\"x\":truex",
+                                      "\"x\":\"\xc3\"",      "\"x\":\"\xed\xa0\x80\"",
+                                      "\"x\":[01]",          "\"x\":{\"a\":1e999}"};
     const std::string f = bad[which / 4];
     switch (which % 4) {
-      case 0: return "{" + f + "," + r.substr(1);  // first, later keys may repeat it
-      case 1: return r.substr(0, r.size() - 1) + "," + f + "}";
-      case 2: return r.substr(0, r.size() / 2);  // truncated record
-      default: return "{\"ts\":1," + f + "}";
+      case 0:
+        return "{" + f + "," + r.substr(1);  // first, later keys may repeat it
+      case 1:
+        return r.substr(0, r.size() - 1) + "," + f + "}";
+      case 2:
+        return r.substr(0, r.size() / 2);  // truncated record
+      default:
+        return "{\"ts\":1," + f + "}";
     }
   }
 
@@ -229,7 +276,8 @@ TEST_SUITE("formats") {
       g.plain_ = seed % 4 < 2;
       const int which = seed % 3 == 0 ? g.pick(generator::fault_kinds) : -1;
       const std::string doc = g.document(1 + g.pick(40), which);
-      const std::size_t batch = seed % 2 == 0 ? 256 : std::size_t{1} << 20;  // each with plain or not
+      const std::size_t batch =
+          seed % 2 == 0 ? 256 : std::size_t{1} << 20;  // each with plain or not
       INFO("seed " << seed << ": " << doc);
       const bool ok = same_both_ways(doc, batch);
       (ok ? read_ok : rejected) += 1;
@@ -299,8 +347,15 @@ TEST_SUITE("formats") {
       return R"({"traceEvents":[{"ph":"X","cat":"cpu_op","name":"f","pid":1,"tid":1,"ts":1,"dur":1,"args":{"v":)" +
              arg + "}}]}";
     };
-    const char* const values[] = {"1.0", "-0.0", "1e-310", "1e-400", "123456789012345678901", "0.1",
-                                  "1.7976931348623157e308", "\"\xf0\x9f\x98\x80\"", "\"\\ud83d\\ude00\""};
+    const char* const values[] = {"1.0",
+                                  "-0.0",
+                                  "1e-310",
+                                  "1e-400",
+                                  "123456789012345678901",
+                                  "0.1",
+                                  "1.7976931348623157e308",
+                                  "\"\xf0\x9f\x98\x80\"",
+                                  "\"\\ud83d\\ude00\""};
     for (const char* v : values) {
       INFO(v);
       const outcome fast = read(doc(v), true, 1 << 20), slow = read(doc(v), false, 1 << 20);

@@ -21,11 +21,14 @@ using namespace tracemodel;
 namespace fs = std::filesystem;
 
 namespace {
-std::string h100(const char* name) { return (fs::path(TRACEMODEL_TEST_DATA_DIR) / "h100" / name).string(); }
+std::string h100(const char* name) {
+  return (fs::path(TRACEMODEL_TEST_DATA_DIR) / "h100" / name).string();
+}
 }  // namespace
 
 TEST_SUITE("formats") {
-  TEST_CASE("an H100 trace from the CUPTI adapter: every GPU activity under its launch, under its op") {
+  TEST_CASE(
+      "an H100 trace from the CUPTI adapter: every GPU activity under its launch, under its op") {
     // examples/cupti_kernels on an H100 (CUDA 13, driver 580): 3 steps of 6 ops with a memcpy, a
     // memset and 4 kernels, then 2000 empty kernels in ops; its warm-up ran with the queue stopped.
     event_table t = read_chrome_trace_file(h100("cupti_kernels.json.gz"));
@@ -57,19 +60,22 @@ TEST_SUITE("formats") {
       ++gpu[std::string(t.name(i))];
       const event_index launch = e.parent;
       REQUIRE(launch != no_event);
-      CHECK(t.events[launch].get<event_kind::device_activity>().activity == activity_type::cuda_runtime);
-      CHECK(t.events[launch].get<event_kind::device_activity>().correlation_id == d->correlation_id);
+      CHECK(t.events[launch].get<event_kind::device_activity>().activity ==
+            activity_type::cuda_runtime);
+      CHECK(t.events[launch].get<event_kind::device_activity>().correlation_id ==
+            d->correlation_id);
       CHECK(t.events[t.events[launch].parent].is<event_kind::op>());
     }
     CHECK(ops == 2018);
     CHECK(host_calls > 4018);
     // Kernel names demangled as Kineto writes them.
-    CHECK(gpu == std::map<std::string, int>{{"(anonymous namespace)::block_sum(float const*, float*, int)", 3},
-                                            {"(anonymous namespace)::empty_kernel()", 2000},
-                                            {"(anonymous namespace)::saxpy(float const*, float*, float, int)", 3},
-                                            {"(anonymous namespace)::scale(float*, float, int)", 3},
-                                            {"Memcpy HtoD (Pageable -> Device)", 3},
-                                            {"Memset (Device)", 6}});
+    CHECK(gpu == std::map<std::string, int>{
+                     {"(anonymous namespace)::block_sum(float const*, float*, int)", 3},
+                     {"(anonymous namespace)::empty_kernel()", 2000},
+                     {"(anonymous namespace)::saxpy(float const*, float*, float, int)", 3},
+                     {"(anonymous namespace)::scale(float*, float, int)", 3},
+                     {"Memcpy HtoD (Pageable -> Device)", 3},
+                     {"Memset (Device)", 6}});
     // Write, read, write: the same bytes.
     const std::string once = chrome_trace_string(t);
     event_table back = read_chrome_trace_string(once);
@@ -77,7 +83,8 @@ TEST_SUITE("formats") {
     CHECK(chrome_trace_string(back) == once);
   }
 
-  TEST_CASE("PyTorch 2.11 on an H100: key averages equal PyTorch's, with and without Python frames") {
+  TEST_CASE(
+      "PyTorch 2.11 on an H100: key averages equal PyTorch's, with and without Python frames") {
     // make_torch_traces.py: 2 profiled steps of an MLP with Adam and 12 `.item()` calls per step;
     // PyTorch's `prof.key_averages()` beside each trace. PyTorch counts runtime calls as CPU
     // events, merges ProfilerStep#N into ProfilerStep*, and nests by containment among its
@@ -88,9 +95,11 @@ TEST_SUITE("formats") {
       event_table t = read_chrome_trace_file(h100((std::string(tag) + ".json.gz").c_str()));
       analyze(t);
       std::map<std::pair<std::string, bool>, key_average_row> ours;  // (name, device activities)
-      for (auto& r : key_averages(t)) CHECK(ours.emplace(std::pair(r.name, r.device_activities), r).second);
+      for (auto& r : key_averages(t))
+        CHECK(ours.emplace(std::pair(r.name, r.device_activities), r).second);
       simdjson::dom::parser parser;
-      const simdjson::dom::element oracle = parser.load(h100((std::string(tag) + ".key_averages.json").c_str()));
+      const simdjson::dom::element oracle =
+          parser.load(h100((std::string(tag) + ".key_averages.json").c_str()));
       std::size_t rows = 0, device_rows = 0;
       for (simdjson::dom::element r : oracle["rows"].get_array()) {
         const double cpu_us = r["cpu_us"].get_double(), self_us = r["self_cpu_us"].get_double();
@@ -105,7 +114,8 @@ TEST_SUITE("formats") {
           CHECK(it->second.total_ns == 0);
           CHECK(it->second.device_total_ns > 0);
           // A GPU annotation spans other activities: a device total, no self time.
-          CHECK(it->second.self_device_ns == (it->second.gpu_annotations ? 0 : it->second.device_total_ns));
+          CHECK(it->second.self_device_ns ==
+                (it->second.gpu_annotations ? 0 : it->second.device_total_ns));
           continue;
         }
         ++rows;
@@ -150,11 +160,13 @@ TEST_SUITE("formats") {
     CHECK(seen == 1);
   }
 
-  TEST_CASE("PyTorch 2.11 on an H100: its execution trace (fields in attrs) joins its trace by rf_id") {
+  TEST_CASE(
+      "PyTorch 2.11 on an H100: its execution trace (fields in attrs) joins its trace by rf_id") {
     // make_torch_et.py: one execution trace over the two profiled steps. Schema 1.1.1 keeps
     // rf_id, tid, op_schema and the rest in each node's `attrs` list.
     const execution_trace et = read_execution_trace_file(h100("torch-2.11_et.json.gz"));
-    const auto fill = std::find_if(et.nodes.begin(), et.nodes.end(), [](const et_node& n) { return n.id == 17; });
+    const auto fill =
+        std::find_if(et.nodes.begin(), et.nodes.end(), [](const et_node& n) { return n.id == 17; });
     REQUIRE(fill != et.nodes.end());
     CHECK(fill->name == "aten::fill_");
     CHECK(fill->rf_id == 9);
@@ -174,7 +186,8 @@ TEST_SUITE("formats") {
     for (std::size_t k = 0; k < et.nodes.size(); ++k) {
       if (r.node_host[k] == no_event) continue;
       for (const attribute& a : t.attrs_of(t.events[r.node_host[k]]))
-        if (t.strings.view(a.key) == "Record function id") same_id += a.i == et.nodes[k].rf_id ? 1 : 0;
+        if (t.strings.view(a.key) == "Record function id")
+          same_id += a.i == et.nodes[k].rf_id ? 1 : 0;
     }
     CHECK(same_id == 516);
     CHECK(r.device_total == 120);  // 120 ac2g flows in the trace

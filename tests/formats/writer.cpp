@@ -24,9 +24,13 @@ event_table sample() {
   b.op("forward", base + 1'000, base + 9'000).scope(op_scope::user_scope);
   b.op("aten::add", base + 1'234, base + 5'678).seq(3).op_correlation(7);
   b.device("cudaLaunchKernel", activity_type::cuda_runtime, base + 2'000, base + 2'500, 1, 1)
-      .correlation(40).external_id(7).flow(40, true);
+      .correlation(40)
+      .external_id(7)
+      .flow(40, true);
   b.device("add_kernel", activity_type::kernel, base + 6'000, base + 6'300, 7, 0)
-      .correlation(40).external_id(7).flow(40, false);
+      .correlation(40)
+      .external_id(7)
+      .flow(40, false);
   b.last_device().device = 0;
   b.last_device().stream = 7;
   b.allocation(0xdead0, 512, base + 3'000);
@@ -45,32 +49,38 @@ event_table sample() {
 TEST_SUITE("formats") {
   TEST_CASE("write_chrome_trace: the exact output for a small table") {
     const std::string s = chrome_trace_string(sample());
-    CHECK(s ==
-          "{\n\"schemaVersion\": 1,\n\"displayTimeUnit\": \"ms\",\n"
-          "\"baseTimeNanoseconds\": 1700000000000000000,\n\"traceEvents\": [\n"
-          "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"main\"}},\n"
-          "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"forward\",\"pid\":1,\"tid\":1,"
-          "\"ts\":1.000,\"dur\":8.000,\"args\":{\"External id\":1}},\n"
-          "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\",\"pid\":1,\"tid\":1,"
-          "\"ts\":1.234,\"dur\":4.444,\"args\":{\"External id\":7,\"Sequence number\":3,"
-          "\"Fwd thread id\":0,\"kernel_backend\":\"cpu\"}},\n"
-          "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
-          "\"ts\":2.000,\"dur\":0.500,\"args\":{\"External id\":7,\"device\":1,\"stream\":1,"
-          "\"correlation\":40}},\n"
-          "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"add_kernel\",\"pid\":0,\"tid\":7,"
-          "\"ts\":6.000,\"dur\":0.300,\"args\":{\"External id\":7,\"device\":0,\"stream\":7,"
-          "\"correlation\":40}},\n"
-          "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\",\"pid\":1,"
-          "\"tid\":1,\"ts\":3.000,\"args\":{\"Device Type\":0,\"Device Id\":-1,\"Addr\":912080,"
-          "\"Bytes\":512,\"Total Allocated\":0,\"Total Reserved\":0}},\n"
-          "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"AddBackward0\",\"pid\":1,\"tid\":2,"
-          "\"ts\":10.000,\"dur\":2.000,\"args\":{\"External id\":3,\"Sequence number\":3,"
-          "\"Fwd thread id\":1}},\n"
-          "{\"ph\":\"s\",\"id\":1,\"pid\":1,\"tid\":1,\"ts\":1.234,\"cat\":\"fwdbwd\",\"name\":\"fwdbwd\"},\n"
-          "{\"ph\":\"f\",\"id\":1,\"pid\":1,\"tid\":2,\"ts\":10.000,\"cat\":\"fwdbwd\",\"name\":\"fwdbwd\",\"bp\":\"e\"},\n"
-          "{\"ph\":\"s\",\"id\":40,\"pid\":1,\"tid\":1,\"ts\":2.000,\"cat\":\"ac2g\",\"name\":\"ac2g\"},\n"
-          "{\"ph\":\"f\",\"id\":40,\"pid\":0,\"tid\":7,\"ts\":6.000,\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}\n"
-          "]\n}\n");
+    CHECK(
+        s ==
+        "{\n\"schemaVersion\": 1,\n\"displayTimeUnit\": \"ms\",\n"
+        "\"baseTimeNanoseconds\": 1700000000000000000,\n\"traceEvents\": [\n"
+        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"main\"}},"
+        "\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"forward\",\"pid\":1,\"tid\":1,"
+        "\"ts\":1.000,\"dur\":8.000,\"args\":{\"External id\":1}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\",\"pid\":1,\"tid\":1,"
+        "\"ts\":1.234,\"dur\":4.444,\"args\":{\"External id\":7,\"Sequence number\":3,"
+        "\"Fwd thread id\":0,\"kernel_backend\":\"cpu\"}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+        "\"ts\":2.000,\"dur\":0.500,\"args\":{\"External id\":7,\"device\":1,\"stream\":1,"
+        "\"correlation\":40}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"add_kernel\",\"pid\":0,\"tid\":7,"
+        "\"ts\":6.000,\"dur\":0.300,\"args\":{\"External id\":7,\"device\":0,\"stream\":7,"
+        "\"correlation\":40}},\n"
+        "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\",\"pid\":1,"
+        "\"tid\":1,\"ts\":3.000,\"args\":{\"Device Type\":0,\"Device Id\":-1,\"Addr\":912080,"
+        "\"Bytes\":512,\"Total Allocated\":0,\"Total Reserved\":0}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"AddBackward0\",\"pid\":1,\"tid\":2,"
+        "\"ts\":10.000,\"dur\":2.000,\"args\":{\"External id\":3,\"Sequence number\":3,"
+        "\"Fwd thread id\":1}},\n"
+        "{\"ph\":\"s\",\"id\":1,\"pid\":1,\"tid\":1,\"ts\":1.234,\"cat\":\"fwdbwd\",\"name\":"
+        "\"fwdbwd\"},\n"
+        "{\"ph\":\"f\",\"id\":1,\"pid\":1,\"tid\":2,\"ts\":10.000,\"cat\":\"fwdbwd\",\"name\":"
+        "\"fwdbwd\",\"bp\":\"e\"},\n"
+        "{\"ph\":\"s\",\"id\":40,\"pid\":1,\"tid\":1,\"ts\":2.000,\"cat\":\"ac2g\",\"name\":"
+        "\"ac2g\"},\n"
+        "{\"ph\":\"f\",\"id\":40,\"pid\":0,\"tid\":7,\"ts\":6.000,\"cat\":\"ac2g\",\"name\":"
+        "\"ac2g\",\"bp\":\"e\"}\n"
+        "]\n}\n");
   }
 
   TEST_CASE("write_chrome_trace: escaping, nanosecond digits, large ids, negative times") {
@@ -102,15 +112,27 @@ TEST_SUITE("formats") {
     // Pieces of every class the escaper tells apart; the expected decoding is built alongside.
     // (Found by this test: lead bytes 0xf5-0xff were taken for 3-byte sequences.)
     const std::vector<std::pair<std::string, std::string>> pieces = {
-        {"a", "a"}, {"plain text ", "plain text "}, {"\"", "\""}, {"\\", "\\"},
-        {"\n", "\n"}, {"\t", "\t"}, {"\r", "\r"}, {"\b", "\b"}, {"\f", "\f"},
-        {std::string(1, '\0'), std::string(1, '\0')}, {"\x1f", "\x1f"}, {"\x7f", "\x7f"},
-        {"\xc3\xa9", "\xc3\xa9"}, {"\xe2\x82\xac", "\xe2\x82\xac"},
+        {"a", "a"},
+        {"plain text ", "plain text "},
+        {"\"", "\""},
+        {"\\", "\\"},
+        {"\n", "\n"},
+        {"\t", "\t"},
+        {"\r", "\r"},
+        {"\b", "\b"},
+        {"\f", "\f"},
+        {std::string(1, '\0'), std::string(1, '\0')},
+        {"\x1f", "\x1f"},
+        {"\x7f", "\x7f"},
+        {"\xc3\xa9", "\xc3\xa9"},
+        {"\xe2\x82\xac", "\xe2\x82\xac"},
         {"\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80"},
-        {"\xff", "\xef\xbf\xbd"}, {"\x80", "\xef\xbf\xbd"},            // never valid
-        {"\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"},                      // overlong
+        {"\xff", "\xef\xbf\xbd"},
+        {"\x80", "\xef\xbf\xbd"},                                  // never valid
+        {"\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"},                  // overlong
         {"\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},  // a surrogate
-        {"\xf5\x80\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},  // not a lead byte
+        {"\xf5\x80\x80\x80",
+         "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},  // not a lead byte
     };
     std::mt19937_64 rng(7);
     simdjson::dom::parser parser;

@@ -54,41 +54,62 @@ inline tmod::event_table table_of(const std::uint8_t* data, std::size_t size) {
     const bool flag = (x[4] & 0x80) != 0;
     const auto stream = static_cast<tmod::thread_key>(100 + x[4] % 3);
     switch (kind) {
-      case 0: case 1: case 2: b.op("aten::mm", now, end, thread, pid).seq(seq); break;
-      case 3: b.op("aten::add", now, end, thread, pid).op_correlation(id); break;
-      case 4:
-        b.op("MmBackward0", now, end, thread, pid).seq(seq, fwd).scope(tmod::op_scope::backward_function);
+      case 0:
+      case 1:
+      case 2:
+        b.op("aten::mm", now, end, thread, pid).seq(seq);
         break;
-      case 5: b.op("autograd::engine::evaluate_function: MmBackward0", now, end, thread, pid); break;
-      case 6: b.annotation("ProfilerStep#1", now, end, thread, pid); break;
+      case 3:
+        b.op("aten::add", now, end, thread, pid).op_correlation(id);
+        break;
+      case 4:
+        b.op("MmBackward0", now, end, thread, pid)
+            .seq(seq, fwd)
+            .scope(tmod::op_scope::backward_function);
+        break;
+      case 5:
+        b.op("autograd::engine::evaluate_function: MmBackward0", now, end, thread, pid);
+        break;
+      case 6:
+        b.annotation("ProfilerStep#1", now, end, thread, pid);
+        break;
       case 7:
         b.device("cudaLaunchKernel", tmod::activity_type::cuda_runtime, now, end, thread, pid)
-            .correlation(id).external_id(flag ? id : 0);
+            .correlation(id)
+            .external_id(flag ? id : 0);
         if (x[3] & 1) b.flow(id, true);
         break;
       case 8:
-        b.device("gemm", tmod::activity_type::kernel, now, end, stream, 0).correlation(flag ? 0 : id);
+        b.device("gemm", tmod::activity_type::kernel, now, end, stream, 0)
+            .correlation(flag ? 0 : id);
         if (x[3] & 1) b.flow(id, false);
         break;
       case 9:
-        b.device("Memcpy HtoD", tmod::activity_type::gpu_memcpy, now, end, stream, 0).correlation(id);
+        b.device("Memcpy HtoD", tmod::activity_type::gpu_memcpy, now, end, stream, 0)
+            .correlation(id);
         break;
       case 10:
-        b.device("Stream Sync", tmod::activity_type::cuda_sync, now, end, stream, 0).correlation(id);
+        b.device("Stream Sync", tmod::activity_type::cuda_sync, now, end, stream, 0)
+            .correlation(id);
         break;
       case 11:
         b.device("cudaStreamSynchronize", tmod::activity_type::cuda_runtime, now, end, thread, pid)
             .correlation(id);
         break;
-      case 12: b.allocation(0x1000 * id, flag ? -64 : 64, now, thread, pid); break;
-      case 13: b.script("train.py(12): step", now, end, thread, pid); break;
+      case 12:
+        b.allocation(0x1000 * id, flag ? -64 : 64, now, thread, pid);
+        break;
+      case 13:
+        b.script("train.py(12): step", now, end, thread, pid);
+        break;
       case 14:
         b.op("aten::copy_", now, end, thread, pid);
         preset.emplace_back(events, x[5]);
         break;
       default:
         b.device("cuLaunchKernel", tmod::activity_type::cuda_driver, now, end, thread, pid)
-            .correlation(id).flow(id, true);
+            .correlation(id)
+            .flow(id, true);
         break;
     }
   }

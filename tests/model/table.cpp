@@ -17,7 +17,8 @@ TEST_SUITE("model") {
     std::vector<name_id> ids;
     std::vector<std::string> texts;
     for (int i = 0; i < 20000; ++i) {  // forces index growth and several chunks
-      texts.push_back("name_" + std::to_string(i) + std::string(static_cast<std::size_t>(i % 50), 'x'));
+      texts.push_back("name_" + std::to_string(i) +
+                      std::string(static_cast<std::size_t>(i % 50), 'x'));
       ids.push_back(s.intern(texts.back()));
     }
     const std::string big(100000, 'b');  // a string larger than a chunk
@@ -162,7 +163,8 @@ TEST_SUITE("model") {
     CHECK(t.find_attr(e, "Ev Idx")->i == 7);
     CHECK(t.strings[t.find_attr(e, "kernel_backend")->s] == "triton");
     auto grid = t.int_list(*t.find_attr(e, "grid"));
-    CHECK(std::vector<std::int64_t>(grid.begin(), grid.end()) == std::vector<std::int64_t>{1, 2, 3});
+    CHECK(std::vector<std::int64_t>(grid.begin(), grid.end()) ==
+          std::vector<std::int64_t>{1, 2, 3});
     CHECK(t.strings[t.string_list(*t.find_attr(e, "Module Hierarchy"))[1]] == "fc1");
     CHECK(t.find_attr(e, "absent") == nullptr);
   }

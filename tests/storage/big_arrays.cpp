@@ -55,7 +55,8 @@ TEST_SUITE("storage") {
     tmod::release_cached_memory();
   }
 
-  TEST_CASE("block cache: arrays of 64 KiB up to 2 MiB are kept by power-of-two size, within a limit") {
+  TEST_CASE(
+      "block cache: arrays of 64 KiB up to 2 MiB are kept by power-of-two size, within a limit") {
     using tmod::detail::block_cache;
     tmod::release_cached_memory();
     REQUIRE(block_cache::instance().cached_bytes() == 0);
@@ -93,7 +94,8 @@ TEST_SUITE("storage") {
       tmod::detail::scratch_vector<char> e(100u << 10);
     }
     CHECK(block_cache::instance().cached_bytes() == 128u << 10);
-    tmod::set_memory_cache_limits(tmod::memory_usage().region_limit, std::size_t{64} << 20);  // the default again
+    tmod::set_memory_cache_limits(tmod::memory_usage().region_limit,
+                                  std::size_t{64} << 20);  // the default again
     tmod::release_cached_memory();
   }
 

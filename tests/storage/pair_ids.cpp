@@ -24,10 +24,18 @@ TEST_SUITE("storage") {
       const std::uint64_t base = rng() % 100000;
       for (std::size_t k = 0; k < pool_size; ++k) {
         switch (round % 4) {
-          case 0: pool.emplace_back(7, base + k); break;
-          case 1: pool.emplace_back(7, (base + k) * 16 + 3); break;
-          case 2: pool.emplace_back(k % 3, (k / 3) * 31 + (k % 2 == 0 ? 0 : 31)); break;
-          default: pool.emplace_back(rng() % 3, rng() % 4 == 0 ? 0 : rng()); break;
+          case 0:
+            pool.emplace_back(7, base + k);
+            break;
+          case 1:
+            pool.emplace_back(7, (base + k) * 16 + 3);
+            break;
+          case 2:
+            pool.emplace_back(k % 3, (k / 3) * 31 + (k % 2 == 0 ? 0 : 31));
+            break;
+          default:
+            pool.emplace_back(rng() % 3, rng() % 4 == 0 ? 0 : rng());
+            break;
         }
       }
       tmod::detail::pair_ids ids;

@@ -24,7 +24,8 @@ TEST_SUITE("storage") {
       const std::int64_t offset = static_cast<std::int64_t>(rng()) >> (rng() % 64);
       std::vector<std::int64_t> keys(n);
       for (auto& k : keys) {
-        const std::uint64_t r = range_bits == 64 ? rng() : rng() & ((std::uint64_t{1} << range_bits) - 1);
+        const std::uint64_t r =
+            range_bits == 64 ? rng() : rng() & ((std::uint64_t{1} << range_bits) - 1);
         k = range_bits == 64 ? static_cast<std::int64_t>(r)
                              : static_cast<std::int64_t>(static_cast<std::uint64_t>(offset) + r);
         if (round % 7 == 3) k &= ~std::int64_t{0xfff000};  // a middle digit the same in all
@@ -57,21 +58,27 @@ TEST_SUITE("storage") {
       for (std::size_t i = 0; i < n; ++i) {
         const auto pos = static_cast<std::int64_t>(i);
         switch (shape) {
-          case 2: keys[i] = base + (static_cast<std::int64_t>(n) - pos) * step; break;
-          case 3: keys[i] = base + static_cast<std::int64_t>(rng() % (n * 4 + 1)); break;
+          case 2:
+            keys[i] = base + (static_cast<std::int64_t>(n) - pos) * step;
+            break;
+          case 3:
+            keys[i] = base + static_cast<std::int64_t>(rng() % (n * 4 + 1));
+            break;
           default:
             keys[i] = base + pos * step + static_cast<std::int64_t>(rng() % 8) * step;
             if (shape == 4 && rng() % 50 == 0) keys[i] += static_cast<std::int64_t>(rng() % 100000);
         }
         if (rng() % 97 == 0) keys[i] = top;
-        if (round % 13 == 5 && rng() % 3000 == 0) keys[i] = base - 1;           // below the base
-        if (round % 13 == 6 && rng() % 3000 == 0) keys[i] = top - 1;            // too far above
+        if (round % 13 == 5 && rng() % 3000 == 0) keys[i] = base - 1;  // below the base
+        if (round % 13 == 6 && rng() % 3000 == 0) keys[i] = top - 1;   // too far above
       }
       const std::size_t index_bits = n > 1 ? std::bit_width(n - 1) : 0;
-      const std::uint64_t limit = index_bits == 0 ? ~std::uint64_t{0} : ~std::uint64_t{0} >> index_bits;
+      const std::uint64_t limit =
+          index_bits == 0 ? ~std::uint64_t{0} : ~std::uint64_t{0} >> index_bits;
       bool packable = true;
       for (const std::int64_t k : keys)
-        if (k != top && (k < base || static_cast<std::uint64_t>(k) - static_cast<std::uint64_t>(base) >= limit))
+        if (k != top &&
+            (k < base || static_cast<std::uint64_t>(k) - static_cast<std::uint64_t>(base) >= limit))
           packable = false;
       tmod::detail::near_order order(n, base, top);
       for (const std::int64_t k : keys) order.add(k);

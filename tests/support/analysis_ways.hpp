@@ -61,11 +61,12 @@ std::string analysed(tmod::event_table t, how h, std::size_t progress_rows = 409
            std::to_string(l.from) + ">" + std::to_string(l.to) + "\n";
   out += std::to_string(a.fwd_bwd.links) + " " + std::to_string(a.fwd_bwd.backward_ops) + " " +
          std::to_string(a.fwd_bwd.wrappers) + " " + std::to_string(a.tree.roots) + " " +
-         std::to_string(a.tree.fallback_parents) + " " + std::to_string(a.tree.borrowed_ends) + " " +
-         std::to_string(a.device.by_flow) + " " + std::to_string(a.device.by_correlation) + " " +
-         std::to_string(a.device.by_external_id) + " " + std::to_string(a.device.runtime_calls) +
-         " " + std::to_string(a.device.unlinked) + " " + std::to_string(a.tree.linked_before) + " " +
-         std::to_string(a.tree.events) + " " + std::to_string(a.tree.missing_ends) + " " +
+         std::to_string(a.tree.fallback_parents) + " " + std::to_string(a.tree.borrowed_ends) +
+         " " + std::to_string(a.device.by_flow) + " " + std::to_string(a.device.by_correlation) +
+         " " + std::to_string(a.device.by_external_id) + " " +
+         std::to_string(a.device.runtime_calls) + " " + std::to_string(a.device.unlinked) + " " +
+         std::to_string(a.tree.linked_before) + " " + std::to_string(a.tree.events) + " " +
+         std::to_string(a.tree.missing_ends) + " " +
          std::to_string(a.device.flow_ends_without_start) + " " +
          std::to_string(a.device.dangling_correlations) + " " +
          std::to_string(a.device.duplicate_flow_starts) + "\n";
@@ -79,7 +80,8 @@ enum class analysis_outcome { rejected, same, differs };
 inline analysis_outcome same_every_way(const tmod::event_table& t) {
   const std::string reference = analysed(t, how::steps);
   if (analysed(t, how::api) != reference) return analysis_outcome::differs;
-  for (const std::size_t chunk : {std::size_t{0}, std::size_t{1}, std::size_t{3}, std::size_t{512}}) {
+  for (const std::size_t chunk :
+       {std::size_t{0}, std::size_t{1}, std::size_t{3}, std::size_t{512}}) {
     if (analysed(t, how::serial, 4096, chunk) != reference) return analysis_outcome::differs;
     for (const std::size_t rows : {std::size_t{1}, std::size_t{4}})
       if (analysed(t, how::parallel, rows, chunk) != reference) return analysis_outcome::differs;

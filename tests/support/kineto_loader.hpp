@@ -62,7 +62,9 @@ inline loaded_trace load_kineto(const std::string& path) {
     const std::string_view ph = e["ph"];
     if (ph == "s" || ph == "f") {
       raw.push_back({{std::string(std::string_view(e["cat"])), ph[0], uint64_t(e["id"])},
-                     key(e["pid"]), key(e["tid"]), ns(e["ts"])});
+                     key(e["pid"]),
+                     key(e["tid"]),
+                     ns(e["ts"])});
       continue;
     }
     if (ph != "X") continue;
@@ -72,7 +74,8 @@ inline loaded_trace load_kineto(const std::string& path) {
     ev.pid = static_cast<process_key>(key(e["pid"]));
     ev.tid = key(e["tid"]);
     ev.start_ns = ns(e["ts"]);
-    const std::int64_t end = ev.start_ns + static_cast<std::int64_t>(std::llround(double(e["dur"]) * 1000.0));
+    const std::int64_t end =
+        ev.start_ns + static_cast<std::int64_t>(std::llround(double(e["dur"]) * 1000.0));
     simdjson::dom::element args;
     const bool has_args = !e["args"].get(args);
     const activity_type a = activity_type_from(cat);

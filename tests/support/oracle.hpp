@@ -12,8 +12,8 @@
 namespace tmtest {
 
 inline const char* const oracle_workloads[] = {
-    "adamw_zero_grad", "conv_bn_infer", "dataloader_sync", "for_loop_indexing", "memory_profile",
-    "mlp_train",       "nested_scopes_64", "script_module", "threads_fork"};
+    "adamw_zero_grad", "conv_bn_infer",    "dataloader_sync", "for_loop_indexing", "memory_profile",
+    "mlp_train",       "nested_scopes_64", "script_module",   "threads_fork"};
 
 struct oracle_tree {
   tracemodel::event_table table;

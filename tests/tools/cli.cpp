@@ -27,7 +27,8 @@ struct run_result {
 
 /// Runs the program with `args` (stderr folded into stdout when `with_stderr`).
 run_result run(const std::string& args, bool with_stderr = false) {
-  const std::string cmd = std::string("\"") + TRACEMODEL_CLI + "\" " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  const std::string cmd =
+      std::string("\"") + TRACEMODEL_CLI + "\" " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
   std::FILE* p = ::popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
   run_result r;
@@ -73,7 +74,8 @@ cli_tree tree_json(const std::string& path) {
   std::int64_t id = 0;
   for (simdjson::dom::element e : simdjson::dom::array(root["events"])) {
     REQUIRE(int64_t(e["id"]) == id++);
-    t.events.emplace_back(std::string(std::string_view(e["name"])), tid_text(e["tid"]), int64_t(e["ts_ns"]));
+    t.events.emplace_back(std::string(std::string_view(e["name"])), tid_text(e["tid"]),
+                          int64_t(e["ts_ns"]));
     simdjson::dom::element parent = e["parent"];
     t.parents.push_back(parent.is_null() ? -1 : int64_t(parent));
     CHECK(e["kind"].is_string());
@@ -85,18 +87,22 @@ cli_tree tree_json(const std::string& path) {
 }  // namespace
 
 TEST_SUITE("tools") {
-  TEST_CASE("tracemodel tree --json: PyTorch's parent for every event of the Kineto-format oracles") {
+  TEST_CASE(
+      "tracemodel tree --json: PyTorch's parent for every event of the Kineto-format oracles") {
     for (const char* w : tmtest::oracle_workloads) {
       INFO(w);
       tmtest::json_doc doc(tmtest::data_path(std::string("pytorch-1.13/") + w + ".oracle.json"));
-      const cli_tree t = tree_json(tmtest::data_path(std::string("pytorch-1.13-kineto/") + w + ".kineto.json"));
+      const cli_tree t =
+          tree_json(tmtest::data_path(std::string("pytorch-1.13-kineto/") + w + ".kineto.json"));
       // Match events by name, thread and start.
       std::multimap<event_key, std::int64_t> ours;
-      for (std::size_t i = 0; i < t.events.size(); ++i) ours.emplace(t.events[i], static_cast<std::int64_t>(i));
+      for (std::size_t i = 0; i < t.events.size(); ++i)
+        ours.emplace(t.events[i], static_cast<std::int64_t>(i));
       std::vector<std::int64_t> node_of(t.events.size(), -1), ours_of;
       std::int64_t n = 0;
       for (simdjson::dom::element node : simdjson::dom::array(doc.root["event_tree"]["nodes"])) {
-        const event_key k{std::string(std::string_view(node["name"])), tid_text(node["tid"]), int64_t(node["start_ns"])};
+        const event_key k{std::string(std::string_view(node["name"])), tid_text(node["tid"]),
+                          int64_t(node["start_ns"])};
         auto it = ours.find(k);
         REQUIRE(it != ours.end());
         node_of[static_cast<std::size_t>(it->second)] = n++;
@@ -108,14 +114,18 @@ TEST_SUITE("tools") {
       std::int64_t k = 0;
       for (simdjson::dom::element node : simdjson::dom::array(doc.root["event_tree"]["nodes"])) {
         simdjson::dom::element parent = node["parent"];
-        const std::int64_t want = parent.is_null() ? -1 : ours_of[static_cast<std::size_t>(int64_t(parent))];
-        mismatches += t.parents[static_cast<std::size_t>(ours_of[static_cast<std::size_t>(k++)])] != want ? 1 : 0;
+        const std::int64_t want =
+            parent.is_null() ? -1 : ours_of[static_cast<std::size_t>(int64_t(parent))];
+        mismatches +=
+            t.parents[static_cast<std::size_t>(ours_of[static_cast<std::size_t>(k++)])] != want ? 1
+                                                                                                : 0;
       }
       CHECK(mismatches == 0);
     }
   }
 
-  TEST_CASE("tracemodel tree --json: the whole-microsecond export, with its ambiguities explained") {
+  TEST_CASE(
+      "tracemodel tree --json: the whole-microsecond export, with its ambiguities explained") {
     // PyTorch 1.13's own export (a bare array, whole microseconds, no Python events). Every
     // difference from the oracle must be one of two kinds:
     //  - touching: at whole-microsecond resolution an event ends exactly when the next starts,
@@ -129,7 +139,8 @@ TEST_SUITE("tools") {
       simdjson::dom::array nodes = doc.root["event_tree"]["nodes"];
       std::map<std::uint64_t, std::int64_t> node_by_corr;
       for (simdjson::dom::element k : simdjson::dom::array(doc.root["kineto_events"]))
-        if (!k["tree_node"].is_null()) node_by_corr[uint64_t(k["correlation_id"])] = int64_t(k["tree_node"]);
+        if (!k["tree_node"].is_null())
+          node_by_corr[uint64_t(k["correlation_id"])] = int64_t(k["tree_node"]);
       std::vector<simdjson::dom::element> node_vec(nodes.begin(), nodes.end());
       // The export's i-th event is the i-th x_event; it is sorted by ts, so the reader keeps it.
       std::vector<std::int64_t> node_of_x, dur_ns;  // the export's dur: whole microseconds
@@ -140,7 +151,8 @@ TEST_SUITE("tools") {
         node_of_x.push_back(node);
         dur_ns.push_back(int64_t(x["dur"]) * 1000);
       }
-      const cli_tree t = tree_json(tmtest::data_path(std::string("pytorch-1.13/") + w + ".chrome_trace.json"));
+      const cli_tree t =
+          tree_json(tmtest::data_path(std::string("pytorch-1.13/") + w + ".chrome_trace.json"));
       REQUIRE(t.events.size() == node_of_x.size());
       for (std::size_t i = 0; i < t.events.size(); ++i) {
         ++events;
@@ -164,7 +176,8 @@ TEST_SUITE("tools") {
         if (got == want) continue;
         // Touching: our parent (at whole microseconds) ends exactly when this event starts.
         const auto g = static_cast<std::size_t>(got);
-        bool explained = got >= 0 && std::get<2>(t.events[g]) + dur_ns[g] == std::get<2>(t.events[i]);
+        bool explained =
+            got >= 0 && std::get<2>(t.events[g]) + dur_ns[g] == std::get<2>(t.events[i]);
         touching += explained ? 1 : 0;
         if (!explained && through_python) {
           ++dropped;
@@ -179,12 +192,14 @@ TEST_SUITE("tools") {
   }
 
   TEST_CASE("tracemodel links --json: every fwdbwd and ac2g flow of the real traces") {
-    const char* files[] = {"amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz",
-                           "critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz",
-                           "critical_path_cuda_event_sync_event_sync_trace.json.gz",
-                           "execution_trace_benchmark_simple_add_trace.json.gz",
-                           "triton_example_triton_example.json.gz", "call_stack_backward_thread.json",
-                           "cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"};
+    const char* files[] = {
+        "amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+        "critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz",
+        "critical_path_cuda_event_sync_event_sync_trace.json.gz",
+        "execution_trace_benchmark_simple_add_trace.json.gz",
+        "triton_example_triton_example.json.gz",
+        "call_stack_backward_thread.json",
+        "cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"};
     std::size_t fwdbwd = 0, ac2g = 0;
     for (const char* f : files) {
       INFO(f);
@@ -194,8 +209,9 @@ TEST_SUITE("tools") {
       auto key = [&t](event_index i) {
         const thread_key tid = t.events[i].tid;
         return event_key{std::string(t.name(i)),
-                         event_table::is_string_key(tid) ? std::string(t.key_label(tid))
-                                                         : std::to_string(static_cast<std::int64_t>(tid)),
+                         event_table::is_string_key(tid)
+                             ? std::string(t.key_label(tid))
+                             : std::to_string(static_cast<std::int64_t>(tid)),
                          t.events[i].start_ns};
       };
       std::set<std::pair<event_key, event_key>> want_fb, want_dev;
@@ -203,10 +219,12 @@ TEST_SUITE("tools") {
       std::map<std::uint64_t, event_index> starts;
       for (std::size_t i = 0; i < t.size(); ++i)
         if (const auto* d = t.events[i].get_if<event_kind::device_activity>())
-          if (d->flow_type == flow_kind::async_cpu_gpu && d->flow_start) starts[d->flow_id] = static_cast<event_index>(i);
+          if (d->flow_type == flow_kind::async_cpu_gpu && d->flow_start)
+            starts[d->flow_id] = static_cast<event_index>(i);
       for (std::size_t i = 0; i < t.size(); ++i)
         if (const auto* d = t.events[i].get_if<event_kind::device_activity>())
-          if (d->flow_type == flow_kind::async_cpu_gpu && !d->flow_start && starts.count(d->flow_id))
+          if (d->flow_type == flow_kind::async_cpu_gpu && !d->flow_start &&
+              starts.count(d->flow_id))
             want_dev.emplace(key(starts[d->flow_id]), key(static_cast<event_index>(i)));
       // What the program derives from the events' args.
       const run_result r = run("links --json " + quoted(path));
@@ -216,7 +234,8 @@ TEST_SUITE("tools") {
       REQUIRE_FALSE(p.parse(r.out).get(root));
       std::set<std::pair<event_key, event_key>> got_fb, got_dev;
       auto endpoint = [](simdjson::dom::element e) {
-        return event_key{std::string(std::string_view(e["name"])), tid_text(e["tid"]), int64_t(e["ts_ns"])};
+        return event_key{std::string(std::string_view(e["name"])), tid_text(e["tid"]),
+                         int64_t(e["ts_ns"])};
       };
       for (simdjson::dom::element l : simdjson::dom::array(root["links"])) {
         const std::string_view type = l["type"];
@@ -240,7 +259,9 @@ TEST_SUITE("tools") {
     for (const char* w : tmtest::oracle_workloads) {
       INFO(std::string(w));
       tmtest::json_doc doc(tmtest::data_path(std::string("pytorch-1.13/") + w + ".oracle.json"));
-      const run_result r = run("patterns --json " + quoted(tmtest::data_path(std::string("pytorch-1.13-kineto/") + w + ".kineto.json")));
+      const run_result r =
+          run("patterns --json " +
+              quoted(tmtest::data_path(std::string("pytorch-1.13-kineto/") + w + ".kineto.json")));
       REQUIRE(r.status == 0);
       simdjson::dom::parser p;
       simdjson::dom::element root;
@@ -251,12 +272,13 @@ TEST_SUITE("tools") {
         order.emplace_back(std::string_view(e["name"]));
         ours.emplace(order.back(), e);
       }
-      CHECK(order == std::vector<std::string>{"Extra CUDA Copy Pattern", "For Loop Indexing Pattern",
-                                              "FP32 MatMul Pattern", "Optimizer Single Tensor Pattern",
-                                              "Synchronized DataLoader Pattern",
-                                              "Gradient Set To Zero Instead of None Pattern",
-                                              "Enabling Bias in Conv2d Followed By BatchNorm Pattern",
-                                              "Matrix Multiplication Dimension Not Aligned Pattern"});
+      CHECK(order ==
+            std::vector<std::string>{"Extra CUDA Copy Pattern", "For Loop Indexing Pattern",
+                                     "FP32 MatMul Pattern", "Optimizer Single Tensor Pattern",
+                                     "Synchronized DataLoader Pattern",
+                                     "Gradient Set To Zero Instead of None Pattern",
+                                     "Enabling Bias in Conv2d Followed By BatchNorm Pattern",
+                                     "Matrix Multiplication Dimension Not Aligned Pattern"});
       for (auto [cls, pat] : simdjson::dom::object(doc.root["anti_patterns"]["patterns"])) {
         const std::string name{std::string_view(pat["name"])};
         INFO(name);
@@ -276,10 +298,12 @@ TEST_SUITE("tools") {
         simdjson::dom::array m;
         if (!pat["matched_events"].get_array().get(m))
           for (simdjson::dom::element e : m)
-            want.emplace_back(std::string(std::string_view(e["name"])), tid_text(e["tid"]), int64_t(e["start_ns"]));
+            want.emplace_back(std::string(std::string_view(e["name"])), tid_text(e["tid"]),
+                              int64_t(e["start_ns"]));
         if (!we_skip)
           for (simdjson::dom::element e : simdjson::dom::array(mine["matches"])) {
-            got.emplace_back(std::string(std::string_view(e["name"])), tid_text(e["tid"]), int64_t(e["ts_ns"]));
+            got.emplace_back(std::string(std::string_view(e["name"])), tid_text(e["tid"]),
+                             int64_t(e["ts_ns"]));
             CHECK_FALSE(std::string_view(e["location"]).empty());
           }
         CHECK(got == want);
@@ -296,7 +320,8 @@ TEST_SUITE("tools") {
     // description and the location (the user frame rather than the line it was executing).
     tmtest::json_doc doc(tmtest::data_path("pytorch-1.13/conv_bn_infer.oracle.json"));
     const std::string_view theirs = doc.root["anti_patterns"]["report_all_anti_patterns"]["stdout"];
-    const run_result r = run("patterns " + quoted(tmtest::data_path("pytorch-1.13-kineto/conv_bn_infer.kineto.json")));
+    const run_result r = run(
+        "patterns " + quoted(tmtest::data_path("pytorch-1.13-kineto/conv_bn_infer.kineto.json")));
     REQUIRE(r.status == 0);
     auto lines = [](std::string_view s) {
       std::vector<std::string> out;
@@ -310,26 +335,33 @@ TEST_SUITE("tools") {
     const auto a = lines(theirs), b = lines(r.out);
     REQUIRE(a.size() == 7);
     REQUIRE(b.size() == 7);
-    for (std::size_t k : {0, 1, 4, 5, 6}) CHECK(a[k] == b[k]);
-    CHECK(b[2] == std::string(tracemodel::conv2d_bias_followed_by_batch_norm_pattern::description()));
+    for (const std::size_t k : {0u, 1u, 4u, 5u, 6u}) CHECK(a[k] == b[k]);
+    CHECK(b[2] ==
+          std::string(tracemodel::conv2d_bias_followed_by_batch_norm_pattern::description()));
     CHECK(b[3] == "[Source Code Location] workloads.py(154): conv_bn_infer_body");
     CHECK(a[3] == "[Source Code Location] workloads.py:157");
     // Options: a name pattern, the framework prefix, for-loop indexing off; bad usage.
-    const run_result named = run("patterns --json --name \"^aten::conv2d$\" --no-for-loop --framework-prefix workloads " +
-                                 quoted(tmtest::data_path("pytorch-1.13-kineto/conv_bn_infer.kineto.json")));
+    const run_result named = run(
+        "patterns --json --name \"^aten::conv2d$\" --no-for-loop --framework-prefix workloads " +
+        quoted(tmtest::data_path("pytorch-1.13-kineto/conv_bn_infer.kineto.json")));
     REQUIRE(named.status == 0);
-    CHECK(named.out.find("{\"name\":\"For Loop Indexing Pattern\",\"skipped\":\"disabled by configuration\"}") !=
-          std::string::npos);
-    CHECK(named.out.find("{\"name\":\"^aten::conv2d$\",\"matches\":[\n{\"name\":\"aten::conv2d\",\"tid\":1,"
-                         "\"ts_ns\":1795325611861583102,\"location\":\"torch/nn/modules/conv.py(454): _conv_forward\"}]}") != std::string::npos);
+    CHECK(
+        named.out.find(
+            "{\"name\":\"For Loop Indexing Pattern\",\"skipped\":\"disabled by configuration\"}") !=
+        std::string::npos);
+    CHECK(named.out.find(
+              "{\"name\":\"^aten::conv2d$\",\"matches\":[\n{\"name\":\"aten::conv2d\",\"tid\":1,"
+              "\"ts_ns\":1795325611861583102,\"location\":\"torch/nn/modules/conv.py(454): "
+              "_conv_forward\"}]}") != std::string::npos);
     CHECK(run("patterns --name \"(\" x.json").status == 2);
   }
 
   TEST_CASE("tracemodel flame: writes a standalone SVG, -o is required") {
     const std::string svg = std::string(TRACEMODEL_TEST_BINARY_DIR) + "/flame_cli_test.svg";
     std::remove(svg.c_str());
-    const run_result r = run("flame " + quoted(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json")) +
-                             " -o " + quoted(svg) + " --width 800");
+    const run_result r =
+        run("flame " + quoted(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json")) +
+            " -o " + quoted(svg) + " --width 800");
     REQUIRE(r.status == 0);
     CHECK(r.out.find("wrote ") == 0);
     std::FILE* f = std::fopen(svg.c_str(), "rb");
@@ -339,22 +371,27 @@ TEST_SUITE("tools") {
     std::size_t n = 0;
     while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
     std::fclose(f);
-    CHECK(text.find("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"820.00\"") != std::string::npos);
+    CHECK(text.find("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"820.00\"") !=
+          std::string::npos);
     CHECK(text.ends_with("</svg>\n"));
-    CHECK(run("flame " + quoted(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json"))).status == 2);
+    CHECK(run("flame " + quoted(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json")))
+              .status == 2);
     CHECK(run("flame x.json -o y.svg --width 5").status == 2);
   }
 
   TEST_CASE("tracemodel link: the real execution-trace pair, summary, JSON, errors") {
     const std::string out = std::string(TRACEMODEL_TEST_BINARY_DIR) + "/link_cli_test.json";
-    const std::string et = quoted(tmtest::data_path("kineto/execution_trace_benchmark_simple_add_et.json.gz"));
-    const std::string trace = quoted(tmtest::data_path("kineto/execution_trace_benchmark_simple_add_trace.json.gz"));
+    const std::string et =
+        quoted(tmtest::data_path("kineto/execution_trace_benchmark_simple_add_et.json.gz"));
+    const std::string trace =
+        quoted(tmtest::data_path("kineto/execution_trace_benchmark_simple_add_trace.json.gz"));
     const run_result text = run("link --et " + et + " --trace " + trace + " -o " + quoted(out));
     REQUIRE(text.status == 0);
     CHECK(text.out.find("matched 36 of 36 execution-trace ops by order\n") == 0);
-    CHECK(text.out.find("device ops: 4 attached (0 by correlation, 0 by external id, 4 by interval), 0 orphaned") !=
-          std::string::npos);
-    const run_result js = run("link --json --et " + et + " --trace " + trace + " -o " + quoted(out));
+    CHECK(text.out.find("device ops: 4 attached (0 by correlation, 0 by external id, 4 by "
+                        "interval), 0 orphaned") != std::string::npos);
+    const run_result js =
+        run("link --json --et " + et + " --trace " + trace + " -o " + quoted(out));
     REQUIRE(js.status == 0);
     simdjson::dom::parser p;
     simdjson::dom::element root;
@@ -369,16 +406,20 @@ TEST_SUITE("tools") {
     const tracemodel::execution_trace back = tracemodel::read_execution_trace_file(out);
     CHECK(back.nodes.size() == 38 + 4);
     // Errors: a bad execution trace is a bad input file; missing options are bad usage.
-    CHECK(run("link --et " + quoted(tmtest::data_path("kineto/execution_trace_benchmark_simple_add_trace.json.gz")) +
-              " --trace " + trace + " -o " + quoted(out)).status == 1);
+    CHECK(
+        run("link --et " +
+            quoted(tmtest::data_path("kineto/execution_trace_benchmark_simple_add_trace.json.gz")) +
+            " --trace " + trace + " -o " + quoted(out))
+            .status == 1);
     CHECK(run("link --et " + et + " --trace " + trace).status == 2);
     CHECK(run("link --trace " + trace + " -o x.json").status == 2);
   }
 
   TEST_CASE("tracemodel stats --json: rows with exact totals") {
     simdjson::dom::parser p;
-    simdjson::dom::array rows = stats_rows(p, "--sort count --top 3 " +
-                                                  quoted(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json")));
+    simdjson::dom::array rows =
+        stats_rows(p, "--sort count --top 3 " +
+                          quoted(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json")));
     REQUIRE(rows.size() == 3);
     simdjson::dom::element first = rows.at(0);
     CHECK(std::string_view(first["key"]) == "aten::as_strided");
@@ -393,7 +434,8 @@ TEST_SUITE("tools") {
   }
 
   TEST_CASE("tracemodel: - reads the trace from standard input, gzip too") {
-    for (const char* name : {"pytorch-1.13-kineto/mlp_train.kineto.json", "h100/cupti_kernels.json.gz"}) {
+    for (const char* name :
+         {"pytorch-1.13-kineto/mlp_train.kineto.json", "h100/cupti_kernels.json.gz"}) {
       CAPTURE(name);
       const std::string path = quoted(tmtest::data_path(name));
       const run_result from_file = run("stats --json " + path);
@@ -442,8 +484,9 @@ TEST_SUITE("tools") {
     CHECK(tree.status == 0);
     CHECK(tree.out.find("thread 3914/3914\n  ProfilerStep#552") != std::string::npos);
     CHECK(tree.out.find("## backward ##") == std::string::npos);  // below depth 1
-    const run_result stats = run("stats --group-by shapes --sort self " +
-                                 quoted(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json")));
+    const run_result stats =
+        run("stats --group-by shapes --sort self " +
+            quoted(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json")));
     CHECK(stats.status == 0);
     CHECK(stats.out.find("Self time total:") != std::string::npos);
     CHECK(stats.out.find("[[8, 16], [32, 16], [32]]") != std::string::npos);

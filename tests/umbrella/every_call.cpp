@@ -52,7 +52,8 @@ tmod::event_table recorded() {
     std::thread autograd([&] {
       TRACEMODEL_SCOPED_OP(q, .name = "autograd::engine::evaluate_function: MmBackward0");
       TRACEMODEL_SCOPED_OP(q, .name = "MmBackward0", .sequence_number = step,
-                           .fwd_thread_id = main_thread, .scope = tmod::op_scope::backward_function);
+                           .fwd_thread_id = main_thread,
+                           .scope = tmod::op_scope::backward_function);
     });
     autograd.join();
   }
@@ -93,15 +94,17 @@ TEST_SUITE("umbrella") {
     });
     CHECK(walked == t.size());
     CHECK(tmod::assign_tensor_ids(t).tensors == 2);
-    const auto rows = tmod::key_averages(t, {.group = tmod::group_by::shapes, .sort = tmod::sort_by::self});
+    const auto rows =
+        tmod::key_averages(t, {.group = tmod::group_by::shapes, .sort = tmod::sort_by::self});
     CHECK(!tmod::format_key_averages(rows, 5).empty());
     const tmod::tree_view view(t);
     auto context = tmod::context_of(t, tmod::device_properties(t));
-    auto rule = tmod::rule("Two mm", "two matmuls in a row",
-                           tmod::sibling_sequence(tmod::name_is("aten::mm"), tmod::name_is("aten::mm")));
+    auto rule =
+        tmod::rule("Two mm", "two matmuls in a row",
+                   tmod::sibling_sequence(tmod::name_is("aten::mm"), tmod::name_is("aten::mm")));
     auto pytorch = tmod::pytorch_patterns();
-    const auto results =
-        std::apply([&](auto&... p) { return tmod::find_patterns(view, context, p..., rule); }, pytorch);
+    const auto results = std::apply(
+        [&](auto&... p) { return tmod::find_patterns(view, context, p..., rule); }, pytorch);
     CHECK(!tmod::format_pattern_report(results).empty());
 
     // Formats: the Chrome trace written and read back, the flame chart, an execution trace

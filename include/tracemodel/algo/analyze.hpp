@@ -53,14 +53,21 @@ struct pick_policy {
 };
 template <template <class> class Is, class Default, class A, class... Args>
 struct pick_policy<Is, Default, A, Args...> {
-  using type = std::conditional_t<Is<A>::value, A, typename pick_policy<Is, Default, Args...>::type>;
+  using type =
+      std::conditional_t<Is<A>::value, A, typename pick_policy<Is, Default, Args...>::type>;
 };
 template <class P>
-struct is_tree_arg : std::bool_constant<requires { typename P::ties_type; }> {};
+    struct is_tree_arg : std::bool_constant < requires {
+  typename P::ties_type;
+} > {};
 template <class P>
-struct is_links_arg : std::bool_constant<requires { P::wrapper_prefix; }> {};
+    struct is_links_arg : std::bool_constant < requires {
+  P::wrapper_prefix;
+} > {};
 template <class P>
-struct is_device_arg : std::bool_constant<requires { P::use_flows; }> {};
+    struct is_device_arg : std::bool_constant < requires {
+  P::use_flows;
+} > {};
 template <class P>
 struct is_options_arg : std::is_same<P, analyze_options> {};
 
@@ -70,16 +77,17 @@ consteval bool check_analyze_args() {
                                is_device_arg<Args>::value + is_options_arg<Args>::value ==
                            1) &&
                           ...);
-  static_assert(known, "tracemodel::analyze(table, args...): each argument after the table is a "
-                       "tree policy (has `ties_type`), a forward/backward policy (has "
-                       "`wrapper_prefix`), a device link policy (has `use_flows`) or "
-                       "analyze_options");
-  constexpr bool once = (is_tree_arg<Args>::value + ... + 0) <= 1 &&
-                        (is_links_arg<Args>::value + ... + 0) <= 1 &&
-                        (is_device_arg<Args>::value + ... + 0) <= 1 &&
-                        (is_options_arg<Args>::value + ... + 0) <= 1;
-  static_assert(once, "tracemodel::analyze(table, args...): at most one policy of each kind, and "
-                      "one analyze_options");
+  static_assert(known,
+                "tracemodel::analyze(table, args...): each argument after the table is a "
+                "tree policy (has `ties_type`), a forward/backward policy (has "
+                "`wrapper_prefix`), a device link policy (has `use_flows`) or "
+                "analyze_options");
+  constexpr bool once =
+      (is_tree_arg<Args>::value + ... + 0) <= 1 && (is_links_arg<Args>::value + ... + 0) <= 1 &&
+      (is_device_arg<Args>::value + ... + 0) <= 1 && (is_options_arg<Args>::value + ... + 0) <= 1;
+  static_assert(once,
+                "tracemodel::analyze(table, args...): at most one policy of each kind, and "
+                "one analyze_options");
   return known && once;
 }
 
@@ -102,10 +110,12 @@ struct analyze_fn {
     analysis a;
     if constexpr (detail::check_analyze_args<Args...>()) {
       using tree_p = typename detail::pick_policy<detail::is_tree_arg, pytorch_tree, Args...>::type;
-      using links_p = typename detail::pick_policy<detail::is_links_arg, pytorch_links, Args...>::type;
+      using links_p =
+          typename detail::pick_policy<detail::is_links_arg, pytorch_links, Args...>::type;
       using device_p =
           typename detail::pick_policy<detail::is_device_arg, pytorch_device_links, Args...>::type;
-      if constexpr (detail::check_tree_policy<tree_p>() && detail::check_fwd_bwd_policy<links_p>() &&
+      if constexpr (detail::check_tree_policy<tree_p>() &&
+                    detail::check_fwd_bwd_policy<links_p>() &&
                     detail::check_device_link_policy<device_p>())
         detail::run_analysis<tree_p, links_p, device_p>(t, a, detail::options_of(args...),
                                                         detail::engine_options{});

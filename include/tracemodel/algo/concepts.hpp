@@ -57,14 +57,16 @@ concept tree_builder_policy = requires {
   typename P::fallback_type;
   typename P::missing_end_type;
   typename P::ties_type;
-} && thread_key_policy<typename P::thread_key_type> && fallback_policy<typename P::fallback_type> &&
-    missing_end_policy<typename P::missing_end_type> && tie_policy<typename P::ties_type>;
+}
+&&thread_key_policy<typename P::thread_key_type>&& fallback_policy<typename P::fallback_type>&&
+    missing_end_policy<typename P::missing_end_type>&& tie_policy<typename P::ties_type>;
 
 // ---- the forward/backward linker (algo/fwd_bwd.hpp) -----------------------------------------
 
 /// How a backward op's forward thread id names a thread of the table.
 template <class P>
-concept thread_resolver_policy = requires(std::uint64_t id, const std::vector<thread_key>& threads) {
+concept thread_resolver_policy = requires(std::uint64_t id,
+                                          const std::vector<thread_key>& threads) {
   { P::resolve(id, threads) } -> std::same_as<thread_key>;
 };
 template <class P>
@@ -73,7 +75,8 @@ concept fwd_bwd_policy = requires {
   { P::visit_by_end } -> std::convertible_to<bool>;
   { P::consume_on_match } -> std::convertible_to<bool>;
   typename P::thread_resolver;
-} && thread_resolver_policy<typename P::thread_resolver>;
+}
+&&thread_resolver_policy<typename P::thread_resolver>;
 
 // ---- the host/device linker (algo/flows.hpp) ------------------------------------------------
 
@@ -99,7 +102,7 @@ struct traversal_of {
   using type = depth_first;
 };
 template <class P>
-  requires requires { typename P::traversal; }
+requires requires { typename P::traversal; }
 struct traversal_of<P> {
   using type = typename P::traversal;
 };
@@ -129,15 +132,19 @@ consteval bool check_tree_policy() {
   constexpr bool fallback = requires { typename P::fallback_type; };
   constexpr bool missing = requires { typename P::missing_end_type; };
   constexpr bool ties = requires { typename P::ties_type; };
-  static_assert(key, "tracemodel tree policy: needs `using thread_key_type = ...` (pid_tid_key, "
-                     "tid_key, or a type with `static std::pair<uint64_t, uint64_t> "
-                     "key(process_key, thread_key)`)");
-  static_assert(fallback, "tracemodel tree policy: needs `using fallback_type = ...` "
-                          "(forward_thread_fallback, no_fallback, or a fallback_policy)");
-  static_assert(missing, "tracemodel tree policy: needs `using missing_end_type = ...` "
-                         "(borrow_parent_end, keep_missing_end, or a missing_end_policy)");
-  static_assert(ties, "tracemodel tree policy: needs `using ties_type = ...` (ties_child, "
-                      "ties_sibling, or a tie_policy)");
+  static_assert(key,
+                "tracemodel tree policy: needs `using thread_key_type = ...` (pid_tid_key, "
+                "tid_key, or a type with `static std::pair<uint64_t, uint64_t> "
+                "key(process_key, thread_key)`)");
+  static_assert(fallback,
+                "tracemodel tree policy: needs `using fallback_type = ...` "
+                "(forward_thread_fallback, no_fallback, or a fallback_policy)");
+  static_assert(missing,
+                "tracemodel tree policy: needs `using missing_end_type = ...` "
+                "(borrow_parent_end, keep_missing_end, or a missing_end_policy)");
+  static_assert(ties,
+                "tracemodel tree policy: needs `using ties_type = ...` (ties_child, "
+                "ties_sibling, or a tie_policy)");
   if constexpr (key)
     static_assert(thread_key_policy<typename P::thread_key_type>,
                   "tracemodel tree policy: thread_key_type needs `static std::pair<uint64_t, "
@@ -157,17 +164,27 @@ consteval bool check_tree_policy() {
 
 template <class P>
 consteval bool check_fwd_bwd_policy() {
-  static_assert(requires { { P::wrapper_prefix } -> std::convertible_to<std::string_view>; },
-                "tracemodel forward/backward policy: needs `static constexpr std::string_view "
-                "wrapper_prefix` (\"\" for no wrappers)");
-  static_assert(requires { { P::visit_by_end } -> std::convertible_to<bool>; },
-                "tracemodel forward/backward policy: needs `static constexpr bool visit_by_end`");
-  static_assert(requires { { P::consume_on_match } -> std::convertible_to<bool>; },
-                "tracemodel forward/backward policy: needs `static constexpr bool "
-                "consume_on_match`");
+  static_assert(
+      requires {
+        { P::wrapper_prefix } -> std::convertible_to<std::string_view>;
+      },
+      "tracemodel forward/backward policy: needs `static constexpr std::string_view "
+      "wrapper_prefix` (\"\" for no wrappers)");
+  static_assert(
+      requires {
+        { P::visit_by_end } -> std::convertible_to<bool>;
+      },
+      "tracemodel forward/backward policy: needs `static constexpr bool visit_by_end`");
+  static_assert(
+      requires {
+        { P::consume_on_match } -> std::convertible_to<bool>;
+      },
+      "tracemodel forward/backward policy: needs `static constexpr bool "
+      "consume_on_match`");
   constexpr bool resolver = requires { typename P::thread_resolver; };
-  static_assert(resolver, "tracemodel forward/backward policy: needs `using thread_resolver = "
-                          "...` (runtime_thread_ids, literal_thread_ids)");
+  static_assert(resolver,
+                "tracemodel forward/backward policy: needs `using thread_resolver = "
+                "...` (runtime_thread_ids, literal_thread_ids)");
   if constexpr (resolver)
     static_assert(thread_resolver_policy<typename P::thread_resolver>,
                   "tracemodel forward/backward policy: thread_resolver needs `static thread_key "
@@ -177,29 +194,52 @@ consteval bool check_fwd_bwd_policy() {
 
 template <class P>
 consteval bool check_device_link_policy() {
-  static_assert(requires { { P::use_flows } -> std::convertible_to<bool>; },
-                "tracemodel device link policy: needs `static constexpr bool use_flows`");
-  static_assert(requires { { P::use_correlation } -> std::convertible_to<bool>; },
-                "tracemodel device link policy: needs `static constexpr bool use_correlation`");
-  static_assert(requires { { P::use_external_id } -> std::convertible_to<bool>; },
-                "tracemodel device link policy: needs `static constexpr bool use_external_id`");
-  static_assert(requires { { P::link_runtime_calls } -> std::convertible_to<bool>; },
-                "tracemodel device link policy: needs `static constexpr bool "
-                "link_runtime_calls`");
-  static_assert(requires { { P::inherit_thread } -> std::convertible_to<bool>; },
-                "tracemodel device link policy: needs `static constexpr bool inherit_thread`");
+  static_assert(
+      requires {
+        { P::use_flows } -> std::convertible_to<bool>;
+      },
+      "tracemodel device link policy: needs `static constexpr bool use_flows`");
+  static_assert(
+      requires {
+        { P::use_correlation } -> std::convertible_to<bool>;
+      },
+      "tracemodel device link policy: needs `static constexpr bool use_correlation`");
+  static_assert(
+      requires {
+        { P::use_external_id } -> std::convertible_to<bool>;
+      },
+      "tracemodel device link policy: needs `static constexpr bool use_external_id`");
+  static_assert(
+      requires {
+        { P::link_runtime_calls } -> std::convertible_to<bool>;
+      },
+      "tracemodel device link policy: needs `static constexpr bool "
+      "link_runtime_calls`");
+  static_assert(
+      requires {
+        { P::inherit_thread } -> std::convertible_to<bool>;
+      },
+      "tracemodel device link policy: needs `static constexpr bool inherit_thread`");
   return device_link_policy<P>;
 }
 
 template <class P, class Schema>
 consteval bool check_pattern() {
-  static_assert(requires(const P& p) { { p.name() } -> std::convertible_to<std::string_view>; },
-                "tracemodel pattern: needs `name() const` returning a string (the name in reports)");
-  static_assert(requires(const P& p) { { p.description() } -> std::convertible_to<std::string_view>; },
-                "tracemodel pattern: needs `description() const` returning a string (the advice)");
-  static_assert(requires(P& p, const tree_view<Schema>& v, event_index i) {
-    { p.match(v, i) } -> std::convertible_to<bool>;
-  }, "tracemodel pattern: needs `bool match(const tracemodel::tree_view<Schema>&, event_index)`");
+  static_assert(
+      requires(const P& p) {
+        { p.name() } -> std::convertible_to<std::string_view>;
+      },
+      "tracemodel pattern: needs `name() const` returning a string (the name in reports)");
+  static_assert(
+      requires(const P& p) {
+        { p.description() } -> std::convertible_to<std::string_view>;
+      },
+      "tracemodel pattern: needs `description() const` returning a string (the advice)");
+  static_assert(
+      requires(P & p, const tree_view<Schema>& v, event_index i) {
+        { p.match(v, i) } -> std::convertible_to<bool>;
+      },
+      "tracemodel pattern: needs `bool match(const tracemodel::tree_view<Schema>&, event_index)`");
   static_assert(std::is_same_v<traversal_of_t<P>, depth_first> ||
                     std::is_same_v<traversal_of_t<P>, breadth_first>,
                 "tracemodel pattern: `traversal` must be depth_first or breadth_first");

@@ -26,8 +26,8 @@
 #pragma once
 
 #include <algorithm>
-#include <limits>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <string_view>
@@ -52,7 +52,7 @@ inline constexpr std::string_view attach_by_names[] = {"correlation", "external_
 struct et_device_op {
   event_index device = no_event;
   event_index host = no_event;  ///< the launching host op
-  std::size_t node = 0;         ///< the execution-trace node it joins (the host op's, or an ancestor's)
+  std::size_t node = 0;  ///< the execution-trace node it joins (the host op's, or an ancestor's)
   attach_by how = attach_by::correlation;
 };
 
@@ -62,17 +62,17 @@ struct et_unmatched {
 };
 
 struct et_link_result {
-  std::string method;                    ///< "rf_id" or "order"
-  event_index iteration = no_event;      ///< the first iteration annotation used, if any
-  std::size_t iterations = 0;            ///< iteration annotations named in both traces
-  std::vector<event_index> node_host;    ///< per node: the matched host op, or no_event
-  std::size_t op_nodes = 0;              ///< nodes that are ops (not process/thread annotations)
+  std::string method;                  ///< "rf_id" or "order"
+  event_index iteration = no_event;    ///< the first iteration annotation used, if any
+  std::size_t iterations = 0;          ///< iteration annotations named in both traces
+  std::vector<event_index> node_host;  ///< per node: the matched host op, or no_event
+  std::size_t op_nodes = 0;            ///< nodes that are ops (not process/thread annotations)
   std::size_t matched = 0;
   std::vector<et_unmatched> unmatched;   ///< op nodes without a host op, with the reason
   std::vector<et_device_op> device_ops;  ///< attached device ops
   std::size_t device_total = 0;
-  std::size_t orphaned = 0;              ///< device ops with no host op (or no matched node)
-  std::size_t by[3] = {0, 0, 0};         ///< attached device ops per `attach_by`
+  std::size_t orphaned = 0;       ///< device ops with no host op (or no matched node)
+  std::size_t by[3] = {0, 0, 0};  ///< attached device ops per `attach_by`
 };
 
 namespace detail {
@@ -90,9 +90,8 @@ std::int64_t record_function_id(const basic_event_table<Schema>& t, event_index 
 
 /// Aligns two name sequences (keys) greedily, resynchronizing within a window; returns the
 /// matched pairs (a index, b index).
-inline std::vector<std::pair<std::size_t, std::size_t>> align_by_name(const std::vector<std::uint32_t>& a,
-                                                                      const std::vector<std::uint32_t>& b,
-                                                                      std::size_t window) {
+inline std::vector<std::pair<std::size_t, std::size_t>> align_by_name(
+    const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b, std::size_t window) {
   std::vector<std::pair<std::size_t, std::size_t>> out;
   std::size_t i = 0, j = 0;
   while (i < a.size() && j < b.size()) {
@@ -109,7 +108,8 @@ inline std::vector<std::pair<std::size_t, std::size_t>> align_by_name(const std:
       for (std::size_t db = 0; db <= window && j + db < b.size(); ++db) {
         if ((da == 0 && db == 0) || a[i + da] != b[j + db]) continue;
         std::size_t run = 1;
-        while (run < enough && i + da + run < a.size() && j + db + run < b.size() && a[i + da + run] == b[j + db + run])
+        while (run < enough && i + da + run < a.size() && j + db + run < b.size() &&
+               a[i + da + run] == b[j + db + run])
           ++run;
         const std::size_t d = da + db;
         if (run > best_run || (run == best_run && (d < best_d || (d == best_d && da < best_a)))) {
@@ -136,7 +136,8 @@ et_link_result link_execution_trace(const execution_trace& et, const basic_event
   et_link_result r;
   r.node_host.assign(et.nodes.size(), no_event);
   // ---- the iteration ----
-  std::int64_t lo = std::numeric_limits<std::int64_t>::min(), hi = std::numeric_limits<std::int64_t>::max();
+  std::int64_t lo = std::numeric_limits<std::int64_t>::min(),
+               hi = std::numeric_limits<std::int64_t>::max();
   {
     std::unordered_map<std::string_view, bool> et_names;
     for (const et_node& n : et.nodes)
@@ -155,7 +156,9 @@ et_link_result link_execution_trace(const execution_trace& et, const basic_event
       }
     }
   }
-  auto in_iteration = [&](event_index i) { return t.events[i].start_ns >= lo && t.events[i].start_ns <= hi; };
+  auto in_iteration = [&](event_index i) {
+    return t.events[i].start_ns >= lo && t.events[i].start_ns <= hi;
+  };
 
   // ---- host ops per thread, in start order ----
   std::map<thread_key, std::vector<event_index>> host;
@@ -168,7 +171,9 @@ et_link_result link_execution_trace(const execution_trace& et, const basic_event
     it->second.push_back(i);
   }
   for (auto& [tid, v] : host) {
-    std::stable_sort(v.begin(), v.end(), [&t](event_index a, event_index b) { return t.events[a].start_ns < t.events[b].start_ns; });
+    std::stable_sort(v.begin(), v.end(), [&t](event_index a, event_index b) {
+      return t.events[a].start_ns < t.events[b].start_ns;
+    });
     for (event_index i : v) host_has_rf = host_has_rf || detail::record_function_id(t, i) >= 0;
   }
   std::vector<std::size_t> op_nodes;
@@ -204,12 +209,15 @@ et_link_result link_execution_trace(const execution_trace& et, const basic_event
     std::sort(et_threads.begin(), et_threads.end());
     // Names as small integers shared by both sides.
     std::unordered_map<std::string_view, std::uint32_t> keys;
-    auto key = [&keys](std::string_view s) { return keys.try_emplace(s, static_cast<std::uint32_t>(keys.size())).first->second; };
+    auto key = [&keys](std::string_view s) {
+      return keys.try_emplace(s, static_cast<std::uint32_t>(keys.size())).first->second;
+    };
     std::vector<thread_key> used_threads;
     for (std::size_t rank = 0; rank < et_threads.size(); ++rank) {
       const std::int64_t etid = et_threads[rank];
       auto& nodes = et_by_tid[etid];
-      std::sort(nodes.begin(), nodes.end(), [&et](std::size_t a, std::size_t b) { return et.nodes[a].id < et.nodes[b].id; });
+      std::sort(nodes.begin(), nodes.end(),
+                [&et](std::size_t a, std::size_t b) { return et.nodes[a].id < et.nodes[b].id; });
       // The host thread: the same id when one exists, else the unused thread whose op names
       // overlap this thread's most (threads the program never named, like Kineto's
       // "PyTorch Profiler" lane, then drop out by themselves).
@@ -223,7 +231,8 @@ et_link_result link_execution_trace(const execution_trace& et, const basic_event
         std::size_t best = 0;
         thread_key best_tid = 0;
         for (thread_key h : host_threads) {
-          if (std::find(used_threads.begin(), used_threads.end(), h) != used_threads.end()) continue;
+          if (std::find(used_threads.begin(), used_threads.end(), h) != used_threads.end())
+            continue;
           std::unordered_map<std::string_view, std::size_t> left = want;
           std::size_t score = 0;
           for (event_index i : host[h])
@@ -247,7 +256,8 @@ et_link_result link_execution_trace(const execution_trace& et, const basic_event
       b.reserve(ops->size());
       for (std::size_t k : nodes) a.push_back(key(et.nodes[k].name));
       for (event_index i : *ops) b.push_back(key(t.name(i)));
-      for (const auto& [x, y] : detail::align_by_name(a, b, o.window)) r.node_host[nodes[x]] = (*ops)[y];
+      for (const auto& [x, y] : detail::align_by_name(a, b, o.window))
+        r.node_host[nodes[x]] = (*ops)[y];
     }
   }
   for (std::size_t k : op_nodes) {
@@ -270,21 +280,25 @@ et_link_result link_execution_trace(const execution_trace& et, const basic_event
     if (r.node_host[k] != no_event) node_of_host.emplace(r.node_host[k], k);
   std::unordered_map<std::uint64_t, event_index> op_by_correlation;
   for (event_index i = 0; i < t.size(); ++i)
-    if (const auto* op = t.events[i].template get_if<event_kind::op>(); op != nullptr && op->correlation_id != 0)
+    if (const auto* op = t.events[i].template get_if<event_kind::op>();
+        op != nullptr && op->correlation_id != 0)
       op_by_correlation.emplace(op->correlation_id, i);
   // Every host op per (process, thread), in start order, for covering-op queries.
   std::map<std::pair<process_key, thread_key>, std::vector<event_index>> ops_of_thread;
   for (event_index i = 0; i < t.size(); ++i)
     if (detail::is_host_op(t, i)) ops_of_thread[{t.events[i].pid, t.events[i].tid}].push_back(i);
   for (auto& [k, v] : ops_of_thread)
-    std::stable_sort(v.begin(), v.end(), [&t](event_index a, event_index b) { return t.events[a].start_ns < t.events[b].start_ns; });
+    std::stable_sort(v.begin(), v.end(), [&t](event_index a, event_index b) {
+      return t.events[a].start_ns < t.events[b].start_ns;
+    });
   auto covering_op = [&](event_index call) -> event_index {
     const auto it = ops_of_thread.find({t.events[call].pid, t.events[call].tid});
     if (it == ops_of_thread.end()) return no_event;
     const auto& v = it->second;
     const std::int64_t s0 = t.events[call].start_ns, e0 = t.events[call].end_ns();
-    auto pos = std::upper_bound(v.begin(), v.end(), s0,
-                                [&t](std::int64_t x, event_index a) { return x < t.events[a].start_ns; });
+    auto pos = std::upper_bound(v.begin(), v.end(), s0, [&t](std::int64_t x, event_index a) {
+      return x < t.events[a].start_ns;
+    });
     if (pos == v.begin()) return no_event;
     // The last op started by then; if it does not cover the call, an op that does is one of
     // its enclosing ops (ops nest).
@@ -297,15 +311,17 @@ et_link_result link_execution_trace(const execution_trace& et, const basic_event
   };
   for (event_index i = 0; i < t.size(); ++i) {
     const auto* d = t.events[i].template get_if<event_kind::device_activity>();
-    if (d == nullptr || (d->activity != activity_type::kernel && d->activity != activity_type::gpu_memcpy &&
-                         d->activity != activity_type::gpu_memset))
+    if (d == nullptr ||
+        (d->activity != activity_type::kernel && d->activity != activity_type::gpu_memcpy &&
+         d->activity != activity_type::gpu_memset))
       continue;
     if (!in_iteration(i)) continue;
     ++r.device_total;
     et_device_op op;
     op.device = i;
     const event_index p = t.events[i].parent;
-    const auto* launch = p != no_event ? t.events[p].template get_if<event_kind::device_activity>() : nullptr;
+    const auto* launch =
+        p != no_event ? t.events[p].template get_if<event_kind::device_activity>() : nullptr;
     if (launch != nullptr) {
       // The innermost op of the call's thread whose interval covers the call (found by time,
       // not by the tree: the device linker may have placed the call by its External id),

@@ -76,7 +76,9 @@ struct device_link_stats {
   std::size_t flow_ends_without_start = 0;
   std::size_t dangling_correlations = 0;  ///< a correlation id no runtime call has
   /// Links added to `table.links` (one per device activity placed).
-  [[nodiscard]] std::size_t links() const noexcept { return by_flow + by_correlation + by_external_id; }
+  [[nodiscard]] std::size_t links() const noexcept {
+    return by_flow + by_correlation + by_external_id;
+  }
 };
 
 namespace detail {
@@ -105,8 +107,10 @@ void inherit_device_threads(basic_event_table<Schema>& t, const Indices& candida
 struct link_device_activities_fn {
   template <class Schema, class Policy = pytorch_device_links>
   device_link_stats operator()(basic_event_table<Schema>& t, Policy = {}) const {
-    if constexpr (detail::check_device_link_policy<Policy>()) return link<Policy>(t);
-    else return {};
+    if constexpr (detail::check_device_link_policy<Policy>())
+      return link<Policy>(t);
+    else
+      return {};
   }
 
  private:
@@ -139,7 +143,8 @@ struct link_device_activities_fn {
       auto place = [&](event_index child, event_index parent, parent_link how, std::uint64_t id) {
         t.events[child].parent = parent;
         t.events[child].link = how;
-        if (how != parent_link::external_id || !is_runtime_call(t.events[child].template get<device>().activity))
+        if (how != parent_link::external_id ||
+            !is_runtime_call(t.events[child].template get<device>().activity))
           t.links.push_back({flow_kind::async_cpu_gpu, id, parent, child});
       };
       for (std::size_t i = 0; i < n; ++i) {

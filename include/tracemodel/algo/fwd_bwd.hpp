@@ -106,8 +106,10 @@ void put_fwd_bwd_links(basic_event_table<Schema>& t, const Links& fwd_bwd) {
 struct link_forward_backward_fn {
   template <class Schema, class Policy = pytorch_links>
   fwd_bwd_stats operator()(basic_event_table<Schema>& t, Policy = {}) const {
-    if constexpr (detail::check_fwd_bwd_policy<Policy>()) return link<Policy>(t);
-    else return {};
+    if constexpr (detail::check_fwd_bwd_policy<Policy>())
+      return link<Policy>(t);
+    else
+      return {};
   }
 
  private:
@@ -118,7 +120,9 @@ struct link_forward_backward_fn {
     if constexpr (Schema::template contains<event_kind::op>) {
       using thread = std::pair<process_key, thread_key>;
       constexpr std::int64_t open = std::numeric_limits<std::int64_t>::max();
-      auto op_of = [&](event_index i) -> auto& { return t.events[i].template get<event_kind::op>(); };
+      auto op_of = [&](event_index i) -> auto& {
+        return t.events[i].template get<event_kind::op>();
+      };
       detail::scratch_vector<event_index> ops;  // in start order
       for (std::size_t i = 0; i < t.size(); ++i)
         if (t.events[i].template is<event_kind::op>()) ops.push_back(static_cast<event_index>(i));
@@ -163,17 +167,23 @@ struct link_forward_backward_fn {
         const auto& op = op_of(i);
         if (op.sequence_number < 0) continue;
         const bool forward = op.fwd_thread_id == 0;
-        records.push_back({i, {e.pid, e.tid}, op.sequence_number, e.start_ns,
-                           op.end_ns == no_end_ns ? open : op.end_ns, forward});
+        records.push_back({i,
+                           {e.pid, e.tid},
+                           op.sequence_number,
+                           e.start_ns,
+                           op.end_ns == no_end_ns ? open : op.end_ns,
+                           forward});
         if (!forward) continue;
         auto& threads = forward_threads[e.pid];
-        if (std::find(threads.begin(), threads.end(), e.tid) == threads.end()) threads.push_back(e.tid);
+        if (std::find(threads.begin(), threads.end(), e.tid) == threads.end())
+          threads.push_back(e.tid);
       }
       for (record& r : records) {
         if (r.forward) continue;
         ++s.backward_ops;
         const thread_key fwd = op_of(r.index).fwd_thread_id;
-        r.key_thread.second = Policy::thread_resolver::resolve(fwd, forward_threads[r.key_thread.first]);
+        r.key_thread.second =
+            Policy::thread_resolver::resolve(fwd, forward_threads[r.key_thread.first]);
       }
 
       // Rule 3.

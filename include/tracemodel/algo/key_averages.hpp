@@ -1,7 +1,7 @@
 // tracemodel/algo — key averages (PyTorch's `prof.key_averages()`).
 //
-//   auto rows = tracemodel::key_averages(table, {.group = group_by::shapes, .sort = sort_by::self});
-//   std::fputs(tracemodel::format_key_averages(rows, 20).c_str(), stdout);
+//   auto rows = tracemodel::key_averages(table, {.group = group_by::shapes, .sort =
+//   sort_by::self}); std::fputs(tracemodel::format_key_averages(rows, 20).c_str(), stdout);
 //
 // Per key (the name, optionally with the input shapes or the call stack): count, total time,
 // self time (total minus the time of its counted children), and each as a share of the sum of
@@ -63,11 +63,11 @@ struct key_average_row {
   std::int64_t self_ns = 0;
   std::int64_t device_total_ns = 0;  ///< device time of its activities and its children's
   std::int64_t self_device_ns = 0;   ///< device time of its own activities
-  double total_share = 0;  ///< total / sum of all self times
-  double self_share = 0;   ///< self / sum of all self times
-  double self_device_share = 0;  ///< self device / time of all device activities (PyTorch's)
-  bool device_activities = false;  ///< a row of device activities (not ops)
-  bool gpu_annotations = false;    ///< ... of GPU annotations: device total only, no self time
+  double total_share = 0;            ///< total / sum of all self times
+  double self_share = 0;             ///< self / sum of all self times
+  double self_device_share = 0;      ///< self device / time of all device activities (PyTorch's)
+  bool device_activities = false;    ///< a row of device activities (not ops)
+  bool gpu_annotations = false;      ///< ... of GPU annotations: device total only, no self time
   /// The key as one string: "name" or "name detail".
   [[nodiscard]] std::string key() const { return detail.empty() ? name : name + " " + detail; }
 };
@@ -124,7 +124,8 @@ std::string input_shapes_text(const basic_event_table<Schema>& t,
       [&](const input_value& v) {
         out += "[";
         const auto sizes = t.sizes(v);
-        for (std::size_t k = 0; k < sizes.size(); ++k) out += (k ? ", " : "") + std::to_string(sizes[k]);
+        for (std::size_t k = 0; k < sizes.size(); ++k)
+          out += (k ? ", " : "") + std::to_string(sizes[k]);
         out += "]";
       },
       [&out] { out += ", "; });
@@ -147,7 +148,8 @@ struct key_averages_fn {
     std::vector<std::int64_t> device_total = self_device;
     if (any_device)
       for (auto it = nest.order.rbegin(); it != nest.order.rend(); ++it)
-        if (const event_index p = nest.parent[*it]; p != no_event) device_total[p] += device_total[*it];
+        if (const event_index p = nest.parent[*it]; p != no_event)
+          device_total[p] += device_total[*it];
 
     std::unordered_map<std::string, std::size_t> index;
     std::vector<key_average_row> rows;
@@ -207,11 +209,16 @@ struct key_averages_fn {
     // Counts stay far below 2^63: as signed values they order as they are.
     ranges::stable_sort(rows, std::greater<>{}, [by](const key_average_row& r) -> std::int64_t {
       switch (by) {
-        case sort_by::total: return r.total_ns;
-        case sort_by::self: return r.self_ns;
-        case sort_by::count: return static_cast<std::int64_t>(r.count);
-        case sort_by::device_total: return r.device_total_ns;
-        case sort_by::self_device: return r.self_device_ns;
+        case sort_by::total:
+          return r.total_ns;
+        case sort_by::self:
+          return r.self_ns;
+        case sort_by::count:
+          return static_cast<std::int64_t>(r.count);
+        case sort_by::device_total:
+          return r.device_total_ns;
+        case sort_by::self_device:
+          return r.self_device_ns;
       }
       return 0;
     });
@@ -260,7 +267,8 @@ struct key_averages_fn {
     std::vector<item> items;
     for (event_index i = 0; i < t.size(); ++i) {
       const auto& e = t.events[i];
-      if (counted(t, e)) items.push_back({e.pid, e.tid, e.start_ns, e.start_ns + e.duration_ns(), i});
+      if (counted(t, e))
+        items.push_back({e.pid, e.tid, e.start_ns, e.start_ns + e.duration_ns(), i});
     }
     ranges::stable_sort(items, [](const item& a, const item& b) {
       if (a.pid != b.pid) return a.pid < b.pid;
@@ -273,7 +281,8 @@ struct key_averages_fn {
     for (std::size_t k = 0; k < items.size(); ++k) {
       const item& c = items[k];
       if (k > 0 && (items[k - 1].pid != c.pid || items[k - 1].tid != c.tid)) open.clear();
-      while (!open.empty() && (c.start >= open.back()->end || c.end > open.back()->end)) open.pop_back();
+      while (!open.empty() && (c.start >= open.back()->end || c.end > open.back()->end))
+        open.pop_back();
       nest.add(c.i, open.empty() ? no_event : open.back()->i, c.end - c.start);
       open.push_back(&c);
     }
@@ -300,6 +309,7 @@ struct key_averages_fn {
   template <class Schema, class Counted>
   static bool attribute_device_time(const basic_event_table<Schema>& t, Counted& counted,
                                     std::vector<std::int64_t>& self_device) {
+    // NOLINTNEXTLINE(misc-redundant-expression): two different kinds, per schema
     if constexpr (!Schema::template contains<event_kind::device_activity> ||
                   !Schema::template contains<event_kind::op>) {
       return false;
@@ -359,7 +369,8 @@ inline constexpr key_averages_fn key_averages{};
 /// A duration as PyTorch prints it: "12.345us", "1.234ms", "2.000s".
 inline std::string format_duration(std::int64_t ns) {
   const std::string_view sign = ns < 0 ? "-" : "";
-  const std::uint64_t mag = ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
+  const std::uint64_t mag =
+      ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
   const double v = static_cast<double>(mag);
   if (mag < 1'000'000) return fmt::format("{}{:.3f}us", sign, v / 1e3);
   if (mag < 1'000'000'000) return fmt::format("{}{:.3f}ms", sign, v / 1e6);
@@ -368,7 +379,8 @@ inline std::string format_duration(std::int64_t ns) {
 
 /// The rows as a text table (the first `top` rows; 0: all). Device columns appear when any row
 /// has device time.
-inline std::string format_key_averages(const std::vector<key_average_row>& rows, std::size_t top = 0) {
+inline std::string format_key_averages(const std::vector<key_average_row>& rows,
+                                       std::size_t top = 0) {
   std::size_t name_width = 4;
   bool details = false;
   bool device = false;

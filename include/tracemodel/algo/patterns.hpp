@@ -63,14 +63,16 @@ struct pattern_context {
   std::string framework_prefix = "torch/";
 
   [[nodiscard]] bool has_tf32_device() const noexcept {
-    return std::any_of(devices.begin(), devices.end(), [](const device_info& d) { return d.supports_tf32(); });
+    return std::any_of(devices.begin(), devices.end(),
+                       [](const device_info& d) { return d.supports_tf32(); });
   }
 };
 
 /// Reads `has_shapes` and `has_stack` off a table; the devices come from the caller (a trace
 /// file's `deviceProperties`, or what the runtime knows).
 template <class Schema>
-pattern_context context_of(const basic_event_table<Schema>& t, std::vector<device_info> devices = {}) {
+pattern_context context_of(const basic_event_table<Schema>& t,
+                           std::vector<device_info> devices = {}) {
   pattern_context c;
   c.devices = std::move(devices);
   for (const auto& e : t.events) {
@@ -92,8 +94,10 @@ inline constexpr unsigned tf32_device = 4;  ///< a device that supports TF32
 
 /// The reason a pattern with `needs_mask` is skipped in `c`, or none.
 inline std::optional<std::string> unmet_needs(unsigned needs_mask, const pattern_context& c) {
-  if ((needs_mask & needs::shapes) != 0 && !c.has_shapes) return "needs input shapes; the trace has none";
-  if ((needs_mask & needs::stack) != 0 && !c.has_stack) return "needs script frames; the trace has none";
+  if ((needs_mask & needs::shapes) != 0 && !c.has_shapes)
+    return "needs input shapes; the trace has none";
+  if ((needs_mask & needs::stack) != 0 && !c.has_stack)
+    return "needs script frames; the trace has none";
   if ((needs_mask & needs::tf32_device) != 0 && !c.has_tf32_device())
     return "needs a device that supports TF32; the trace shows none";
   return std::nullopt;
@@ -141,13 +145,13 @@ class tree_view {
       it->second.push_back(r);
     }
     for (const auto& key : order) {
-      const auto& group = by_thread[key];
+      const auto& members = by_thread[key];
       const auto first = static_cast<std::uint32_t>(roots_.size());
-      groups_.push_back({first, static_cast<std::uint32_t>(group.size())});
-      for (std::uint32_t k = 0; k < group.size(); ++k) {
-        roots_.push_back(group[k]);
-        pos_[group[k]] = k;
-        root_group_.emplace_back(group[k], static_cast<std::uint32_t>(groups_.size() - 1));
+      groups_.push_back({first, static_cast<std::uint32_t>(members.size())});
+      for (std::uint32_t k = 0; k < members.size(); ++k) {
+        roots_.push_back(members[k]);
+        pos_[members[k]] = k;
+        root_group_.emplace_back(members[k], static_cast<std::uint32_t>(groups_.size() - 1));
       }
     }
     std::sort(root_group_.begin(), root_group_.end());
@@ -157,7 +161,9 @@ class tree_view {
   [[nodiscard]] const table_type& table() const noexcept { return *t_; }
   [[nodiscard]] std::size_t size() const noexcept { return t_->size(); }
   [[nodiscard]] const event_type& event(event_index i) const noexcept { return t_->events[i]; }
-  [[nodiscard]] std::string_view name(event_index i) const noexcept { return t_->name(t_->events[i]); }
+  [[nodiscard]] std::string_view name(event_index i) const noexcept {
+    return t_->name(t_->events[i]);
+  }
   /// A number per distinct name (the name's string id; kinds without a name field get one per
   /// kind), below `name_keys()`: lets a pattern cache facts per name instead of per event.
   [[nodiscard]] std::uint32_t name_key(event_index i) const noexcept { return key_[i]; }
@@ -224,7 +230,6 @@ class tree_view {
 template <class Schema>
 tree_view(const basic_event_table<Schema>&) -> tree_view<Schema>;
 
-
 // (The concepts `tree_predicate` and `pattern`, and the checks, are in algo/concepts.hpp.)
 
 namespace detail {
@@ -255,7 +260,8 @@ inline constexpr std::string_view no_source_location = "no source location";
 /// The nearest user-code frame at or above `i`: the first script frame, walking up, whose file
 /// is outside `framework_prefix`; `no_event` when there is none.
 template <class Schema>
-event_index user_frame(const tree_view<Schema>& v, event_index i, std::string_view framework_prefix) {
+event_index user_frame(const tree_view<Schema>& v, event_index i,
+                       std::string_view framework_prefix) {
   for (; i != no_event; i = v.parent(i)) {
     if (!v.event(i).template is<event_kind::script_call>()) continue;
     const std::string_view file = frame_file(v.name(i));
@@ -266,7 +272,8 @@ event_index user_frame(const tree_view<Schema>& v, event_index i, std::string_vi
 
 /// `user_frame` as text: the frame's name ("train.py(40): step"), or `no_source_location`.
 template <class Schema>
-std::string_view source_location(const tree_view<Schema>& v, event_index i, std::string_view framework_prefix) {
+std::string_view source_location(const tree_view<Schema>& v, event_index i,
+                                 std::string_view framework_prefix) {
   const event_index f = user_frame(v, i, framework_prefix);
   return f == no_event ? no_source_location : v.name(f);
 }
@@ -278,9 +285,9 @@ struct pattern_result {
   std::string name;
   std::string description;
   std::optional<std::string> skipped;  ///< why it was not evaluated
-  std::vector<event_index> matches;  ///< in traversal order
-  std::vector<event_index> frames;   ///< per match: its `user_frame` (no_event: none)
-  std::vector<std::string> reports;  ///< the distinct report messages, in order of first match
+  std::vector<event_index> matches;    ///< in traversal order
+  std::vector<event_index> frames;     ///< per match: its `user_frame` (no_event: none)
+  std::vector<std::string> reports;    ///< the distinct report messages, in order of first match
 };
 
 /// The location text of match `k` of `r`.
@@ -305,7 +312,8 @@ std::optional<std::string> skip_reason(const P& p, const pattern_context& c) {
 template <class P, class Schema>
 void make_reports(const P& p, const tree_view<Schema>& v, pattern_result& r) {
   auto add = [&r](std::string msg) {
-    if (std::find(r.reports.begin(), r.reports.end(), msg) == r.reports.end()) r.reports.push_back(std::move(msg));
+    if (std::find(r.reports.begin(), r.reports.end(), msg) == r.reports.end())
+      r.reports.push_back(std::move(msg));
   };
   if constexpr (requires(std::string_view loc) { p.report(v, event_index{}, loc); }) {
     for (std::size_t k = 0; k < r.matches.size(); ++k)
@@ -358,9 +366,11 @@ void visit_breadth_first(const tree_view<Schema>& v, Visit&& visit) {
 
 /// Evaluates the patterns in one traversal per order; results come in the patterns' order.
 template <class Schema, class... Ps>
-std::vector<pattern_result> find_patterns(const tree_view<Schema>& v, const pattern_context& c, Ps&... ps) {
+std::vector<pattern_result> find_patterns(const tree_view<Schema>& v, const pattern_context& c,
+                                          Ps&... ps) {
   constexpr bool ok = (detail::check_pattern<Ps, Schema>() && ...);
-  if constexpr (!ok) return {};
+  if constexpr (!ok)
+    return {};
   else {
     std::vector<pattern_result> out(sizeof...(Ps));
     std::array<bool, sizeof...(Ps) + 1> active{};
@@ -407,7 +417,8 @@ std::vector<pattern_result> find_patterns(const tree_view<Schema>& v, const patt
             for (event_index i : out[k].matches) {
               // Siblings share their frame: ask once per parent run.
               const event_index p = v.parent(i);
-              if (p == no_event || p != last_parent || v.event(i).template is<event_kind::script_call>()) {
+              if (p == no_event || p != last_parent ||
+                  v.event(i).template is<event_kind::script_call>()) {
                 last_frame = user_frame(v, i, c.framework_prefix);
                 last_parent = v.event(i).template is<event_kind::script_call>() ? no_event : p;
               }
@@ -438,7 +449,8 @@ struct report_options {
 /// Header, each distinct report message once (in pattern order; a message two patterns share
 /// is printed once), a summary line per pattern that matched, footer: the layout of PyTorch's
 /// `report_all_anti_patterns`.
-inline std::string format_pattern_report(const std::vector<pattern_result>& results, const report_options& o = {}) {
+inline std::string format_pattern_report(const std::vector<pattern_result>& results,
+                                         const report_options& o = {}) {
   const std::string rule = std::string(40, '-') + o.title + std::string(40, '-');
   std::string s = rule + "\nMatched Events:\n";
   std::vector<std::string_view> seen;
@@ -491,9 +503,12 @@ struct name_text {
   std::string text;
   bool operator()(std::string_view n) const noexcept {
     switch (test) {
-      case how::equal: return n == text;
-      case how::prefix: return n.starts_with(text);
-      case how::suffix: return n.ends_with(text);
+      case how::equal:
+        return n == text;
+      case how::prefix:
+        return n.starts_with(text);
+      case how::suffix:
+        return n.ends_with(text);
     }
     return false;
   }
@@ -503,11 +518,17 @@ using name_test = detail::name_fact<name_text>;
 
 /// The name equals `s`.
 inline name_test name_is(std::string s) { return {{name_text::how::equal, std::move(s)}, {}}; }
-inline name_test name_starts_with(std::string s) { return {{name_text::how::prefix, std::move(s)}, {}}; }
-inline name_test name_ends_with(std::string s) { return {{name_text::how::suffix, std::move(s)}, {}}; }
+inline name_test name_starts_with(std::string s) {
+  return {{name_text::how::prefix, std::move(s)}, {}};
+}
+inline name_test name_ends_with(std::string s) {
+  return {{name_text::how::suffix, std::move(s)}, {}};
+}
 /// A regular expression found anywhere in the name (ECMAScript syntax).
 inline auto name_matches(const std::string& re) {
-  auto test = [r = std::regex(re)](std::string_view n) { return std::regex_search(n.begin(), n.end(), r); };
+  auto test = [r = std::regex(re)](std::string_view n) {
+    return std::regex_search(n.begin(), n.end(), r);
+  };
   return detail::name_fact<decltype(test)>{std::move(test), {}};
 }
 
@@ -537,14 +558,16 @@ template <class... Ps>
 struct all_of_t : detail::combinator<Ps...> {
   template <class Schema>
   bool match(const tree_view<Schema>& v, event_index i) {
-    return std::apply([&](auto&... p) { return (static_cast<bool>(p.match(v, i)) && ...); }, this->parts);
+    return std::apply([&](auto&... p) { return (static_cast<bool>(p.match(v, i)) && ...); },
+                      this->parts);
   }
 };
 template <class... Ps>
 struct any_of_t : detail::combinator<Ps...> {
   template <class Schema>
   bool match(const tree_view<Schema>& v, event_index i) {
-    return std::apply([&](auto&... p) { return (static_cast<bool>(p.match(v, i)) || ...); }, this->parts);
+    return std::apply([&](auto&... p) { return (static_cast<bool>(p.match(v, i)) || ...); },
+                      this->parts);
   }
 };
 template <class P>
@@ -562,7 +585,9 @@ struct sibling_sequence_t : detail::combinator<Ps...> {
     return std::apply(
         [&](auto&... p) {
           bool ok = true;
-          ((ok = ok && i != no_event && static_cast<bool>(p.match(v, i)), i = ok ? v.next_sibling(i) : i), ...);
+          ((ok = ok && i != no_event && static_cast<bool>(p.match(v, i)),
+            i = ok ? v.next_sibling(i) : i),
+           ...);
           return ok;
         },
         this->parts);
@@ -583,7 +608,8 @@ struct child_is_t : detail::combinator<P> {
   template <class Schema>
   bool match(const tree_view<Schema>& v, event_index i) {
     const auto kids = v.children(i);
-    return !kids.empty() && static_cast<bool>(std::get<0>(this->parts).match(v, Last ? kids.back() : kids.front()));
+    return !kids.empty() &&
+           static_cast<bool>(std::get<0>(this->parts).match(v, Last ? kids.back() : kids.front()));
   }
 };
 /// Some event below this one matches.
@@ -649,7 +675,9 @@ struct rule_t {
 
   [[nodiscard]] std::string_view name() const noexcept { return name_; }
   [[nodiscard]] std::string_view description() const noexcept { return description_; }
-  [[nodiscard]] std::optional<std::string> skip(const pattern_context& c) const { return unmet_needs(needs_mask, c); }
+  [[nodiscard]] std::optional<std::string> skip(const pattern_context& c) const {
+    return unmet_needs(needs_mask, c);
+  }
   template <class Schema>
   void prepare(const tree_view<Schema>& v, const pattern_context& c) {
     detail::prepare(predicate, v, c);
@@ -660,7 +688,8 @@ struct rule_t {
   }
 };
 template <class Traversal = depth_first, class P>
-rule_t<std::remove_cvref_t<P>, Traversal> rule(std::string name, std::string description, P&& predicate,
+rule_t<std::remove_cvref_t<P>, Traversal> rule(std::string name, std::string description,
+                                               P&& predicate,
                                                unsigned needs_mask = needs::nothing) {
   return {std::move(name), std::move(description), std::forward<P>(predicate), needs_mask, true};
 }

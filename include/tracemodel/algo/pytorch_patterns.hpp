@@ -41,7 +41,8 @@ template <class Schema>
 top_input_list top_inputs(const tree_view<Schema>& v, event_index i) {
   top_input_list out;
   const auto ins = v.table().inputs_of(v.event(i));
-  for (std::size_t k = 0; k < ins.size() && out.n < out.at.size(); k += ins[k].subtree == 0 ? 1 : ins[k].subtree)
+  for (std::size_t k = 0; k < ins.size() && out.n < out.at.size();
+       k += ins[k].subtree == 0 ? 1 : ins[k].subtree)
     out.at[out.n++] = &ins[k];
   return out;
 }
@@ -64,14 +65,16 @@ struct pytorch_pattern_base {
 struct extra_cuda_copy_pattern : detail::pytorch_pattern_base {
   [[nodiscard]] static std::string_view name() noexcept { return "Extra CUDA Copy Pattern"; }
   [[nodiscard]] static std::string_view description() noexcept {
-    return "A tensor was filled on the CPU and then copied to the GPU; create it on the GPU instead.";
+    return "A tensor was filled on the CPU and then copied to the GPU; create it on the GPU "
+           "instead.";
   }
   [[nodiscard]] static std::optional<std::string> skip(const pattern_context& c) {
     return unmet_needs(needs::stack | needs::shapes, c);
   }
-  name_test to = name_is("aten::to"), to_copy = name_is("aten::_to_copy"), copy = name_is("aten::copy_");
+  name_test to = name_is("aten::to"), to_copy = name_is("aten::_to_copy"),
+            copy = name_is("aten::copy_");
   name_test fill = name_is("aten::fill_"), zero = name_is("aten::zero_"),
-                        normal = name_is("aten::normal_"), uniform = name_is("aten::uniform_");
+            normal = name_is("aten::normal_"), uniform = name_is("aten::uniform_");
   template <class Schema>
   void prepare(const tree_view<Schema>& v) {
     for (auto* f : {&to, &to_copy, &copy, &fill, &zero, &normal, &uniform}) f->prepare(v);
@@ -111,7 +114,8 @@ struct for_loop_indexing_pattern : detail::pytorch_pattern_base {
   std::size_t min_repeats = 10;
   [[nodiscard]] static std::string_view name() noexcept { return "For Loop Indexing Pattern"; }
   [[nodiscard]] static std::string_view description() noexcept {
-    return "A tensor is indexed one element at a time in a loop; use one vectorized operation instead.";
+    return "A tensor is indexed one element at a time in a loop; use one vectorized operation "
+           "instead.";
   }
   name_test select = name_is("aten::select");
   std::vector<bool> visited;
@@ -173,13 +177,16 @@ struct fp32_matmul_pattern : detail::pytorch_pattern_base {
     if (op == nullptr || (op->flags & op_flag::allow_tf32) != 0) return false;
     constexpr std::int8_t cuda = 1;  // PyTorch's DeviceType::CUDA
     for (const input_value* in : detail::top_inputs(v, i))
-      if (in->kind == input_kind::tensor && in->device_type == cuda && tf32_device(in->device_index)) return true;
+      if (in->kind == input_kind::tensor && in->device_type == cuda &&
+          tf32_device(in->device_index))
+        return true;
     // Or something it launched ran on such a device.
     stack.assign(v.children(i).begin(), v.children(i).end());
     while (!stack.empty()) {
       const event_index k = stack.back();
       stack.pop_back();
-      if (const auto* d = v.event(k).template get_if<event_kind::device_activity>(); d != nullptr && tf32_device(d->device))
+      if (const auto* d = v.event(k).template get_if<event_kind::device_activity>();
+          d != nullptr && tf32_device(d->device))
         return true;
       for (event_index c : v.children(k)) stack.push_back(c);
     }
@@ -191,19 +198,23 @@ struct fp32_matmul_pattern : detail::pytorch_pattern_base {
 
 /// An optimizer step in its single-tensor implementation (`_single_tensor_{adam,sgd,adamw}`).
 struct optimizer_single_tensor_pattern : detail::pytorch_pattern_base {
-  [[nodiscard]] static std::string_view name() noexcept { return "Optimizer Single Tensor Pattern"; }
+  [[nodiscard]] static std::string_view name() noexcept {
+    return "Optimizer Single Tensor Pattern";
+  }
   [[nodiscard]] static std::string_view description() noexcept {
     return "The optimizer updates one parameter tensor at a time; pass foreach=True to use its "
            "multi-tensor implementation.";
   }
-  detail::name_fact<bool (*)(std::string_view)> single{[](std::string_view n) {
-    for (std::string_view o : {"adam", "sgd", "adamw"}) {
-      if (n.size() < o.size() + 15) continue;
-      const std::string_view tail = n.substr(n.size() - o.size() - 15);
-      if (tail.starts_with("_single_tensor_") && tail.ends_with(o)) return true;
-    }
-    return false;
-  }, {}};
+  detail::name_fact<bool (*)(std::string_view)> single{
+      [](std::string_view n) {
+        for (std::string_view o : {"adam", "sgd", "adamw"}) {
+          if (n.size() < o.size() + 15) continue;
+          const std::string_view tail = n.substr(n.size() - o.size() - 15);
+          if (tail.starts_with("_single_tensor_") && tail.ends_with(o)) return true;
+        }
+        return false;
+      },
+      {}};
   template <class Schema>
   void prepare(const tree_view<Schema>& v) {
     single.prepare(v);
@@ -217,15 +228,17 @@ struct optimizer_single_tensor_pattern : detail::pytorch_pattern_base {
 /// A DataLoader iterated without workers: `dataloader.py … __iter__` whose first child is
 /// `_get_iterator`, whose first child is not `check_worker_number_rationality`.
 struct synchronized_data_loader_pattern : detail::pytorch_pattern_base {
-  [[nodiscard]] static std::string_view name() noexcept { return "Synchronized DataLoader Pattern"; }
+  [[nodiscard]] static std::string_view name() noexcept {
+    return "Synchronized DataLoader Pattern";
+  }
   [[nodiscard]] static std::string_view description() noexcept {
     return "The DataLoader loads every batch on the training thread; set num_workers > 0 to load "
            "batches in the background.";
   }
   static constexpr std::string_view file = "torch/utils/data/dataloader.py";
   name_test iter = name_ends_with("__iter__"), get_iterator = name_ends_with("_get_iterator"),
-                               check = name_ends_with("check_worker_number_rationality"),
-                               loader = name_starts_with(std::string(file));
+            check = name_ends_with("check_worker_number_rationality"),
+            loader = name_starts_with(std::string(file));
   template <class Schema>
   void prepare(const tree_view<Schema>& v) {
     for (auto* f : {&iter, &get_iterator, &check, &loader}) f->prepare(v);
@@ -234,7 +247,8 @@ struct synchronized_data_loader_pattern : detail::pytorch_pattern_base {
   bool match(const tree_view<Schema>& v, event_index i) {
     if (!loader.match(v, i) || !iter.match(v, i)) return false;
     auto kids = v.children(i);
-    if (kids.empty() || !loader.match(v, kids.front()) || !get_iterator.match(v, kids.front())) return false;
+    if (kids.empty() || !loader.match(v, kids.front()) || !get_iterator.match(v, kids.front()))
+      return false;
     kids = v.children(kids.front());
     if (kids.empty()) return false;
     return !(loader.match(v, kids.front()) && check.match(v, kids.front()));
@@ -244,12 +258,15 @@ struct synchronized_data_loader_pattern : detail::pytorch_pattern_base {
 /// `zero_grad` that zeroes gradients (an `aten::zero_` below it, not inside `aten::zeros`)
 /// instead of setting them to None.
 struct grad_not_set_to_none_pattern : detail::pytorch_pattern_base {
-  [[nodiscard]] static std::string_view name() noexcept { return "Gradient Set To Zero Instead of None Pattern"; }
+  [[nodiscard]] static std::string_view name() noexcept {
+    return "Gradient Set To Zero Instead of None Pattern";
+  }
   [[nodiscard]] static std::string_view description() noexcept {
-    return "Gradients are filled with zeros instead of being released; call zero_grad(set_to_none=True).";
+    return "Gradients are filled with zeros instead of being released; call "
+           "zero_grad(set_to_none=True).";
   }
   name_test zero_grad = name_ends_with(": zero_grad"), zero = name_is("aten::zero_"),
-                        zeros = name_is("aten::zeros");
+            zeros = name_is("aten::zeros");
   std::vector<event_index> stack;
   template <class Schema>
   void prepare(const tree_view<Schema>& v) {
@@ -284,7 +301,7 @@ struct conv2d_bias_followed_by_batch_norm_pattern : detail::pytorch_pattern_base
     return unmet_needs(needs::shapes, c);
   }
   name_test conv = name_is("aten::conv2d"), module = name_starts_with("nn.Module: Conv2d"),
-                        batch_norm = name_starts_with("nn.Module: BatchNorm2d");
+            batch_norm = name_starts_with("nn.Module: BatchNorm2d");
   template <class Schema>
   void prepare(const tree_view<Schema>& v) {
     for (auto* f : {&conv, &module, &batch_norm}) f->prepare(v);
@@ -305,7 +322,9 @@ struct conv2d_bias_followed_by_batch_norm_pattern : detail::pytorch_pattern_base
 /// A half-precision `mm`/`bmm`/`addmm` whose inputs' last two dimensions are not all
 /// multiples of 8.
 struct matmul_dim_in_fp16_pattern : detail::pytorch_pattern_base {
-  [[nodiscard]] static std::string_view name() noexcept { return "Matrix Multiplication Dimension Not Aligned Pattern"; }
+  [[nodiscard]] static std::string_view name() noexcept {
+    return "Matrix Multiplication Dimension Not Aligned Pattern";
+  }
   [[nodiscard]] static std::string_view description() noexcept {
     return "A half-precision matrix multiplication has dimensions that are not multiples of 8; pad "
            "them so that tensor cores can be used.";
@@ -319,7 +338,8 @@ struct matmul_dim_in_fp16_pattern : detail::pytorch_pattern_base {
     for (auto* f : {&mm, &bmm, &addmm}) f->prepare(v);
   }
   static bool half(std::string_view d) noexcept {
-    for (std::string_view h : {"c10::Half", "c10::BFloat16", "Half", "BFloat16", "half", "bfloat16", "float16"})
+    for (std::string_view h :
+         {"c10::Half", "c10::BFloat16", "Half", "BFloat16", "half", "bfloat16", "float16"})
       if (d == h) return true;
     return false;
   }
@@ -344,8 +364,9 @@ struct pytorch_pattern_options {
 /// PyTorch's eight patterns, in the order of its report.
 inline auto pytorch_patterns(const pytorch_pattern_options& o = {}) {
   std::tuple<extra_cuda_copy_pattern, for_loop_indexing_pattern, fp32_matmul_pattern,
-             optimizer_single_tensor_pattern, synchronized_data_loader_pattern, grad_not_set_to_none_pattern,
-             conv2d_bias_followed_by_batch_norm_pattern, matmul_dim_in_fp16_pattern>
+             optimizer_single_tensor_pattern, synchronized_data_loader_pattern,
+             grad_not_set_to_none_pattern, conv2d_bias_followed_by_batch_norm_pattern,
+             matmul_dim_in_fp16_pattern>
       all;
   std::get<for_loop_indexing_pattern>(all).enabled = o.for_loop_indexing;
   return all;

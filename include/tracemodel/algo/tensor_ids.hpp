@@ -68,11 +68,11 @@ struct assign_tensor_ids_fn {
     tensor_id_stats s;
     const auto order = detail::start_order(t.events);
 
-    detail::pair_ids addresses;                 // (address, device) -> dense address id
-    std::vector<std::uint32_t> live;            // address id -> current storage version + 1
-    detail::disjoint_sets groups;               // over storage versions
-    std::vector<bool> used_by_tensor;           // storage version -> seen as a tensor's storage
-    detail::flat_map<std::uint32_t> impl_first; // impl address -> its first storage version
+    detail::pair_ids addresses;                  // (address, device) -> dense address id
+    std::vector<std::uint32_t> live;             // address id -> current storage version + 1
+    detail::disjoint_sets groups;                // over storage versions
+    std::vector<bool> used_by_tensor;            // storage version -> seen as a tensor's storage
+    detail::flat_map<std::uint32_t> impl_first;  // impl address -> its first storage version
     struct ref {
       std::uint64_t* id;
       std::uint32_t version;
@@ -81,7 +81,8 @@ struct assign_tensor_ids_fn {
     std::vector<ref> refs;
 
     auto version_of = [&](std::uint64_t address, std::int8_t type, std::int8_t index) {
-      const std::uint64_t device = static_cast<std::uint8_t>(type) << 8 | static_cast<std::uint8_t>(index);
+      const std::uint64_t device =
+          std::uint64_t{static_cast<std::uint8_t>(type)} << 8 | static_cast<std::uint8_t>(index);
       const std::uint32_t a = addresses.id(address, device);
       if (a == live.size()) live.push_back(0);
       if (live[a] == 0) {
@@ -99,7 +100,8 @@ struct assign_tensor_ids_fn {
           for (std::uint32_t k = 0; k < op->inputs.size; ++k) {
             input_value& v = t.inputs[op->inputs.first + k];
             if (v.kind != input_kind::tensor || v.impl == 0 || v.storage == 0) continue;
-            const std::uint32_t version = version_of(v.storage, v.device_type, v.device_index).second;
+            const std::uint32_t version =
+                version_of(v.storage, v.device_type, v.device_index).second;
             used_by_tensor[version] = true;
             auto [first, inserted] = impl_first.try_emplace(v.impl, version);
             if (!inserted) groups.unite(*first, version);

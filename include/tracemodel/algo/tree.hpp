@@ -146,8 +146,10 @@ scratch_vector<event_index> tree_order(const basic_event_table<Schema>& t) {
 struct build_tree_fn {
   template <class Schema, class Policy = pytorch_tree>
   tree_stats operator()(basic_event_table<Schema>& t, Policy = {}) const {
-    if constexpr (detail::check_tree_policy<Policy>()) return build<Policy>(t);
-    else return {};
+    if constexpr (detail::check_tree_policy<Policy>())
+      return build<Policy>(t);
+    else
+      return {};
   }
 
  private:
@@ -168,11 +170,16 @@ struct build_tree_fn {
     struct thread_stack {
       std::vector<frame> frames;
       event_index bottom = no_event;  // the parent an empty stack gives (rule 3)
-      [[nodiscard]] event_index top() const { return frames.empty() ? bottom : frames.back().event; }
-      [[nodiscard]] std::int64_t min_end() const { return frames.empty() ? open : frames.back().min_end; }
+      [[nodiscard]] event_index top() const {
+        return frames.empty() ? bottom : frames.back().event;
+      }
+      [[nodiscard]] std::int64_t min_end() const {
+        return frames.empty() ? open : frames.back().min_end;
+      }
       // Rule 2: the frames that ended before t (or at t) close, and everything above them.
       void close_before(std::int64_t t, bool at_t_too) {
-        while (!frames.empty() && (frames.back().min_end < t || (at_t_too && frames.back().min_end == t)))
+        while (!frames.empty() &&
+               (frames.back().min_end < t || (at_t_too && frames.back().min_end == t)))
           frames.pop_back();
       }
     };

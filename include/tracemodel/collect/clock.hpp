@@ -105,8 +105,8 @@ class time_converter {
         std::this_thread::sleep_for(std::chrono::nanoseconds(min_span_ns - (b.wall - a.wall)));
         b = clock_sync_point::take<Clock>();
       }
-      return time_converter(a, static_cast<double>(b.wall - a.wall) /
-                                   static_cast<double>(b.approx - a.approx));
+      return time_converter(
+          a, static_cast<double>(b.wall - a.wall) / static_cast<double>(b.approx - a.approx));
     }
   }
 

@@ -83,7 +83,8 @@ concept record_policies = requires {
   typename P::id_source;
   typename P::value_traits;
   typename P::op_hooks;
-} && approx_clock<typename P::clock> && id_source<typename P::id_source> &&
+}
+&&approx_clock<typename P::clock>&& id_source<typename P::id_source>&&
     op_hooks_policy<typename P::op_hooks>;
 
 namespace detail {
@@ -94,15 +95,18 @@ consteval bool check_record_policies() {
   constexpr bool ids = requires { typename P::id_source; };
   constexpr bool traits = requires { typename P::value_traits; };
   constexpr bool hooks = requires { typename P::op_hooks; };
-  static_assert(clock, "tracemodel record policies: needs `using clock = ...` (default_clock, or "
-                       "a type with `static approx_time now() noexcept` and `static constexpr "
-                       "bool ticks_are_ns`); derive from default_record_policies to keep the "
-                       "defaults");
-  static_assert(ids, "tracemodel record policies: needs `using id_source = ...` "
-                     "(process_id_source, or a type with `static std::uint64_t "
-                     "take(std::uint64_t)`)");
-  static_assert(traits, "tracemodel record policies: needs `using value_traits = ...` "
-                        "(no_value_traits when no inputs are recorded)");
+  static_assert(clock,
+                "tracemodel record policies: needs `using clock = ...` (default_clock, or "
+                "a type with `static approx_time now() noexcept` and `static constexpr "
+                "bool ticks_are_ns`); derive from default_record_policies to keep the "
+                "defaults");
+  static_assert(ids,
+                "tracemodel record policies: needs `using id_source = ...` "
+                "(process_id_source, or a type with `static std::uint64_t "
+                "take(std::uint64_t)`)");
+  static_assert(traits,
+                "tracemodel record policies: needs `using value_traits = ...` "
+                "(no_value_traits when no inputs are recorded)");
   static_assert(hooks, "tracemodel record policies: needs `using op_hooks = ...` (no_op_hooks)");
   if constexpr (clock)
     static_assert(approx_clock<typename P::clock>,
@@ -122,18 +126,30 @@ consteval bool check_record_policies() {
 
 template <class T, class V>
 consteval bool check_value_traits() {
-  static_assert(requires(const V& v) { { T::kind(v) } -> std::same_as<input_kind>; },
-                "tracemodel value traits: needs `static input_kind kind(const V&)`");
-  static_assert(requires(const V& v) { { T::tensor(v) } -> std::same_as<tensor_info>; },
-                "tracemodel value traits: needs `static tensor_info tensor(const V&)`");
-  static_assert(requires(const V& v) { { T::scalar(v) } -> std::same_as<scalar_value>; },
-                "tracemodel value traits: needs `static scalar_value scalar(const V&)`");
-  static_assert(requires(const V& v, void (*f)(const V&)) { T::for_each_element(v, f); },
-                "tracemodel value traits: needs `template <class F> static void "
-                "for_each_element(const V&, F&&)` (calls F per element of a list)");
-  static_assert(requires(std::uint8_t code) {
-    { T::dtype_name(code) } -> std::convertible_to<std::string_view>;
-  }, "tracemodel value traits: needs `static std::string_view dtype_name(std::uint8_t)`");
+  static_assert(
+      requires(const V& v) {
+        { T::kind(v) } -> std::same_as<input_kind>;
+      },
+      "tracemodel value traits: needs `static input_kind kind(const V&)`");
+  static_assert(
+      requires(const V& v) {
+        { T::tensor(v) } -> std::same_as<tensor_info>;
+      },
+      "tracemodel value traits: needs `static tensor_info tensor(const V&)`");
+  static_assert(
+      requires(const V& v) {
+        { T::scalar(v) } -> std::same_as<scalar_value>;
+      },
+      "tracemodel value traits: needs `static scalar_value scalar(const V&)`");
+  static_assert(
+      requires(const V& v, void (*f)(const V&)) { T::for_each_element(v, f); },
+      "tracemodel value traits: needs `template <class F> static void "
+      "for_each_element(const V&, F&&)` (calls F per element of a list)");
+  static_assert(
+      requires(std::uint8_t code) {
+        { T::dtype_name(code) } -> std::convertible_to<std::string_view>;
+      },
+      "tracemodel value traits: needs `static std::string_view dtype_name(std::uint8_t)`");
   return value_traits<T, V>;
 }
 

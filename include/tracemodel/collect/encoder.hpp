@@ -25,8 +25,8 @@
 #pragma once
 
 #include <concepts>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -57,7 +57,9 @@ struct io_header {
   static constexpr unsigned rank_shift = 42;
   static constexpr std::uint64_t max_rank = (std::uint64_t{1} << 22) - 1;
 
-  static constexpr std::uint64_t make(io_tag tag) noexcept { return static_cast<std::uint8_t>(tag); }
+  static constexpr std::uint64_t make(io_tag tag) noexcept {
+    return static_cast<std::uint8_t>(tag);
+  }
   static constexpr std::uint64_t tensor(const tensor_info& t, std::uint64_t rank,
                                         std::uint64_t flags) noexcept {
     return static_cast<std::uint64_t>(io_tag::tensor) | std::uint64_t{t.dtype} << 8 |
@@ -131,8 +133,12 @@ class io_encoder {
         if (!open_.empty()) ++out[open_.back()].rank;
         input_value& v = out.emplace_back();
         switch (t) {
-          case io_tag::tensor: decode_tensor(w, v, ints, dtype_id); break;
-          case io_tag::undefined_tensor: v.kind = input_kind::undefined_tensor; break;
+          case io_tag::tensor:
+            decode_tensor(w, v, ints, dtype_id);
+            break;
+          case io_tag::undefined_tensor:
+            v.kind = input_kind::undefined_tensor;
+            break;
           case io_tag::tensor_list_begin:
             v.kind = input_kind::tensor_list;
             open_.push_back(out.size() - 1);
@@ -151,8 +157,11 @@ class io_encoder {
             }
             break;
           }
-          case io_tag::other: v.kind = input_kind::other; break;
-          case io_tag::terminator: break;
+          case io_tag::other:
+            v.kind = input_kind::other;
+            break;
+          case io_tag::terminator:
+            break;
         }
         if (!ok_) break;
       }
@@ -217,22 +226,31 @@ class io_encoder {
   template <class Traits, class V>
   TRACEMODEL_ALWAYS_INLINE void push_value(const V& v) {
     switch (Traits::kind(v)) {
-      case input_kind::tensor: push_tensor(Traits::tensor(v)); break;
+      case input_kind::tensor:
+        push_tensor(Traits::tensor(v));
+        break;
       case input_kind::scalar: {
         const scalar_value sv = Traits::scalar(v);
         std::uint64_t bits = 0;
         std::memcpy(&bits, &sv.i, sizeof bits);
         std::uint64_t* w = words_.append_contiguous(2);
-        w[0] = io_header::make(io_tag::scalar) | std::uint64_t{static_cast<std::uint8_t>(sv.kind)} << 8;
+        w[0] = io_header::make(io_tag::scalar) | std::uint64_t{static_cast<std::uint8_t>(sv.kind)}
+                                                     << 8;
         w[1] = bits;
         break;
       }
       case input_kind::undefined_tensor:
         words_.emplace_back(io_header::make(io_tag::undefined_tensor));
         break;
-      case input_kind::tensor_list: push_list<Traits>(v, io_tag::tensor_list_begin); break;
-      case input_kind::scalar_list: push_list<Traits>(v, io_tag::scalar_list_begin); break;
-      case input_kind::other: words_.emplace_back(io_header::make(io_tag::other)); break;
+      case input_kind::tensor_list:
+        push_list<Traits>(v, io_tag::tensor_list_begin);
+        break;
+      case input_kind::scalar_list:
+        push_list<Traits>(v, io_tag::scalar_list_begin);
+        break;
+      case input_kind::other:
+        words_.emplace_back(io_header::make(io_tag::other));
+        break;
     }
   }
 

@@ -41,8 +41,11 @@ class materializer {
   using window = typename record_queue<Schema, F, P>::recording_window;
 
   materializer(table_t& t, time_converter conv, std::vector<window> windows)
-      : t_(t), conv_(conv), windows_(std::move(windows)),
-        keep_all_(windows_.size() == 1 && windows_[0].begin == 0 && windows_[0].end == ~approx_time{0}) {}
+      : t_(t),
+        conv_(conv),
+        windows_(std::move(windows)),
+        keep_all_(windows_.size() == 1 && windows_[0].begin == 0 &&
+                  windows_[0].end == ~approx_time{0}) {}
 
   void run(const subqueues_t& sqs) {
     for (const auto& sq : sqs) {
@@ -101,7 +104,8 @@ class materializer {
       });
     } else if constexpr (same_kind<K, event_kind::backend>) {
       for (const auto& r : store.list) push_key(r.start_ns);
-    } else if constexpr ((same_kind<K, event_kind::allocation> || same_kind<K, event_kind::out_of_memory>)) {
+    } else if constexpr ((same_kind<K, event_kind::allocation> ||
+                          same_kind<K, event_kind::out_of_memory>)) {
       for (const auto& r : store.list) push_key(conv_(r.time));
     } else if constexpr (same_kind<K, event_kind::device_activity>) {
       for (const device_record& r : store.list)
@@ -131,10 +135,12 @@ class materializer {
     for (const auto& sq : sqs)
       for (const device_record& r : sq->template store<event_kind::device_activity>().list)
         if (r.host_thread && r.correlation_id != 0)
-          launch_kept_.try_emplace(r.correlation_id, static_cast<std::uint8_t>(in_window(r.start) ? 1 : 0));
+          launch_kept_.try_emplace(r.correlation_id,
+                                   static_cast<std::uint8_t>(in_window(r.start) ? 1 : 0));
     std::uint64_t dropped = 0;
     for (const auto& sq : sqs)
-      for (const device_record& r : sq->template store<event_kind::device_activity>().list) dropped += keep(r) ? 0 : 1;
+      for (const device_record& r : sq->template store<event_kind::device_activity>().list)
+        dropped += keep(r) ? 0 : 1;
     t_.anomalies.add(anomaly::outside_recording, dropped);
   }
 
@@ -201,12 +207,18 @@ class materializer {
           const arg_record& a = args_[r->first + i];
           attribute& at = t_.add_attr(e, std::string_view(a.key, a.key_len), a.type);
           switch (a.type) {
-            case attr_type::floating: at.f = a.f; break;
-            case attr_type::boolean: at.b = a.i != 0; break;
+            case attr_type::floating:
+              at.f = a.f;
+              break;
+            case attr_type::boolean:
+              at.b = a.i != 0;
+              break;
             case attr_type::string:
               at.s = t_.strings.intern(std::string_view(a.str, a.str_len));
               break;
-            default: at.i = a.i; break;
+            default:
+              at.i = a.i;
+              break;
           }
         }
     (void)e;
@@ -247,9 +259,8 @@ class materializer {
           if constexpr (F.inputs) {
             const auto first = static_cast<std::uint32_t>(t_.inputs.size());
             const std::uint32_t count =
-                decoder.next(t_.inputs, t_.ints, scalar_dtype(), [this](std::uint8_t code) {
-                  return dtype_id(code);
-                });
+                decoder.next(t_.inputs, t_.ints, scalar_dtype(),
+                             [this](std::uint8_t code) { return dtype_id(code); });
             f.inputs = {first, count};
           }
           attach_side_data(e, id);
@@ -295,7 +306,8 @@ class materializer {
         f.device_type = r.device_type;
         f.device_index = r.device_index;
       }
-    } else if constexpr ((same_kind<K, event_kind::script_call> || same_kind<K, event_kind::native_call>)) {
+    } else if constexpr ((same_kind<K, event_kind::script_call> ||
+                          same_kind<K, event_kind::native_call>)) {
       for (const call_record& r : store.list) {
         event_t& e = slot();
         e.start_ns = conv_(r.start);
@@ -351,7 +363,7 @@ class materializer {
     f.stream = r.stream;
     f.bytes = r.bytes;
     if (keys_[0] == empty_name) {
-      const char* names[] = {"context", "cbid", "grid", "block", "registers per thread",
+      const char* names[] = {"context",       "cbid",     "grid", "block", "registers per thread",
                              "shared memory", "copy kind"};
       for (std::size_t k = 0; k < 7; ++k) keys_[k] = t_.strings.intern(names[k]);
     }

@@ -89,7 +89,7 @@ struct clock_of {
   using type = default_clock;
 };
 template <class P>
-  requires approx_clock<typename P::clock>
+requires approx_clock<typename P::clock>
 struct clock_of<P> {
   using type = typename P::clock;
 };
@@ -98,7 +98,7 @@ struct id_source_of {
   using type = process_id_source;
 };
 template <class P>
-  requires id_source<typename P::id_source>
+requires id_source<typename P::id_source>
 struct id_source_of<P> {
   using type = typename P::id_source;
 };
@@ -107,7 +107,7 @@ struct value_traits_of {
   using type = no_value_traits;
 };
 template <class P>
-  requires requires { typename P::value_traits; }
+requires requires { typename P::value_traits; }
 struct value_traits_of<P> {
   using type = typename P::value_traits;
 };
@@ -116,7 +116,7 @@ struct op_hooks_of {
   using type = no_op_hooks;
 };
 template <class P>
-  requires op_hooks_policy<typename P::op_hooks>
+requires op_hooks_policy<typename P::op_hooks>
 struct op_hooks_of<P> {
   using type = typename P::op_hooks;
 };
@@ -205,8 +205,8 @@ struct kind_store_impl<event_kind, event_kind::script_call, F, P> : list_store<c
 template <record_features F, class P>
 struct kind_store_impl<event_kind, event_kind::native_call, F, P> : list_store<call_record> {};
 template <record_features F, class P>
-struct kind_store_impl<event_kind, event_kind::device_activity, F, P>
-    : list_store<device_record> {};
+struct kind_store_impl<event_kind, event_kind::device_activity, F, P> : list_store<device_record> {
+};
 
 template <auto K, record_features F, class P>
 using kind_store = kind_store_impl<decltype(K), K, F, P>;
@@ -218,8 +218,8 @@ struct thread_subqueue;
 template <auto... K, record_features F, class P>
 struct thread_subqueue<schema<K...>, F, P> {
   using schema_type = schema<K...>;
-  std::uint64_t tid = 0;     ///< the runtime's small thread id
-  std::uint64_t os_tid = 0;  ///< the operating system's thread id
+  std::uint64_t tid = 0;           ///< the runtime's small thread id
+  std::uint64_t os_tid = 0;        ///< the operating system's thread id
   std::uint64_t pthread_id32 = 0;  ///< the thread as CUPTI's API records name it
   string_arena arena;
   std::tuple<kind_store<K, F, P>...> stores;
@@ -252,8 +252,9 @@ class record_queue {
   using subqueue_type = detail::thread_subqueue<Schema, Features, usable>;
   static constexpr record_features features = Features;
   static constexpr bool records_ops = Schema::template contains<event_kind::op>;
-  static_assert(!Features.inputs || !std::is_same_v<value_traits_type, no_value_traits>,
-                "record_queue: recording inputs needs Policies::value_traits (collect/encoder.hpp)");
+  static_assert(
+      !Features.inputs || !std::is_same_v<value_traits_type, no_value_traits>,
+      "record_queue: recording inputs needs Policies::value_traits (collect/encoder.hpp)");
 
   record_queue() : id_(detail::next_queue_id.fetch_add(1, std::memory_order_relaxed)) {
     origin_ = clock_sync_point::take<clock>();
@@ -297,9 +298,7 @@ class record_queue {
   [[nodiscard]] static approx_time now() noexcept { return clock::now(); }
 
   // ---- ops -----------------------------------------------------------------------------
-  TRACEMODEL_ALWAYS_INLINE op_handle begin_op(const op_info& info)
-    requires records_ops
-  {
+  TRACEMODEL_ALWAYS_INLINE op_handle begin_op(const op_info& info) requires records_ops {
     if (!active()) return {};
     subqueue_type& sq = subqueue();
     auto& store = sq.template store<event_kind::op>();
@@ -309,9 +308,7 @@ class record_queue {
   }
 
   template <class V>
-  op_handle begin_op(const op_info& info, std::span<const V> inputs)
-    requires records_ops
-  {
+  op_handle begin_op(const op_info& info, std::span<const V> inputs) requires records_ops {
     if (!active()) return {};
     subqueue_type& sq = subqueue();
     auto& store = sq.template store<event_kind::op>();
@@ -323,9 +320,7 @@ class record_queue {
     return finish_begin(r, info.scope);
   }
 
-  TRACEMODEL_ALWAYS_INLINE bool end_op(op_handle h) noexcept
-    requires records_ops
-  {
+  TRACEMODEL_ALWAYS_INLINE bool end_op(op_handle h) noexcept requires records_ops {
     const approx_time t = clock::now();
     if (h.record == nullptr) return false;
     if (h.queue != id_ || h.generation != generation_.load(std::memory_order_acquire))
@@ -360,8 +355,9 @@ class record_queue {
   }
   /// Module frames of the op, outermost first (exported joined by '.'). Frames are copied.
   void record_module_hierarchy(op_handle h, std::span<const std::string_view> frames) {
-    static_assert(Features.module_hierarchy,
-                  "record_queue::record_module_hierarchy: enable record_features::module_hierarchy");
+    static_assert(
+        Features.module_hierarchy,
+        "record_queue::record_module_hierarchy: enable record_features::module_hierarchy");
     if (h.record == nullptr || h.queue != id_) return;
     auto& sq = subqueue();
     record_frames(sq, sq.template store<event_kind::op>().modules, h, frames);
@@ -383,69 +379,61 @@ class record_queue {
   }
 
   // ---- other kinds ---------------------------------------------------------------------
-  void record_allocation(std::uint64_t ptr, std::int64_t alloc_size, std::int64_t total_allocated,
-                         std::int64_t total_reserved, std::int8_t device_type = 0,
-                         std::int8_t device_index = -1)
-    requires(Schema::template contains<event_kind::allocation>)
-  {
+  void record_allocation(
+      std::uint64_t ptr, std::int64_t alloc_size, std::int64_t total_allocated,
+      std::int64_t total_reserved, std::int8_t device_type = 0,
+      std::int8_t device_index = -1) requires(Schema::template contains<event_kind::allocation>) {
     if (!active()) return;
-    subqueue().template store<event_kind::allocation>().list.emplace_back(
-        allocation_record{clock::now(), ptr, alloc_size, total_allocated, total_reserved,
-                          device_type, device_index});
+    subqueue().template store<event_kind::allocation>().list.emplace_back(allocation_record{
+        clock::now(), ptr, alloc_size, total_allocated, total_reserved, device_type, device_index});
   }
 
   void record_out_of_memory(std::int64_t alloc_size, std::int64_t total_allocated,
                             std::int64_t total_reserved, std::int8_t device_type = 0,
-                            std::int8_t device_index = -1)
-    requires(Schema::template contains<event_kind::out_of_memory>)
-  {
+                            std::int8_t device_index =
+                                -1) requires(Schema::template contains<event_kind::out_of_memory>) {
     if (!active()) return;
-    subqueue().template store<event_kind::out_of_memory>().list.emplace_back(
-        oom_record{clock::now(), alloc_size, total_allocated, total_reserved, device_type,
-                   device_index});
+    subqueue().template store<event_kind::out_of_memory>().list.emplace_back(oom_record{
+        clock::now(), alloc_size, total_allocated, total_reserved, device_type, device_index});
   }
 
   /// A span a backend measured itself, in ns since the Unix epoch. Names are copied when
   /// `copy_names` is set; otherwise they must outlive the next materialize.
-  void record_backend(std::string_view name, std::string_view backend, std::int64_t start_ns,
-                      std::int64_t end_ns, op_scope scope = op_scope::function,
-                      std::int64_t debug_handle = -1, bool copy_names = false)
-    requires(Schema::template contains<event_kind::backend>)
-  {
+  void record_backend(
+      std::string_view name, std::string_view backend, std::int64_t start_ns, std::int64_t end_ns,
+      op_scope scope = op_scope::function, std::int64_t debug_handle = -1,
+      bool copy_names = false) requires(Schema::template contains<event_kind::backend>) {
     if (!active()) return;
     auto& sq = subqueue();
     if (copy_names) {
       name = sq.arena.copy(name);
       backend = sq.arena.copy(backend);
     }
-    sq.template store<event_kind::backend>().list.emplace_back(backend_record{
-        start_ns, end_ns, debug_handle, name.data(), backend.data(),
-        static_cast<std::uint32_t>(name.size()), static_cast<std::uint32_t>(backend.size()),
-        scope});
+    sq.template store<event_kind::backend>().list.emplace_back(
+        backend_record{start_ns, end_ns, debug_handle, name.data(), backend.data(),
+                       static_cast<std::uint32_t>(name.size()),
+                       static_cast<std::uint32_t>(backend.size()), scope});
   }
 
   /// A call of the runtime's scripting language (start and end from `now()`); name copied.
-  void record_script_call(std::string_view name, approx_time start, approx_time end,
-                          std::int64_t script_id = -1, std::int64_t parent_id = -1,
-                          std::int64_t module_id = -1)
-    requires(Schema::template contains<event_kind::script_call>)
-  {
+  void record_script_call(
+      std::string_view name, approx_time start, approx_time end, std::int64_t script_id = -1,
+      std::int64_t parent_id = -1,
+      std::int64_t module_id = -1) requires(Schema::template contains<event_kind::script_call>) {
     record_call<event_kind::script_call>(name, start, end, script_id, parent_id, module_id);
   }
   /// A native function called from the script; name copied.
-  void record_native_call(std::string_view name, approx_time start, approx_time end,
-                          std::int64_t script_id = -1, std::int64_t parent_id = -1)
-    requires(Schema::template contains<event_kind::native_call>)
-  {
+  void record_native_call(
+      std::string_view name, approx_time start, approx_time end, std::int64_t script_id = -1,
+      std::int64_t parent_id = -1) requires(Schema::template contains<event_kind::native_call>) {
     record_call<event_kind::native_call>(name, start, end, script_id, parent_id, -1);
   }
 
   /// Stores a device-side record (a GPU activity or a runtime call, usually decoded by an
   /// adapter after the fact): it is stored whether or not the queue is recording now, and
   /// materialize keeps it when it belongs to a recording window (see `start`). The name is copied.
-  void record_device(const device_record& r)
-    requires(Schema::template contains<event_kind::device_activity>)
-  {
+  void record_device(const device_record& r) requires(
+      Schema::template contains<event_kind::device_activity>) {
     if constexpr (!collection_enabled) return;
     auto& sq = subqueue();
     const std::string_view n = sq.arena.copy(std::string_view(r.name, r.name_len));
@@ -562,7 +550,8 @@ class record_queue {
   template <class Stream>
   void record_frames(subqueue_type& sq, Stream& s, op_handle h,
                      std::span<const std::string_view> frames) {
-    s.entries.emplace_back(side_entry{correlation_id(h), static_cast<std::uint32_t>(frames.size())});
+    s.entries.emplace_back(
+        side_entry{correlation_id(h), static_cast<std::uint32_t>(frames.size())});
     for (std::string_view f : frames) {
       const std::string_view c = sq.arena.copy(f);
       s.items.emplace_back(string_ref{c.data(), static_cast<std::uint32_t>(c.size())});

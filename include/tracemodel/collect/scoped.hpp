@@ -40,16 +40,15 @@ TRACEMODEL_END_NAMESPACE
 #define TRACEMODEL_DETAIL_CAT(a, b) TRACEMODEL_DETAIL_CAT2(a, b)
 
 #if TRACEMODEL_ENABLE_COLLECTION
-#define TRACEMODEL_SCOPED_OP(queue, ...)                                         \
-  ::tracemodel::scoped_op<std::remove_reference_t<decltype(queue)>>              \
-      TRACEMODEL_DETAIL_CAT(tracemodel_scoped_op_, __LINE__) {                   \
-    (queue), ::tracemodel::op_info { __VA_ARGS__ }                               \
+#define TRACEMODEL_SCOPED_OP(queue, ...)                                                   \
+  ::tracemodel::scoped_op<std::remove_reference_t<decltype(queue)>> TRACEMODEL_DETAIL_CAT( \
+      tracemodel_scoped_op_, __LINE__) {                                                   \
+    (queue), ::tracemodel::op_info { __VA_ARGS__ }                                         \
   }
 #else
-#define TRACEMODEL_SCOPED_OP(queue, ...)                                         \
-  [[maybe_unused]] auto TRACEMODEL_DETAIL_CAT(tracemodel_scoped_op_, __LINE__) = \
-      [&] {                                                                       \
-        (void)(queue);                                                            \
-        return ::tracemodel::op_info{__VA_ARGS__};                                \
-      }
+#define TRACEMODEL_SCOPED_OP(queue, ...)                                               \
+  [[maybe_unused]] auto TRACEMODEL_DETAIL_CAT(tracemodel_scoped_op_, __LINE__) = [&] { \
+    (void)(queue);                                                                     \
+    return ::tracemodel::op_info{__VA_ARGS__};                                         \
+  }
 #endif

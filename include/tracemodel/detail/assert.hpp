@@ -15,10 +15,10 @@
 #include "tracemodel/config.hpp"
 
 #ifndef TRACEMODEL_ASSERT
-#define TRACEMODEL_ASSERT(cond, msg)                                                        \
-  do {                                                                                      \
-    if (!(cond)) [[unlikely]]                                                               \
-      ::tracemodel::detail::assert_fail(#cond, msg, __FILE__, __LINE__);                    \
+#define TRACEMODEL_ASSERT(cond, msg)                                     \
+  do {                                                                   \
+    if (!(cond)) [[unlikely]]                                            \
+      ::tracemodel::detail::assert_fail(#cond, msg, __FILE__, __LINE__); \
   } while (0)
 #endif
 
@@ -46,8 +46,8 @@ class input_error : public std::runtime_error {
 namespace detail {
 [[noreturn]] inline void assert_fail(const char* cond, const char* msg, const char* file,
                                      int line) noexcept {
-  std::fprintf(stderr, "tracemodel: internal assertion failed: %s (%s) at %s:%d\n", cond, msg,
-               file, line);
+  std::fprintf(stderr, "tracemodel: internal assertion failed: %s (%s) at %s:%d\n", cond, msg, file,
+               line);
   std::abort();
 }
 }  // namespace detail

@@ -237,7 +237,7 @@ inline void unmap_region(void* p, std::size_t size) noexcept {
 #if TRACEMODEL_BIG_ALLOC_MMAP
   ::munmap(p, size);
 #else
-  ::operator delete(p, std::align_val_t{huge_page});
+  ::operator delete (p, std::align_val_t{huge_page});
   (void)size;
 #endif
 }
@@ -361,7 +361,7 @@ TRACEMODEL_NOINLINE inline void* big_allocate(std::size_t bytes) {
     return reinterpret_cast<void*>(a);
 #else
     try {
-      return ::operator new(size, std::align_val_t{huge_page});
+      return ::operator new (size, std::align_val_t{huge_page});
     } catch (...) {
       bytes_in_use().fetch_sub(size, std::memory_order_relaxed);
       throw;
@@ -371,7 +371,7 @@ TRACEMODEL_NOINLINE inline void* big_allocate(std::size_t bytes) {
   if (bytes >= std::size_t{1} << block_cache::min_log) {
     const unsigned k = block_cache::size_log(bytes);
     void* p = block_cache::instance().take(k);
-    if (p == nullptr) p = ::operator new(std::size_t{1} << k, block_cache::align);
+    if (p == nullptr) p = ::operator new (std::size_t{1} << k, block_cache::align);
     bytes_in_use().fetch_add(std::size_t{1} << k, std::memory_order_relaxed);
     return p;
   }

@@ -47,7 +47,8 @@ inline std::uint32_t load_u32(const char* p) noexcept {
 /// the first and last four bytes from 4 on, else the first, middle and last byte.
 inline std::uint64_t short_word(const char* p, std::size_t n) noexcept {
   if (n >= 4) return load_u32(p) | std::uint64_t{load_u32(p + n - 4)} << 32;
-  return static_cast<unsigned char>(p[0]) | std::uint64_t{static_cast<unsigned char>(p[n / 2])} << 8 |
+  return static_cast<unsigned char>(p[0]) |
+         std::uint64_t{static_cast<unsigned char>(p[n / 2])} << 8 |
          std::uint64_t{static_cast<unsigned char>(p[n - 1])} << 16;
 }
 /// Whether the `n` bytes at `a` and `b` are equal (inlined: names are short, and a call of
@@ -232,6 +233,7 @@ class pair_ids {
   [[nodiscard]] const std::pair<std::uint64_t, std::uint64_t>& pair(std::uint32_t id) const {
     return pairs_[id];
   }
+
  private:
   struct recent {
     std::uint64_t a = 0, b = 0;

@@ -35,7 +35,9 @@ class id_map {
  public:
   /// A map for a table of `events` events (a window of 4 * events + 4096 ids takes the array).
   explicit id_map(std::size_t events = 0)
-      : limit_(4 * events + 4096), below_(limit_ / 4), above_(limit_ - below_),
+      : limit_(4 * events + 4096),
+        below_(limit_ / 4),
+        above_(limit_ - below_),
         ready_((limit_ + page - 1) / page, 0) {
     dense_ = static_cast<row_index*>(big_allocate(limit_ * sizeof(row_index)));
   }
@@ -44,7 +46,9 @@ class id_map {
   ~id_map() { big_deallocate(dense_, limit_ * sizeof(row_index)); }
 
   /// Maps `id` to `i` unless it is mapped already; returns whether it was new.
-  TRACEMODEL_ALWAYS_INLINE bool insert(std::uint64_t id, row_index i) { return entry(id, i).second; }
+  TRACEMODEL_ALWAYS_INLINE bool insert(std::uint64_t id, row_index i) {
+    return entry(id, i).second;
+  }
 
   /// As `insert`, but an id mapped already keeps the smaller of its two indices, and
   /// `replaced()` counts the inserts that found a larger one (none when indices come in order).
@@ -99,7 +103,7 @@ class id_map {
   std::size_t below_;  // ids below the first one kept in the array
   std::size_t above_;  // ids from the first one up kept in the array
   std::uint64_t first_ = 0;
-  bool placed_ = false;  // first_ set by the first insert
+  bool placed_ = false;              // first_ set by the first insert
   std::vector<std::uint8_t> ready_;  // bytes: a bit vector costs shifts on every access
   row_index* dense_ = nullptr;
   flat_map<row_index> sparse_;

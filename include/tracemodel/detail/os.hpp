@@ -40,10 +40,12 @@ inline std::uint64_t os_thread_id() noexcept {
 }
 
 /// The calling thread as CUPTI names it in API records (`threadId`): the low 32 bits of
-/// `pthread_self()`, not the OS thread id (seen on Linux with CUPTI 13; Kineto maps it the same way).
+/// `pthread_self()`, not the OS thread id (seen on Linux with CUPTI 13; Kineto maps it the same
+/// way).
 inline std::uint64_t pthread_thread_id32() noexcept {
 #if defined(__unix__) || defined(__APPLE__)
-  return static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(reinterpret_cast<void*>(::pthread_self())));
+  return static_cast<std::uint32_t>(
+      reinterpret_cast<std::uintptr_t>(reinterpret_cast<void*>(::pthread_self())));
 #else
   return 0;
 #endif

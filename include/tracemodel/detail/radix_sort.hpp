@@ -85,9 +85,8 @@ scratch_vector<std::uint32_t> stable_order(const Keys& keys) {
   if (key_bits + index_bits <= 64) {
     for (std::size_t i = 0; i < n; ++i) a[i] = ((a[i] - base) << index_bits) | i;
     // Indices are in increasing order already: sorting the key bits alone keeps it stable.
-    lsd_radix(a, key_bits, [index_bits](std::uint64_t w, unsigned shift) {
-      return w >> (index_bits + shift);
-    });
+    lsd_radix(a, key_bits,
+              [index_bits](std::uint64_t w, unsigned shift) { return w >> (index_bits + shift); });
     const std::uint64_t mask = index_bits == 64 ? ~0ull : (std::uint64_t{1} << index_bits) - 1;
     for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<std::uint32_t>(a[i] & mask);
   } else {
@@ -116,10 +115,13 @@ scratch_vector<std::uint32_t> stable_order(const Keys& keys) {
 class near_order {
  public:
   near_order(std::size_t n, std::int64_t base, std::int64_t top)
-      : n_(n), base_(base), top_(top),
+      : n_(n),
+        base_(base),
+        top_(top),
         index_bits_(n > 1 ? static_cast<unsigned>(std::bit_width(n - 1)) : 0),
         limit_(index_bits_ == 0 ? ~std::uint64_t{0} : ~std::uint64_t{0} >> index_bits_),
-        budget_(4 * n + 4096), words_(n) {}
+        budget_(4 * n + 4096),
+        words_(n) {}
 
   /// The key of the next position.
   TRACEMODEL_ALWAYS_INLINE void add(std::int64_t key) {

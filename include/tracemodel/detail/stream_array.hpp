@@ -84,7 +84,7 @@ class stream_array {
   // when freed, and aligned at least that much), smaller ones from operator new.
   static constexpr std::size_t block_min = std::size_t{1} << block_cache::min_log;
   static void* allocate(std::size_t bytes) {
-    return bytes >= block_min ? big_allocate(bytes) : ::operator new(bytes, std::align_val_t{64});
+    return bytes >= block_min ? big_allocate(bytes) : ::operator new (bytes, std::align_val_t{64});
   }
   void release() noexcept {
     if (p_ != nullptr) {
@@ -92,7 +92,7 @@ class stream_array {
       if (bytes >= block_min)
         big_deallocate(p_, bytes);
       else
-        ::operator delete(p_, std::align_val_t{64});
+        ::operator delete (p_, std::align_val_t{64});
     }
     p_ = nullptr;
     cap_ = n_ = 0;

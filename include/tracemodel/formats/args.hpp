@@ -26,9 +26,9 @@ TRACEMODEL_BEGIN_NAMESPACE
 /// When a field is written.
 enum class arg_rule : std::uint8_t {
   always,
-  nonnegative,    ///< only when >= 0 (-1 means "none")
-  positive,       ///< only when > 0 (0 means "none")
-  if_sequenced,   ///< only when the payload's sequence_number >= 0
+  nonnegative,   ///< only when >= 0 (-1 means "none")
+  positive,      ///< only when > 0 (0 means "none")
+  if_sequenced,  ///< only when the payload's sequence_number >= 0
 };
 
 struct field_arg {
@@ -115,7 +115,9 @@ struct export_args<extra_fields<event_kind::device_activity>> {
 
 namespace detail {
 template <class P>
-concept has_field_table = requires { P::fields; };
+concept has_field_table = requires {
+  P::fields;
+};
 
 /// The spec of a field of payload P, or nullptr when it is not written as an arg.
 template <class P>
@@ -133,14 +135,17 @@ constexpr const field_arg* field_spec(std::string_view field) noexcept {
 template <class V>
 constexpr bool passes(arg_rule r, const V& v, bool sequenced) noexcept {
   switch (r) {
-    case arg_rule::always: return true;
+    case arg_rule::always:
+      return true;
     case arg_rule::nonnegative:
       if constexpr (std::is_signed_v<V>)
         return v >= 0;
       else
         return true;
-    case arg_rule::positive: return v > 0;
-    case arg_rule::if_sequenced: return sequenced;
+    case arg_rule::positive:
+      return v > 0;
+    case arg_rule::if_sequenced:
+      return sequenced;
   }
   return true;
 }

@@ -49,9 +49,9 @@
 #include <cstring>
 #include <exception>
 #include <functional>
-#include <optional>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -109,8 +109,10 @@ class trace_text {
   trace_text() = default;
   explicit trace_text(std::size_t capacity) { reserve(capacity); }
   trace_text(trace_text&& o) noexcept
-      : p_(std::exchange(o.p_, nullptr)), size_(std::exchange(o.size_, 0)),
-        cap_(std::exchange(o.cap_, 0)), released_(std::exchange(o.released_, 0)) {}
+      : p_(std::exchange(o.p_, nullptr)),
+        size_(std::exchange(o.size_, 0)),
+        cap_(std::exchange(o.cap_, 0)),
+        released_(std::exchange(o.released_, 0)) {}
   trace_text& operator=(trace_text o) noexcept {
     std::swap(p_, o.p_);
     std::swap(size_, o.size_);
@@ -300,7 +302,8 @@ inline trace_text load_trace_text(const std::string& path, const thread_options&
   std::size_t guess = n * 4;
   if (n >= 18) {
     const auto* t = reinterpret_cast<const unsigned char*>(raw.data() + n - 4);
-    const std::size_t isize = t[0] | t[1] << 8 | t[2] << 16 | static_cast<std::size_t>(t[3]) << 24;
+    const std::size_t isize = std::size_t{t[0]} | std::size_t{t[1]} << 8 | std::size_t{t[2]} << 16 |
+                              std::size_t{t[3]} << 24;
     if (isize > 0) guess = isize;
   }
   trace_text text(guess);
@@ -332,9 +335,12 @@ inline trace_text load_trace_text(const std::string& path, const thread_options&
         const std::size_t at = in + z.total_in;
         const std::string msg = z.msg != nullptr ? z.msg : "corrupt data";
         inflateEnd(&z);
-        throw input_error(path + ": corrupt gzip stream at compressed byte " + std::to_string(at) +
-                              ": " + msg,
-                          out);
+        std::string what = path;
+        what += ": corrupt gzip stream at compressed byte ";
+        what += std::to_string(at);
+        what += ": ";
+        what += msg;
+        throw input_error(what, out);
       }
     }
     in += z.total_in;
@@ -349,7 +355,15 @@ namespace detail {
 
 /// One arg of an event, read before the event's kind is known (categories may come last).
 struct raw_arg {
-  enum class type : std::uint8_t { integer, unsigned_integer, floating, boolean, string, null, json };
+  enum class type : std::uint8_t {
+    integer,
+    unsigned_integer,
+    floating,
+    boolean,
+    string,
+    null,
+    json
+  };
   raw_arg() noexcept {}  // NOLINT(modernize-use-equals-default): see `chrome_reader::fields`
   std::string_view key;
   type kind = type::null;
@@ -478,14 +492,17 @@ class chrome_reader {
     bool present = false;
   };
 
-
  public:
   /// `buf`: the text (`len` bytes) and at least simdjson's padding after it.
   /// `owner`: the text's owner when the reader may release what it has read (see
   /// trace_text::release_before), else null.
   chrome_reader(table_t& t, std::span<char> buf, std::size_t len, const read_options& opt,
                 trace_text* owner = nullptr)
-      : t_(t), buf_(buf), len_(len), opt_(opt), scan_(std::string_view(buf.data(), len)),
+      : t_(t),
+        buf_(buf),
+        len_(len),
+        opt_(opt),
+        scan_(std::string_view(buf.data(), len)),
         owner_(owner) {}
 
   void run() {
@@ -496,9 +513,8 @@ class chrome_reader {
     } else if (buf_[p] == '{') {
       read_top_level(p);
     } else {
-      throw input_error(std::string("not a trace: expected an object or an array, found '") +
-                            buf_[p] + "'",
-                        p);
+      throw input_error(
+          std::string("not a trace: expected an object or an array, found '") + buf_[p] + "'", p);
     }
     finish();
   }
@@ -645,7 +661,8 @@ class chrome_reader {
         const bool last = r_.buf_[sep] == ']';
         if (!last) {
           p_ = r_.scan_.skip_space(sep + 1);
-          if (p_ < r_.len_ && r_.buf_[p_] == ']') throw input_error("trailing ',' in traceEvents", sep);
+          if (p_ < r_.len_ && r_.buf_[p_] == ']')
+            throw input_error("trailing ',' in traceEvents", sep);
         }
         if (last || bytes >= r_.opt_.batch_bytes) {
           out = {open_, sep, last};
@@ -658,15 +675,16 @@ class chrome_reader {
 
    private:
     const chrome_reader& r_;
-    std::size_t p_;      // the next element
-    std::size_t open_;   // the separator before it
+    std::size_t p_;     // the next element
+    std::size_t open_;  // the separator before it
     bool done_ = false;
   };
 
   /// Reads the array at `begin` (a '['); returns the position after its ']'.
   std::size_t read_events(std::size_t begin) {
     const std::size_t first = scan_.skip_space(begin + 1);
-    if (first >= len_) throw input_error("unexpected end of input in traceEvents (truncated?)", first);
+    if (first >= len_)
+      throw input_error("unexpected end of input in traceEvents (truncated?)", first);
     if (buf_[first] == ']') return first + 1;
     events_begin_ = begin;
     const bool parallel = len_ - begin >= opt_.parallel_threshold && thread_budget(opt_) > 1;
@@ -865,7 +883,8 @@ class chrome_reader {
       const std::size_t at = offset_of(v);
       simdjson::ondemand::object obj;
       if (const auto err = v.get_object().get(obj)) {
-        if (err == simdjson::INCORRECT_TYPE) throw input_error("trace event: expected an object", at);
+        if (err == simdjson::INCORRECT_TYPE)
+          throw input_error("trace event: expected an object", at);
         fail(err, at);
       }
       read_event(obj, at, b);
@@ -881,9 +900,11 @@ class chrome_reader {
   [[noreturn]] void number_error(value_t& v, std::string_view what, std::size_t at) const {
     const std::string_view tok = token_of(v);
     std::int64_t ignored = 0;
-    const bool well_formed = !tok.empty() && (tok[0] == '-' || (tok[0] >= '0' && tok[0] <= '9')) &&
-                             (parse_micros(tok, ignored) || tok.find_first_of("eE") != std::string_view::npos);
-    throw input_error(std::string(what) + (well_formed ? ": number out of range" : ": invalid number"), at);
+    const bool well_formed =
+        !tok.empty() && (tok[0] == '-' || (tok[0] >= '0' && tok[0] <= '9')) &&
+        (parse_micros(tok, ignored) || tok.find_first_of("eE") != std::string_view::npos);
+    throw input_error(
+        std::string(what) + (well_formed ? ": number out of range" : ": invalid number"), at);
   }
   std::size_t location(simdjson::ondemand::document& doc, std::size_t fallback) const {
     const char* p = nullptr;
@@ -962,9 +983,7 @@ class chrome_reader {
                         offset_of(v));
     return k;
   }
-  std::uint64_t key(const key_value& k) {
-    return k.is_string ? t_.string_key(k.text) : k.number;
-  }
+  std::uint64_t key(const key_value& k) { return k.is_string ? t_.string_key(k.text) : k.number; }
 
   std::int64_t read_micros(value_t v, std::string_view what) {
     // The usual case first: a well-formed number that fits, parsed from its text once.
@@ -994,7 +1013,8 @@ class chrome_reader {
   enum class event_key : std::uint8_t { other, ph, name, cat, pid, tid, ts, dur, s, bp, id, args };
   static event_key event_key_of(std::string_view k) noexcept {
     switch (k.size()) {
-      case 1: return k[0] == 's' ? event_key::s : event_key::other;
+      case 1:
+        return k[0] == 's' ? event_key::s : event_key::other;
       case 2:
         if (k == "ph") return event_key::ph;
         if (k == "ts") return event_key::ts;
@@ -1011,7 +1031,8 @@ class chrome_reader {
         if (k == "name") return event_key::name;
         if (k == "args") return event_key::args;
         return event_key::other;
-      default: return event_key::other;
+      default:
+        return event_key::other;
     }
   }
   /// The record key whose opening quote is at `p` and the position after the colon that follows
@@ -1023,7 +1044,8 @@ class chrome_reader {
   std::pair<event_key, std::size_t> known_event_key(std::size_t p) const noexcept {
     static constexpr auto word = [](std::string_view t) {
       std::uint64_t w = 0;
-      for (std::size_t i = 0; i < t.size(); ++i) w |= std::uint64_t{static_cast<unsigned char>(t[i])} << (8 * i);
+      for (std::size_t i = 0; i < t.size(); ++i)
+        w |= std::uint64_t{static_cast<unsigned char>(t[i])} << (8 * i);
       return w;
     };
     struct pattern {
@@ -1032,7 +1054,8 @@ class chrome_reader {
       event_key k;
     };
     static constexpr auto make = [](std::string_view t, event_key k) {
-      return pattern{word(t), t.size() == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * t.size())) - 1,
+      return pattern{word(t),
+                     t.size() == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * t.size())) - 1,
                      t.size(), k};
     };
     // In the order the writers put them (ph, cat, name, pid, tid, ts, dur, args).
@@ -1078,7 +1101,8 @@ class chrome_reader {
     std::string_view out;
     if (opt_.fast_paths && plain_string(token_of(v), out)) return out;
     if (const auto err = v.get_string().get(out)) {
-      if (err == simdjson::INCORRECT_TYPE) throw input_error(std::string(what) + ": wrong type", offset_of(v));
+      if (err == simdjson::INCORRECT_TYPE)
+        throw input_error(std::string(what) + ": wrong type", offset_of(v));
       fail(err, offset_of(v));
     }
     return out;
@@ -1097,10 +1121,18 @@ class chrome_reader {
           f.ph = string_or_fail(v, "ph");
           f.has_ph = true;
           break;
-        case event_key::name: f.name = string_or_fail(v, "name"); break;
-        case event_key::cat: f.cat = string_or_fail(v, "cat"); break;
-        case event_key::pid: f.pid = read_track_key(v, "pid"); break;
-        case event_key::tid: f.tid = read_track_key(v, "tid"); break;
+        case event_key::name:
+          f.name = string_or_fail(v, "name");
+          break;
+        case event_key::cat:
+          f.cat = string_or_fail(v, "cat");
+          break;
+        case event_key::pid:
+          f.pid = read_track_key(v, "pid");
+          break;
+        case event_key::tid:
+          f.tid = read_track_key(v, "tid");
+          break;
         case event_key::ts:
           f.ts = read_micros(v, "ts");
           f.has_ts = true;
@@ -1109,13 +1141,19 @@ class chrome_reader {
           f.dur = read_micros(v, "dur");
           f.has_dur = true;
           break;
-        case event_key::s: f.scope = string_or_fail(v, "s"); break;
-        case event_key::bp: f.bp = string_or_fail(v, "bp"); break;
+        case event_key::s:
+          f.scope = string_or_fail(v, "s");
+          break;
+        case event_key::bp:
+          f.bp = string_or_fail(v, "bp");
+          break;
         case event_key::id:
           f.id = read_id(v);
           f.has_id = true;
           break;
-        case event_key::args: read_args(v, f, b); break;
+        case event_key::args:
+          read_args(v, f, b);
+          break;
         case event_key::other:
           skip_value(v);  // tts, cname, ...: not part of the model, validated and dropped
           break;
@@ -1146,7 +1184,8 @@ class chrome_reader {
       case 't':
         if (!f.has_ts || !f.has_id) return "flow event without \"ts\" or \"id\"";
         break;
-      default: break;
+      default:
+        break;
     }
     return nullptr;
   }
@@ -1158,8 +1197,12 @@ class chrome_reader {
       case 'X':
       case 'i':
       case 'I':
-      case 'B': add_event(f, b, ph, pid, tid); break;
-      case 'E': end_event(f, pid, tid); break;
+      case 'B':
+        add_event(f, b, ph, pid, tid);
+        break;
+      case 'E':
+        end_event(f, pid, tid);
+        break;
       case 's':
       case 'f':
       case 't':
@@ -1171,7 +1214,9 @@ class chrome_reader {
         t_.info.records.push_back({t_.strings.intern(f.name), static_cast<process_key>(pid), tid,
                                    t_.strings.intern(f.raw_args)});
         break;
-      default: t_.anomalies.add(anomaly::unsupported_record); break;
+      default:
+        t_.anomalies.add(anomaly::unsupported_record);
+        break;
     }
   }
 
@@ -1197,8 +1242,10 @@ class chrome_reader {
       u = 0;
       if (h.empty() || h.size() > 16) throw input_error("id: not a number", at);
       for (char c : h) {
-        const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                    : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        const int d = c >= '0' && c <= '9'   ? c - '0'
+                      : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                      : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                             : -1;
         if (d < 0) throw input_error("id: not a number", at);
         u = u * 16 + static_cast<std::uint64_t>(d);
       }
@@ -1240,8 +1287,12 @@ class chrome_reader {
         }
         break;
       }
-      case simdjson::ondemand::json_type::string: (void)get_or_fail(v.get_string(), "string", at); break;
-      case simdjson::ondemand::json_type::boolean: (void)get_or_fail(v.get_bool(), "boolean", at); break;
+      case simdjson::ondemand::json_type::string:
+        (void)get_or_fail(v.get_string(), "string", at);
+        break;
+      case simdjson::ondemand::json_type::boolean:
+        (void)get_or_fail(v.get_bool(), "boolean", at);
+        break;
       case simdjson::ondemand::json_type::null:
         if (!is_null_literal(v)) throw input_error("invalid literal", at);
         break;
@@ -1271,7 +1322,8 @@ class chrome_reader {
     const std::size_t at = offset_of(v);
     simdjson::ondemand::json_type type;
     if (const auto err = v.type().get(type)) fail(err, at);
-    if (type != simdjson::ondemand::json_type::object) throw input_error("args: expected an object", at);
+    if (type != simdjson::ondemand::json_type::object)
+      throw input_error("args: expected an object", at);
     f.args_at = at;
     f.has_args = true;
     simdjson::ondemand::object o = get_or_fail(v.get_object(), "args", at);
@@ -1472,7 +1524,8 @@ class chrome_reader {
 
   /// `Input type` / `Concrete Inputs` when they are arrays of plain strings (direct_string):
   /// the position after the array, or 0 with nothing added.
-  std::size_t read_strings_text(std::size_t p, detail::scratch_vector<std::string_view>& out) const {
+  std::size_t read_strings_text(std::size_t p,
+                                detail::scratch_vector<std::string_view>& out) const {
     const std::size_t n0 = out.size();
     auto bail = [&] {
       out.resize(n0);
@@ -1706,8 +1759,8 @@ class chrome_reader {
       if (p >= len_ || s[p] != ':') return 0;
       p = scan_.skip_space(p + 1);
       if (p >= len_) return 0;
-      if (dims_range* r = dims_list(key, f)) {
-        if (!fill_list(*r, b.dims, [&] { return (p = read_dims_text(p, b)) != 0; })) return 0;
+      if (dims_range* d = dims_list(key, f)) {
+        if (!fill_list(*d, b.dims, [&] { return (p = read_dims_text(p, b)) != 0; })) return 0;
       } else if (string_range* r = string_list(key, f)) {
         if (!fill_list(*r, b.strings, [&] { return (p = read_strings_text(p, b.strings)) != 0; }))
           return 0;
@@ -1777,12 +1830,24 @@ class chrome_reader {
           p = string_value ? direct_string(p, f.ph) : 0;
           f.has_ph = true;
           break;
-        case event_key::name: p = string_value ? direct_string(p, f.name) : 0; break;
-        case event_key::cat: p = string_value ? direct_string(p, f.cat) : 0; break;
-        case event_key::s: p = string_value ? direct_string(p, f.scope) : 0; break;
-        case event_key::bp: p = string_value ? direct_string(p, f.bp) : 0; break;
-        case event_key::pid: p = direct_track_key(p, f.pid); break;
-        case event_key::tid: p = direct_track_key(p, f.tid); break;
+        case event_key::name:
+          p = string_value ? direct_string(p, f.name) : 0;
+          break;
+        case event_key::cat:
+          p = string_value ? direct_string(p, f.cat) : 0;
+          break;
+        case event_key::s:
+          p = string_value ? direct_string(p, f.scope) : 0;
+          break;
+        case event_key::bp:
+          p = string_value ? direct_string(p, f.bp) : 0;
+          break;
+        case event_key::pid:
+          p = direct_track_key(p, f.pid);
+          break;
+        case event_key::tid:
+          p = direct_track_key(p, f.tid);
+          break;
         case event_key::ts:
         case event_key::dur: {
           const std::string_view t = number_token(p);
@@ -1805,7 +1870,9 @@ class chrome_reader {
           p = direct_args(p, f, b);
           args_end = p;
           break;
-        case event_key::other: p = direct_skip(p); break;
+        case event_key::other:
+          p = direct_skip(p);
+          break;
       }
       if (p == 0) return bail();
       p = scan_.skip_space(p);
@@ -1820,7 +1887,8 @@ class chrome_reader {
     return p + 1;
   }
 
-  // ---- the events array through the direct path --------------------------------------------------
+  // ---- the events array through the direct path
+  // --------------------------------------------------
   /// Where reading the events array stands: the next element starts at `p`, after the separator
   /// at `before` ('[' or ','); after the last element, `before` is the array's ']'.
   struct cursor {
@@ -1928,8 +1996,8 @@ class chrome_reader {
 
   /// A stretch of the events array parsed ahead of building.
   struct chunk {
-    batch b;          ///< parsed on the building thread
-    published copy;   ///< parsed on the other thread
+    batch b;         ///< parsed on the building thread
+    published copy;  ///< parsed on the other thread
     bool copied = false;
     cursor from, to;  ///< where it starts (a guess, past the first) and where it stopped
     run_end end = run_end::stuck;
@@ -2058,7 +2126,8 @@ class chrome_reader {
 
   void read_strings(value_t v, detail::scratch_vector<std::string_view>& out, std::size_t at) {
     simdjson::ondemand::array a;
-    if (v.get_array().get(a)) throw input_error("Input type/Concrete Inputs: expected an array", at);
+    if (v.get_array().get(a))
+      throw input_error("Input type/Concrete Inputs: expected an array", at);
     for (auto el : a) {
       value_t x;
       if (const auto err = el.get(x)) fail(err, at);
@@ -2076,7 +2145,8 @@ class chrome_reader {
   }
 
   // ---- building events --------------------------------------------------------------------------
-  void add_event(const fields& f, const batch_view& b, char ph, std::uint64_t pid, std::uint64_t tid) {
+  void add_event(const fields& f, const batch_view& b, char ph, std::uint64_t pid,
+                 std::uint64_t tid) {
     const activity_type act = f.cat.empty() ? activity_type::cpu_op : activity_type_from(f.cat);
     event_t& e = t_.events.emplace_back();
     e.start_ns = absolute(base_, f.ts, f.at);
@@ -2098,7 +2168,8 @@ class chrome_reader {
       if constexpr (Schema::template contains<event_kind::op>) {
         auto& op = e.fields.template emplace<Schema::template index_of<event_kind::op>>();
         op.name = t_.strings.intern(f.name);
-        op.scope = act == activity_type::user_annotation ? op_scope::user_scope : op_scope::function;
+        op.scope =
+            act == activity_type::user_annotation ? op_scope::user_scope : op_scope::function;
         op.end_ns = begin ? no_end_ns : end;
         op.end_tid = e.tid;
         fill_payload(e, f, b, op);
@@ -2123,18 +2194,23 @@ class chrome_reader {
       }
     } else if (act == activity_type::cpu_instant_event && f.name == "[memory]") {
       if constexpr (Schema::template contains<event_kind::allocation>) {
-        fill_payload(e, f, b, e.fields.template emplace<Schema::template index_of<event_kind::allocation>>());
+        fill_payload(
+            e, f, b,
+            e.fields.template emplace<Schema::template index_of<event_kind::allocation>>());
         built = true;
       }
     } else if (act == activity_type::cpu_instant_event && f.name == "[OutOfMemory]") {
       if constexpr (Schema::template contains<event_kind::out_of_memory>) {
-        fill_payload(e, f, b, e.fields.template emplace<Schema::template index_of<event_kind::out_of_memory>>());
+        fill_payload(
+            e, f, b,
+            e.fields.template emplace<Schema::template index_of<event_kind::out_of_memory>>());
         built = true;
       }
     }
     if (!built) {
       if constexpr (Schema::template contains<event_kind::device_activity>) {
-        auto& d = e.fields.template emplace<Schema::template index_of<event_kind::device_activity>>();
+        auto& d =
+            e.fields.template emplace<Schema::template index_of<event_kind::device_activity>>();
         d.name = t_.strings.intern(f.name);
         d.category = t_.strings.intern(f.cat);
         d.activity = act;
@@ -2206,7 +2282,8 @@ class chrome_reader {
         (void)((which == S &&
                 (done = set_value(field_at<field_index<P>(specs[S].field)>(payload), a), true)) ||
                ...);
-      }(std::make_index_sequence<std::size(specs)>{});
+      }
+      (std::make_index_sequence<std::size(specs)>{});
       return done;
     } else {
       if (is_record_field(a.key)) return false;
@@ -2231,7 +2308,9 @@ class chrome_reader {
       std::uint64_t u = 0;
       bool is_unsigned = false;
       switch (a.kind) {
-        case raw_arg::type::integer: i = a.i; break;
+        case raw_arg::type::integer:
+          i = a.i;
+          break;
         case raw_arg::type::unsigned_integer:
           u = a.u;
           is_unsigned = true;
@@ -2240,22 +2319,28 @@ class chrome_reader {
           if (!parse_uint64(a.text, u)) return false;
           is_unsigned = true;
           break;
-        default: return false;
+        default:
+          return false;
       }
       if (is_unsigned) {
         if (u > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) return false;
         v = static_cast<T>(u);
       } else {
         if (i < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
-            (i > 0 && static_cast<std::uint64_t>(i) > static_cast<std::uint64_t>(std::numeric_limits<T>::max())))
+            (i > 0 && static_cast<std::uint64_t>(i) >
+                          static_cast<std::uint64_t>(std::numeric_limits<T>::max())))
           return false;
         v = static_cast<T>(i);
       }
     } else if constexpr (std::is_floating_point_v<T>) {
-      if (a.kind == raw_arg::type::floating) v = a.f;
-      else if (a.kind == raw_arg::type::integer) v = static_cast<T>(a.i);
-      else if (a.kind == raw_arg::type::unsigned_integer) v = static_cast<T>(a.u);
-      else return false;
+      if (a.kind == raw_arg::type::floating)
+        v = a.f;
+      else if (a.kind == raw_arg::type::integer)
+        v = static_cast<T>(a.i);
+      else if (a.kind == raw_arg::type::unsigned_integer)
+        v = static_cast<T>(a.u);
+      else
+        return false;
     } else if constexpr (std::is_same_v<T, name_id>) {
       if (a.kind != raw_arg::type::string) return false;
       v = t_.strings.intern(a.text);
@@ -2268,7 +2353,9 @@ class chrome_reader {
   void add_attr(event_t& e, const raw_arg& a) {
     attribute& at = t_.add_attr(e, a.key, attr_type::integer);
     switch (a.kind) {
-      case raw_arg::type::integer: at.i = a.i; break;
+      case raw_arg::type::integer:
+        at.i = a.i;
+        break;
       case raw_arg::type::unsigned_integer:
         at.type = attr_type::unsigned_integer;
         at.u = a.u;
@@ -2305,7 +2392,8 @@ class chrome_reader {
     std::size_t p = 0;
     while (true) {
       const std::size_t q = text.find(sep, p);
-      t_.name_lists.push_back(t_.strings.intern(text.substr(p, q == std::string_view::npos ? q : q - p)));
+      t_.name_lists.push_back(
+          t_.strings.intern(text.substr(p, q == std::string_view::npos ? q : q - p)));
       if (q == std::string_view::npos) break;
       p = q + 1;
     }
@@ -2329,7 +2417,8 @@ class chrome_reader {
     for (std::size_t k = 0; k < tops; ++k) {
       const std::string_view type = k < types_.size() ? std::string_view(types_[k]) : "";
       const dims_entry* de = d < dims_.entries.size() ? &dims_.entries[d] : nullptr;
-      const dims_entry* se = strides_.present && s < strides_.entries.size() ? &strides_.entries[s] : nullptr;
+      const dims_entry* se =
+          strides_.present && s < strides_.entries.size() ? &strides_.entries[s] : nullptr;
       const std::string_view concrete = k < concrete_.size() ? std::string_view(concrete_[k]) : "";
       if (type == "Scalar") {
         input_value& v = t_.inputs.emplace_back();
@@ -2523,8 +2612,8 @@ class chrome_reader {
   struct bind_key {
     std::int64_t start;
     std::uint32_t correlation;  ///< a device activity's, when it fits (bind_corr32)
-    std::uint8_t cls;           ///< bind_op, bind_device, bind_runtime, bind_device_side, bind_corr32
-    std::uint8_t mark;          ///< the event's flow while flows are bound (mark_*)
+    std::uint8_t cls;   ///< bind_op, bind_device, bind_runtime, bind_device_side, bind_corr32
+    std::uint8_t mark;  ///< the event's flow while flows are bound (mark_*)
   };
   static constexpr std::uint8_t bind_op = 1, bind_device = 2, bind_runtime = 4,
                                 bind_device_side = 8, bind_corr32 = 16;
@@ -2669,11 +2758,11 @@ class chrome_reader {
       for (std::size_t j = 0; j < nf;) {
         const std::uint32_t k = flow_track[order[j]];
         const std::size_t end = track_begin[k + 1];
-        std::size_t cursor = track_begin[k];
+        std::size_t at = track_begin[k];
         for (; j < nf && flow_track[order[j]] == k; ++j) {
           const std::int64_t ts = flow_ts[order[j]];
-          while (cursor < end && keys[cursor].start < ts) ++cursor;
-          lower[order[j]] = static_cast<std::uint32_t>(cursor);
+          while (at < end && keys[at].start < ts) ++at;
+          lower[order[j]] = static_cast<std::uint32_t>(at);
         }
       }
     }
@@ -2722,7 +2811,8 @@ class chrome_reader {
         pending& p = fb[slot].second;
         event_index& end = f.ph == 's' ? p.from : p.to;
         if (end != no_event)
-          t_.anomalies.add(f.ph == 's' ? anomaly::duplicate_flow_start : anomaly::duplicate_flow_end);
+          t_.anomalies.add(f.ph == 's' ? anomaly::duplicate_flow_start
+                                       : anomaly::duplicate_flow_end);
         else
           end = by_track[at];
         continue;
@@ -2824,7 +2914,8 @@ template <class Schema = default_schema>
 basic_event_table<Schema> read_chrome_trace(std::span<char> buf, std::size_t len,
                                             const read_options& opt = {}) {
   if (buf.size() < len + simdjson::SIMDJSON_PADDING)
-    throw usage_error("read_chrome_trace: the buffer needs simdjson::SIMDJSON_PADDING bytes after the text");
+    throw usage_error(
+        "read_chrome_trace: the buffer needs simdjson::SIMDJSON_PADDING bytes after the text");
   basic_event_table<Schema> t;
   detail::chrome_reader<Schema>(t, buf, len, opt).run();
   return t;

@@ -101,8 +101,8 @@ class chrome_writer {
 
   void write_event(const event_t& e) {
     next();
-    const bool allocation = e.template is<event_kind::allocation>() ||
-                            e.template is<event_kind::out_of_memory>();
+    const bool allocation =
+        e.template is<event_kind::allocation>() || e.template is<event_kind::out_of_memory>();
     const char scope = e.instant_scope != 0 ? e.instant_scope : allocation ? 't' : 0;
     if (scope != 0)
       out_.raw("{\"ph\":\"i\",\"s\":\"").ch(scope).raw("\",\"cat\":");
@@ -142,9 +142,8 @@ class chrome_writer {
       if constexpr (has_field_table<export_args<P>>) {
         // In the order of the table, not of the struct; fields found at compile time.
         constexpr auto& specs = export_args<P>::fields;
-        [&]<std::size_t... S>(std::index_sequence<S...>) {
-          (write_spec<P, S>(f, sequenced), ...);
-        }(std::make_index_sequence<std::size(specs)>{});
+        [&]<std::size_t... S>(std::index_sequence<S...>) { (write_spec<P, S>(f, sequenced), ...); }
+        (std::make_index_sequence<std::size(specs)>{});
       } else {
         for_each_field(f, [&](std::string_view field, const auto& v) {
           if (!is_record_field(field)) write_value(field, arg_rule::always, v, sequenced);
@@ -190,18 +189,29 @@ class chrome_writer {
     bool strides = false, scalars = false;
     for (const input_value& v : ins) {
       strides = strides || (v.kind == input_kind::tensor && v.has_strides);
-      scalars = scalars || (v.kind == input_kind::scalar && v.scalar.kind != scalar_value::type::none);
+      scalars =
+          scalars || (v.kind == input_kind::scalar && v.scalar.kind != scalar_value::type::none);
     }
     arg("Input Dims");
     nested(ins, [this](const input_value& v) { int_array(t_.sizes(v)); });
     arg("Input type").ch('[');
     for_each_top(ins, [this](std::size_t, const input_value& v) {
       switch (v.kind) {
-        case input_kind::tensor: out_.string(t_.strings.view(v.dtype)); break;
-        case input_kind::scalar: out_.string("Scalar"); break;
-        case input_kind::tensor_list: out_.string("TensorList"); break;
-        case input_kind::scalar_list: out_.string("ScalarList"); break;
-        default: out_.string(""); break;
+        case input_kind::tensor:
+          out_.string(t_.strings.view(v.dtype));
+          break;
+        case input_kind::scalar:
+          out_.string("Scalar");
+          break;
+        case input_kind::tensor_list:
+          out_.string("TensorList");
+          break;
+        case input_kind::scalar_list:
+          out_.string("ScalarList");
+          break;
+        default:
+          out_.string("");
+          break;
       }
     });
     out_.ch(']');
@@ -229,10 +239,14 @@ class chrome_writer {
 
   static std::string scalar_text(const scalar_value& s) {
     switch (s.kind) {
-      case scalar_value::type::integer: return std::to_string(s.i);
-      case scalar_value::type::floating: return fmt::format("{}", s.f);
-      case scalar_value::type::boolean: return s.b ? "True" : "False";
-      case scalar_value::type::none: return "None";
+      case scalar_value::type::integer:
+        return std::to_string(s.i);
+      case scalar_value::type::floating:
+        return fmt::format("{}", s.f);
+      case scalar_value::type::boolean:
+        return s.b ? "True" : "False";
+      case scalar_value::type::none:
+        return "None";
     }
     return "";
   }
@@ -272,12 +286,24 @@ class chrome_writer {
   void write_attr(const attribute& a) {
     const std::string_view key = t_.strings.view(a.key);
     switch (a.type) {
-      case attr_type::integer: arg(key).integer(a.i); break;
-      case attr_type::unsigned_integer: arg(key).id(a.u); break;
-      case attr_type::floating: arg(key).floating(a.f); break;
-      case attr_type::boolean: arg(key).boolean(a.b); break;
-      case attr_type::string: arg(key).string(t_.strings.view(a.s)); break;
-      case attr_type::json: arg(key).raw(t_.strings.view(a.s)); break;
+      case attr_type::integer:
+        arg(key).integer(a.i);
+        break;
+      case attr_type::unsigned_integer:
+        arg(key).id(a.u);
+        break;
+      case attr_type::floating:
+        arg(key).floating(a.f);
+        break;
+      case attr_type::boolean:
+        arg(key).boolean(a.b);
+        break;
+      case attr_type::string:
+        arg(key).string(t_.strings.view(a.s));
+        break;
+      case attr_type::json:
+        arg(key).raw(t_.strings.view(a.s));
+        break;
       case attr_type::int_list:
         arg(key);
         int_array(t_.int_list(a));
@@ -295,7 +321,8 @@ class chrome_writer {
           arg(key).string(joined);
         } else {
           arg(key).ch('[');
-          for (std::size_t k = 0; k < l.size(); ++k) (k ? out_.ch(',') : out_).string(t_.strings.view(l[k]));
+          for (std::size_t k = 0; k < l.size(); ++k)
+            (k ? out_.ch(',') : out_).string(t_.strings.view(l[k]));
           out_.ch(']');
         }
         break;

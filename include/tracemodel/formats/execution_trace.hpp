@@ -48,14 +48,16 @@ struct et_fields {
     for (simdjson::dom::element a : attrs) {
       simdjson::dom::object entry;
       std::string_view name;
-      if (a.get_object().get(entry) || entry["name"].get_string().get(name) || name != key) continue;
+      if (a.get_object().get(entry) || entry["name"].get_string().get(name) || name != key)
+        continue;
       return !entry["value"].get(out);
     }
     return false;
   }
 };
 
-inline std::int64_t et_int(const et_fields& o, std::string_view key, std::int64_t fallback, std::size_t node) {
+inline std::int64_t et_int(const et_fields& o, std::string_view key, std::int64_t fallback,
+                           std::size_t node) {
   simdjson::dom::element e;
   if (!o.get(key, e)) return fallback;
   if (e.is_int64()) return e.get_int64().value_unsafe();
@@ -64,11 +66,13 @@ inline std::int64_t et_int(const et_fields& o, std::string_view key, std::int64_
   throw input_error("execution trace: node " + std::to_string(node) + ": \"" + std::string(key) +
                     "\" is not an integer");
 }
-inline std::string et_string(const et_fields& o, std::string_view key, std::size_t node, bool required) {
+inline std::string et_string(const et_fields& o, std::string_view key, std::size_t node,
+                             bool required) {
   simdjson::dom::element e;
   if (!o.get(key, e)) {
     if (required)
-      throw input_error("execution trace: node " + std::to_string(node) + " has no \"" + std::string(key) + "\"");
+      throw input_error("execution trace: node " + std::to_string(node) + " has no \"" +
+                        std::string(key) + "\"");
     return {};
   }
   std::string_view s;
@@ -81,26 +85,31 @@ inline std::string et_string(const et_fields& o, std::string_view key, std::size
 
 /// Parses an execution trace from JSON text.
 inline execution_trace read_execution_trace_string(std::string_view text) {
-  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) throw input_error("execution trace: empty input", 0);
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
+    throw input_error("execution trace: empty input", 0);
   simdjson::dom::parser parser;
   simdjson::dom::element root;
   const simdjson::padded_string padded(text);
   if (const auto err = parser.parse(padded).get(root))
-    throw input_error(std::string("execution trace: invalid JSON: ") + simdjson::error_message(err));
+    throw input_error(std::string("execution trace: invalid JSON: ") +
+                      simdjson::error_message(err));
   simdjson::dom::object top;
-  if (root.get_object().get(top)) throw input_error("execution trace: the top level is not an object", 0);
+  if (root.get_object().get(top))
+    throw input_error("execution trace: the top level is not an object", 0);
   execution_trace et;
   simdjson::dom::array nodes;
   bool have_nodes = false;
   for (auto [key, value] : top) {
     if (key == "nodes") {
-      if (value.get_array().get(nodes)) throw input_error("execution trace: \"nodes\" is not an array");
+      if (value.get_array().get(nodes))
+        throw input_error("execution trace: \"nodes\" is not an array");
       have_nodes = true;
       continue;
     }
     if (key == "schema") {
       std::string_view s;
-      if (value.get_string().get(s)) throw input_error("execution trace: \"schema\" is not a string");
+      if (value.get_string().get(s))
+        throw input_error("execution trace: \"schema\" is not a string");
       et.schema = std::string(s);
     } else if (key == "pid" && value.is_int64()) {
       et.pid = value.get_int64().value_unsafe();
@@ -111,12 +120,14 @@ inline execution_trace read_execution_trace_string(std::string_view text) {
     et.header_json += "\":";
     et.header_json += simdjson::minify(value);
   }
-  if (!have_nodes) throw input_error("execution trace: no \"nodes\" array (not an execution trace)", 0);
+  if (!have_nodes)
+    throw input_error("execution trace: no \"nodes\" array (not an execution trace)", 0);
   et.nodes.reserve(nodes.size());
   std::size_t k = 0;
   for (simdjson::dom::element e : nodes) {
     simdjson::dom::object o;
-    if (e.get_object().get(o)) throw input_error("execution trace: node " + std::to_string(k) + " is not an object");
+    if (e.get_object().get(o))
+      throw input_error("execution trace: node " + std::to_string(k) + " is not an object");
     const detail::et_fields f(o);
     et_node n;
     simdjson::dom::element id;
@@ -148,7 +159,8 @@ inline execution_trace read_execution_trace_string(std::string_view text) {
     n.synthetic = n.name.starts_with("[pytorch|profiler|execution_") &&
                   (n.name.ends_with("|process]") || n.name.ends_with("|thread]"));
     n.json = simdjson::minify(e);
-    for (std::string_view io : {"inputs", "input_shapes", "input_types", "outputs", "output_shapes", "output_types"}) {
+    for (std::string_view io :
+         {"inputs", "input_shapes", "input_types", "outputs", "output_shapes", "output_types"}) {
       simdjson::dom::element v;
       if (o[io].get(v)) continue;
       if (!n.io_json.empty()) n.io_json += ',';

@@ -22,7 +22,8 @@ namespace detail {
 /// ns as microseconds with the digits a Chrome trace writes: integer µs, or three decimals.
 inline void append_us(std::string& s, std::int64_t ns) {
   const bool neg = ns < 0;
-  const std::uint64_t a = neg ? static_cast<std::uint64_t>(-(ns + 1)) + 1 : static_cast<std::uint64_t>(ns);
+  const std::uint64_t a =
+      neg ? static_cast<std::uint64_t>(-(ns + 1)) + 1 : static_cast<std::uint64_t>(ns);
   if (neg) s += '-';
   s += std::to_string(a / 1000);
   if (const std::uint64_t frac = a % 1000; frac != 0) {
@@ -45,7 +46,8 @@ std::string enhanced_execution_trace(const execution_trace& et, const basic_even
   // One allocation: the output is mostly the input's nodes plus one node per device op.
   std::size_t size = et.header_json.size() + 64;
   for (const et_node& n : et.nodes) size += n.json.size() + 48;
-  for (const et_device_op& d : r.device_ops) size += et.nodes[d.node].io_json.size() + t.name(d.device).size() + 256;
+  for (const et_device_op& d : r.device_ops)
+    size += et.nodes[d.node].io_json.size() + t.name(d.device).size() + 256;
   std::string s;
   s.reserve(size);
   s += '{';

@@ -32,9 +32,9 @@
 TRACEMODEL_BEGIN_NAMESPACE
 
 struct flame_options {
-  double width = 1600;      ///< pixels of the time axis
-  double row_height = 18;   ///< pixels per nesting level
-  double min_width = 0.3;   ///< narrower events are drawn this wide
+  double width = 1600;     ///< pixels of the time axis
+  double row_height = 18;  ///< pixels per nesting level
+  double min_width = 0.3;  ///< narrower events are drawn this wide
   std::string title = "tracemodel flame chart";
 };
 
@@ -42,11 +42,21 @@ namespace detail {
 inline void append_xml_escaped(std::string& out, std::string_view s) {
   for (const char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // Control characters are not allowed in XML 1.0 text.
         if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') {
@@ -69,7 +79,8 @@ inline std::string flame_colour(std::string_view name, bool device) {
 
 /// "key: value" lines of an event's payload fields and attributes.
 template <class Schema>
-std::string flame_tooltip(const basic_event_table<Schema>& t, const typename basic_event_table<Schema>::event_type& e) {
+std::string flame_tooltip(const basic_event_table<Schema>& t,
+                          const typename basic_event_table<Schema>::event_type& e) {
   std::string s(t.name(e));
   s += "\nkind: ";
   s += Schema::kind_names[e.fields.index()];
@@ -100,7 +111,8 @@ std::string flame_tooltip(const basic_event_table<Schema>& t, const typename bas
       const auto sizes = t.sizes(ins[k]);
       if (ins[k].kind == input_kind::tensor) {
         s += std::string(t.strings.view(ins[k].dtype)) + "[";
-        for (std::size_t d = 0; d < sizes.size(); ++d) s += (d ? "," : "") + std::to_string(sizes[d]);
+        for (std::size_t d = 0; d < sizes.size(); ++d)
+          s += (d ? "," : "") + std::to_string(sizes[d]);
         s += "]";
       } else {
         s += input_kind_names[static_cast<std::size_t>(ins[k].kind)];
@@ -110,12 +122,22 @@ std::string flame_tooltip(const basic_event_table<Schema>& t, const typename bas
   for (const attribute& a : t.attrs_of(e)) {
     s += "\n" + std::string(t.strings.view(a.key)) + ": ";
     switch (a.type) {
-      case attr_type::integer: s += std::to_string(a.i); break;
-      case attr_type::unsigned_integer: s += std::to_string(a.u); break;
-      case attr_type::floating: s += std::to_string(a.f); break;
-      case attr_type::boolean: s += a.b ? "true" : "false"; break;
+      case attr_type::integer:
+        s += std::to_string(a.i);
+        break;
+      case attr_type::unsigned_integer:
+        s += std::to_string(a.u);
+        break;
+      case attr_type::floating:
+        s += std::to_string(a.f);
+        break;
+      case attr_type::boolean:
+        s += a.b ? "true" : "false";
+        break;
       case attr_type::string:
-      case attr_type::json: s += t.strings.view(a.s); break;
+      case attr_type::json:
+        s += t.strings.view(a.s);
+        break;
       case attr_type::int_list:
         for (std::int64_t v : t.int_list(a)) s += std::to_string(v) + " ";
         break;
@@ -132,9 +154,11 @@ std::string flame_tooltip(const basic_event_table<Schema>& t, const typename bas
 template <class Schema>
 std::string flame_svg(const basic_event_table<Schema>& t, const flame_options& o = {}) {
   // Which events are drawn, the time range, the lanes.
-  std::int64_t t0 = std::numeric_limits<std::int64_t>::max(), t1 = std::numeric_limits<std::int64_t>::min();
+  std::int64_t t0 = std::numeric_limits<std::int64_t>::max(),
+               t1 = std::numeric_limits<std::int64_t>::min();
   auto drawn = [](const auto& e) {
-    if (e.template is<event_kind::allocation>() || e.template is<event_kind::out_of_memory>()) return false;
+    if (e.template is<event_kind::allocation>() || e.template is<event_kind::out_of_memory>())
+      return false;
     const std::int64_t end = e.end_ns();
     return end != no_end_ns && end >= e.start_ns;
   };
@@ -153,7 +177,10 @@ std::string flame_svg(const basic_event_table<Schema>& t, const flame_options& o
   walk_preorder(t, [&](event_index i, std::uint32_t) {
     const auto& e = t.events[i];
     const event_index p = e.parent;
-    depth[i] = p != no_event && t.events[p].pid == e.pid && t.events[p].tid == e.tid && drawn(t.events[p]) ? depth[p] + 1 : 0;
+    depth[i] =
+        p != no_event && t.events[p].pid == e.pid && t.events[p].tid == e.tid && drawn(t.events[p])
+            ? depth[p] + 1
+            : 0;
     if (drawn(e)) {
       auto& rows = lane_rows[lane_of[{e.pid, e.tid}]];
       rows = std::max(rows, depth[i] + 1);
@@ -166,7 +193,9 @@ std::string flame_svg(const basic_event_table<Schema>& t, const flame_options& o
     lane_y[k + 1] = lane_y[k] + header + o.row_height * lane_rows[k] + margin;
   const double width = o.width + 2 * margin;
   const double height = lane_y.back() + margin;
-  auto x_of = [&](std::int64_t ns) { return margin + o.width * static_cast<double>(ns - t0) / span; };
+  auto x_of = [&](std::int64_t ns) {
+    return margin + o.width * static_cast<double>(ns - t0) / span;
+  };
   auto y_of = [&](const auto& e, event_index i) {
     return lane_y[lane_of[{e.pid, e.tid}]] + header + o.row_height * depth[i];
   };
@@ -178,22 +207,26 @@ std::string flame_svg(const basic_event_table<Schema>& t, const flame_options& o
 
   std::string s;
   s += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  s += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + fmt(width) + "\" height=\"" + fmt(height) +
-       "\" viewBox=\"0 0 " + fmt(width) + " " + fmt(height) + "\" font-family=\"monospace\" font-size=\"11\">\n";
+  s += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + fmt(width) + "\" height=\"" +
+       fmt(height) + "\" viewBox=\"0 0 " + fmt(width) + " " + fmt(height) +
+       "\" font-family=\"monospace\" font-size=\"11\">\n";
   s += "<style>rect.e{stroke:#fff;stroke-width:0.3}rect.e:hover{stroke:#000;stroke-width:1}"
        "path.link{fill:none;stroke:#5a3fd1;stroke-opacity:0.55;stroke-width:1.2}"
        "text.l{pointer-events:none}</style>\n";
-  s += "<rect x=\"0\" y=\"0\" width=\"" + fmt(width) + "\" height=\"" + fmt(height) + "\" fill=\"#fafafa\"/>\n";
+  s += "<rect x=\"0\" y=\"0\" width=\"" + fmt(width) + "\" height=\"" + fmt(height) +
+       "\" fill=\"#fafafa\"/>\n";
   s += "<text x=\"" + fmt(margin) + "\" y=\"18\" font-size=\"14\">";
   detail::append_xml_escaped(s, o.title);
-  s += " \xe2\x80\x94 " + std::to_string(t.size()) + " events, " + format_duration(t1 > t0 ? t1 - t0 : 0) + "</text>\n";
+  s += " \xe2\x80\x94 " + std::to_string(t.size()) + " events, " +
+       format_duration(t1 > t0 ? t1 - t0 : 0) + "</text>\n";
   for (std::size_t k = 0; k < lanes.size(); ++k) {
     auto key_text = [&t](std::uint64_t key) {
-      return basic_event_table<Schema>::is_string_key(key) ? std::string(t.key_label(key))
-                                                          : std::to_string(static_cast<std::int64_t>(key));
+      return basic_event_table<Schema>::is_string_key(key)
+                 ? std::string(t.key_label(key))
+                 : std::to_string(static_cast<std::int64_t>(key));
     };
-    const std::string label =
-        "thread " + key_text(static_cast<std::uint64_t>(lanes[k].first)) + "/" + key_text(lanes[k].second);
+    const std::string label = "thread " + key_text(static_cast<std::uint64_t>(lanes[k].first)) +
+                              "/" + key_text(lanes[k].second);
     s += "<text x=\"" + fmt(margin) + "\" y=\"" + fmt(lane_y[k] + 14) + "\" fill=\"#333\">";
     detail::append_xml_escaped(s, label);
     s += "</text>\n";
@@ -207,13 +240,14 @@ std::string flame_svg(const basic_event_table<Schema>& t, const flame_options& o
     const std::string_view name = t.name(e);
     s += "<g><title>";
     detail::append_xml_escaped(s, detail::flame_tooltip(t, e));
-    s += "</title><rect class=\"e\" x=\"" + fmt(x) + "\" y=\"" + fmt(y) + "\" width=\"" + fmt(w) + "\" height=\"" +
-         fmt(o.row_height - 1) + "\" fill=\"" + detail::flame_colour(name, e.template is<event_kind::device_activity>()) +
-         "\"/>";
+    s += "</title><rect class=\"e\" x=\"" + fmt(x) + "\" y=\"" + fmt(y) + "\" width=\"" + fmt(w) +
+         "\" height=\"" + fmt(o.row_height - 1) + "\" fill=\"" +
+         detail::flame_colour(name, e.template is<event_kind::device_activity>()) + "\"/>";
     const auto chars = static_cast<std::size_t>((w - 4) / 6.6);
     if (chars >= 3) {
       s += "<text class=\"l\" x=\"" + fmt(x + 2) + "\" y=\"" + fmt(y + o.row_height - 5) + "\">";
-      detail::append_xml_escaped(s, name.size() <= chars ? name : std::string(name.substr(0, chars - 2)) + "..");
+      detail::append_xml_escaped(
+          s, name.size() <= chars ? name : std::string(name.substr(0, chars - 2)) + "..");
       s += "</text>";
     }
     s += "</g>\n";
@@ -224,20 +258,23 @@ std::string flame_svg(const basic_event_table<Schema>& t, const flame_options& o
     const auto& a = t.events[l.from];
     const auto& b = t.events[l.to];
     if (!drawn(a) || !drawn(b)) continue;
-    const double x1 = x_of(a.start_ns) + std::max(o.min_width, x_of(a.end_ns()) - x_of(a.start_ns)) / 2;
+    const double x1 =
+        x_of(a.start_ns) + std::max(o.min_width, x_of(a.end_ns()) - x_of(a.start_ns)) / 2;
     const double y1 = y_of(a, l.from);
-    const double x2 = x_of(b.start_ns) + std::max(o.min_width, x_of(b.end_ns()) - x_of(b.start_ns)) / 2;
+    const double x2 =
+        x_of(b.start_ns) + std::max(o.min_width, x_of(b.end_ns()) - x_of(b.start_ns)) / 2;
     const double y2 = y_of(b, l.to);
     const double lift = std::min(y1, y2) - 6 - std::min(40.0, std::abs(x2 - x1) / 8);
-    s += "<path class=\"link\" d=\"M" + fmt(x1) + " " + fmt(y1) + " C" + fmt(x1) + " " + fmt(lift) + " " + fmt(x2) +
-         " " + fmt(lift) + " " + fmt(x2) + " " + fmt(y2) + "\"/>\n";
+    s += "<path class=\"link\" d=\"M" + fmt(x1) + " " + fmt(y1) + " C" + fmt(x1) + " " + fmt(lift) +
+         " " + fmt(x2) + " " + fmt(lift) + " " + fmt(x2) + " " + fmt(y2) + "\"/>\n";
   }
   s += "</svg>\n";
   return s;
 }
 
 template <class Schema>
-void write_flame_svg_file(const basic_event_table<Schema>& t, const std::string& path, const flame_options& o = {}) {
+void write_flame_svg_file(const basic_event_table<Schema>& t, const std::string& path,
+                          const flame_options& o = {}) {
   const std::string svg = flame_svg(t, o);
   std::ofstream f(path, std::ios::binary);
   f.write(svg.data(), static_cast<std::streamsize>(svg.size()));

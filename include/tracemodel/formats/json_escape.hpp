@@ -33,11 +33,21 @@ inline void append_json_escaped(std::string& out, std::string_view s) {
         out += static_cast<char>(c);
       } else if (c < 0x20) {
         switch (c) {
-          case '\n': out += "\\n"; break;
-          case '\t': out += "\\t"; break;
-          case '\r': out += "\\r"; break;
-          case '\b': out += "\\b"; break;
-          case '\f': out += "\\f"; break;
+          case '\n':
+            out += "\\n";
+            break;
+          case '\t':
+            out += "\\t";
+            break;
+          case '\r':
+            out += "\\r";
+            break;
+          case '\b':
+            out += "\\b";
+            break;
+          case '\f':
+            out += "\\f";
+            break;
           default:
             out += "\\u00";
             out += hex[c >> 4];

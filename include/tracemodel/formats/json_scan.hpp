@@ -52,8 +52,8 @@ class json_scanner {
     if (c == '{' || c == '[') return skip_nested(p, max_depth);
     // A scalar: runs until a structural character or whitespace.
     std::size_t q = p;
-    while (q < s_.size() && !is_json_space(s_[q]) && s_[q] != ',' && s_[q] != '}' &&
-           s_[q] != ']' && s_[q] != ':')
+    while (q < s_.size() && !is_json_space(s_[q]) && s_[q] != ',' && s_[q] != '}' && s_[q] != ']' &&
+           s_[q] != ':')
       ++q;
     if (q == p) throw input_error(std::string("unexpected character '") + c + "'", p);
     return q;
@@ -92,7 +92,8 @@ class json_scanner {
     const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'),
                   open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}'), bit5 = _mm_set1_epi8(0x20);
     for (int k = 0; k < 4; ++k) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16 * k));
+      const __m128i v =
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + std::ptrdiff_t{16} * k));
       const __m128i f = _mm_or_si128(v, bit5);
       auto bits = [&](__m128i eq) {
         return static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(eq)) & 0xffffu)
@@ -205,8 +206,9 @@ inline std::size_t find_string_special(const char* s, std::size_t q, std::size_t
   for (; q < len; q += 16) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + q));
     // Signed compare: bytes of 0x80 and above are negative, so below 0x20 as well.
-    const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
-                                     _mm_cmplt_epi8(v, space));
+    const __m128i hit =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                     _mm_cmplt_epi8(v, space));
     const auto m = static_cast<unsigned>(_mm_movemask_epi8(hit));
     if (m != 0) {
       const std::size_t at = q + static_cast<std::size_t>(__builtin_ctz(m));
@@ -318,8 +320,7 @@ inline bool parse_micros_general(std::string_view t, std::int64_t& ns) noexcept 
       mant = q + ((r * 2 >= div) ? 1 : 0);
     }
   }
-  const uint128 limit = neg ? (static_cast<uint128>(1) << 63)
-                                      : (static_cast<uint128>(1) << 63) - 1;
+  const uint128 limit = neg ? (static_cast<uint128>(1) << 63) : (static_cast<uint128>(1) << 63) - 1;
   if (mant > limit) return false;
   ns = neg ? static_cast<std::int64_t>(0 - static_cast<std::uint64_t>(mant))
            : static_cast<std::int64_t>(static_cast<std::uint64_t>(mant));

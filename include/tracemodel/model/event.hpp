@@ -28,8 +28,8 @@ enum class input_kind : std::uint8_t {
   scalar_list,
   other,
 };
-inline constexpr std::string_view input_kind_names[] = {
-    "tensor", "undefined_tensor", "tensor_list", "scalar", "scalar_list", "other"};
+inline constexpr std::string_view input_kind_names[] = {"tensor", "undefined_tensor", "tensor_list",
+                                                        "scalar", "scalar_list",      "other"};
 
 /// A scalar argument value.
 struct scalar_value {
@@ -63,10 +63,14 @@ struct scalar_value {
   friend constexpr bool operator==(const scalar_value& a, const scalar_value& b) noexcept {
     if (a.kind != b.kind) return false;
     switch (a.kind) {
-      case type::none: return true;
-      case type::integer: return a.i == b.i;
-      case type::floating: return a.f == b.f;
-      case type::boolean: return a.b == b.b;
+      case type::none:
+        return true;
+      case type::integer:
+        return a.i == b.i;
+      case type::floating:
+        return a.f == b.f;
+      case type::boolean:
+        return a.b == b.b;
     }
     return false;
   }
@@ -116,22 +120,21 @@ struct basic_event {
 
   // Provided, so that a new event (`emplace_back()`) gets its members' initializers alone:
   // value-initializing an aggregate clears all of it first, which GCC does with `rep stos`.
-  constexpr basic_event() noexcept {}  // NOLINT(modernize-use-equals-default): `= default` would clear
+  constexpr basic_event() noexcept {
+  }  // NOLINT(modernize-use-equals-default): `= default` would clear
 
   std::int64_t start_ns = 0;
   thread_key tid = 0;
   process_key pid = 0;
-  index_range attrs{};           ///< entries of the table's `attrs`
-  event_index parent = no_event; ///< set by the tree builder or a linker (children: the table's)
+  index_range attrs{};            ///< entries of the table's `attrs`
+  event_index parent = no_event;  ///< set by the tree builder or a linker (children: the table's)
   parent_link link = parent_link::none;  ///< what set `parent`
   /// Trace-file detail: 0 for a complete event; 't', 'p' or 'g' for an instant event record
   /// (Chrome's `ph:"i"` with that scope). Allocations are written as thread instants anyway.
   char instant_scope = 0;
   fields_type fields{};
 
-  [[nodiscard]] constexpr kind_type kind() const noexcept {
-    return Schema::kinds[fields.index()];
-  }
+  [[nodiscard]] constexpr kind_type kind() const noexcept { return Schema::kinds[fields.index()]; }
   template <auto K>
   [[nodiscard]] constexpr bool is() const noexcept {
     if constexpr (Schema::template contains<K>)

@@ -12,7 +12,7 @@ TRACEMODEL_BEGIN_NAMESPACE
 struct et_node {
   std::int64_t id = 0;
   std::string name;
-  std::int64_t parent = -1;   ///< `parent`, else the first of `ctrl_deps`; -1 for none
+  std::int64_t parent = -1;  ///< `parent`, else the first of `ctrl_deps`; -1 for none
   std::int64_t rf_id = -1;
   std::int64_t seq_id = -1;
   std::int64_t fw_parent = -1;
@@ -20,9 +20,9 @@ struct et_node {
   std::int64_t tid = 0;
   std::int64_t scope = -1;
   std::string op_schema;
-  bool synthetic = false;     ///< a process or thread annotation node
-  std::string json;           ///< the node as written (minified)
-  std::string io_json;        ///< `"inputs":…,"input_shapes":…` and the rest of the six I/O keys
+  bool synthetic = false;  ///< a process or thread annotation node
+  std::string json;        ///< the node as written (minified)
+  std::string io_json;     ///< `"inputs":…,"input_shapes":…` and the rest of the six I/O keys
 };
 
 struct execution_trace {

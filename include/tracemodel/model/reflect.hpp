@@ -10,14 +10,14 @@
 #pragma once
 
 #include <boost/hana/accessors.hpp>
-#include <boost/hana/at.hpp>
 #include <boost/hana/adapt_struct.hpp>
+#include <boost/hana/at.hpp>
+#include <boost/hana/core/to.hpp>
 #include <boost/hana/first.hpp>
 #include <boost/hana/for_each.hpp>
 #include <boost/hana/length.hpp>
 #include <boost/hana/second.hpp>
 #include <boost/hana/string.hpp>
-#include <boost/hana/core/to.hpp>
 
 #include <cstddef>
 #include <string_view>
@@ -35,12 +35,12 @@ BOOST_HANA_ADAPT_STRUCT(tracemodel::extra_fields<tracemodel::event_kind::backend
 BOOST_HANA_ADAPT_STRUCT(tracemodel::extra_fields<tracemodel::event_kind::allocation>, ptr,
                         alloc_size, total_allocated, total_reserved, device_type, device_index,
                         tensor_id);
-BOOST_HANA_ADAPT_STRUCT(tracemodel::extra_fields<tracemodel::event_kind::out_of_memory>,
-                        alloc_size, total_allocated, total_reserved, device_type, device_index);
-BOOST_HANA_ADAPT_STRUCT(tracemodel::extra_fields<tracemodel::event_kind::script_call>, name,
-                        end_ns, script_id, script_parent_id, module_id);
-BOOST_HANA_ADAPT_STRUCT(tracemodel::extra_fields<tracemodel::event_kind::native_call>, name,
-                        end_ns, script_id, script_parent_id);
+BOOST_HANA_ADAPT_STRUCT(tracemodel::extra_fields<tracemodel::event_kind::out_of_memory>, alloc_size,
+                        total_allocated, total_reserved, device_type, device_index);
+BOOST_HANA_ADAPT_STRUCT(tracemodel::extra_fields<tracemodel::event_kind::script_call>, name, end_ns,
+                        script_id, script_parent_id, module_id);
+BOOST_HANA_ADAPT_STRUCT(tracemodel::extra_fields<tracemodel::event_kind::native_call>, name, end_ns,
+                        script_id, script_parent_id);
 BOOST_HANA_ADAPT_STRUCT(tracemodel::extra_fields<tracemodel::event_kind::device_activity>, name,
                         category, activity, flow_type, flow_start, device, end_ns, correlation_id,
                         external_id, flow_id, stream, bytes);
@@ -58,7 +58,7 @@ inline constexpr std::size_t field_count =
 
 /// Calls `f(std::string_view field_name, field_value)` for every reflected field, in order.
 template <class T, class F>
-  requires reflectable<std::remove_cvref_t<T>>
+requires reflectable<std::remove_cvref_t<T>>
 constexpr void for_each_field(T&& payload, F&& f) {
   boost::hana::for_each(boost::hana::accessors<std::remove_cvref_t<T>>(), [&](auto pair) {
     f(std::string_view(boost::hana::to<const char*>(boost::hana::first(pair))),
@@ -81,7 +81,7 @@ constexpr std::size_t field_index(std::string_view name) {
 
 /// The value of the I-th reflected field.
 template <std::size_t I, class T>
-  requires reflectable<std::remove_cvref_t<T>>
+requires reflectable<std::remove_cvref_t<T>>
 constexpr decltype(auto) field_at(T&& payload) {
   using U = std::remove_cvref_t<T>;
   static_assert(I < field_count<U>, "no such reflected field");

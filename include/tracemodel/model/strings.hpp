@@ -61,7 +61,8 @@ class string_table {
     const std::uint64_t first = n >= 8 ? detail::load_u64(p) : detail::short_word(p, n);
     const std::uint64_t last = n >= 8 ? detail::load_u64(p + n - 8) : 0;
     return static_cast<std::size_t>(
-        ((first ^ (last * 0x9e3779b97f4a7c15ULL) ^ n) * 0xbf58476d1ce4e5b9ULL) >> (64 - recent_bits));
+        ((first ^ (last * 0x9e3779b97f4a7c15ULL) ^ n) * 0xbf58476d1ce4e5b9ULL) >>
+        (64 - recent_bits));
   }
 
   name_id intern_hashed(std::string_view s) {
@@ -84,7 +85,6 @@ class string_table {
   }
 
  public:
-
   /// Looks `s` up without adding it: true (and `out` set) when it was interned.
   [[nodiscard]] bool find(std::string_view s, name_id& out) const noexcept {
     if (s.empty()) {
@@ -116,8 +116,8 @@ class string_table {
   [[nodiscard]] std::size_t size() const noexcept { return views_.size(); }
   /// Bytes held (characters, views, hashes and index), for memory reports.
   [[nodiscard]] std::size_t memory_bytes() const noexcept {
-    return chunk_bytes_ + views_.capacity() * sizeof(std::string_view) +
-           hashes_.capacity() * 4 + index_.capacity() * 4;
+    return chunk_bytes_ + views_.capacity() * sizeof(std::string_view) + hashes_.capacity() * 4 +
+           index_.capacity() * 4;
   }
 
  private:
@@ -150,7 +150,7 @@ class string_table {
     index_ = std::move(idx);
   }
 
-  static constexpr std::size_t chunk_size = 64 * 1024;
+  static constexpr std::size_t chunk_size = std::size_t{64} * 1024;
   std::vector<std::unique_ptr<char[]>> chunks_;
   char* chunk_pos_ = nullptr;
   std::size_t chunk_room_ = 0;

@@ -36,18 +36,21 @@ enum class anomaly : std::uint8_t {
   duplicate_event,         ///< the same event twice in a file (same everything): kept
   bad_value,               ///< a field with an unusable value (NaN, out of range): defaulted
   unbound_flow,            ///< a flow record that binds to no event: dropped
-  unsupported_record,      ///< a record of a phase tracemodel does not model (counters, ...): skipped
-  unmatched_end,           ///< an `E` record without its `B`: dropped
-  duplicate_flow_end,      ///< a second flow end with an id already ended: the first wins
-  outside_recording,       ///< a device record of no recording window (launched while stopped): dropped
+  unsupported_record,  ///< a record of a phase tracemodel does not model (counters, ...): skipped
+  unmatched_end,       ///< an `E` record without its `B`: dropped
+  duplicate_flow_end,  ///< a second flow end with an id already ended: the first wins
+  outside_recording,   ///< a device record of no recording window (launched while stopped): dropped
   count_
 };
 inline constexpr std::array<std::string_view, static_cast<std::size_t>(anomaly::count_)>
-    anomaly_names{"end_before_start",       "unfinished_op",        "duplicate_flow_start",
-                  "flow_end_without_start", "dangling_correlation", "op_ended_twice",
-                  "foreign_handle",         "stale_handle",         "duplicate_event",
-                  "bad_value",              "unbound_flow",         "unsupported_record",
-                  "unmatched_end",          "duplicate_flow_end",   "outside_recording"};
+    anomaly_names{"end_before_start",     "unfinished_op",
+                  "duplicate_flow_start", "flow_end_without_start",
+                  "dangling_correlation", "op_ended_twice",
+                  "foreign_handle",       "stale_handle",
+                  "duplicate_event",      "bad_value",
+                  "unbound_flow",         "unsupported_record",
+                  "unmatched_end",        "duplicate_flow_end",
+                  "outside_recording"};
 
 struct anomaly_counts {
   std::array<std::uint64_t, static_cast<std::size_t>(anomaly::count_)> n{};
@@ -68,11 +71,11 @@ struct anomaly_counts {
 
 /// A metadata record of a trace file (Chrome's `ph:"M"`: process_name, thread_name, ...).
 struct metadata_record {
-  name_id name{};          ///< "process_name", "thread_name", "process_sort_index", ...
+  name_id name{};  ///< "process_name", "thread_name", "process_sort_index", ...
   process_key pid = 0;
   thread_key tid = 0;
-  name_id args{};          ///< the record's `args` object, raw JSON as read; empty: `{"name": value}`
-  name_id value{};         ///< the name a name record gives (set_thread_name, set_process_name)
+  name_id args{};   ///< the record's `args` object, raw JSON as read; empty: `{"name": value}`
+  name_id value{};  ///< the name a name record gives (set_thread_name, set_process_name)
 };
 
 /// Trace-level facts that formats keep (base time, top-level metadata of a Chrome trace).
@@ -257,7 +260,7 @@ class basic_event_table {
     const auto first = static_cast<std::uint32_t>(ints.size());
     for (auto v : items) ints.push_back(static_cast<std::int64_t>(v));
     add_attr(e, key, attr_type::int_list).list = {first,
-                                                   static_cast<std::uint32_t>(ints.size() - first)};
+                                                  static_cast<std::uint32_t>(ints.size() - first)};
   }
 
   /// Names a thread (written as a `thread_name` metadata record).
@@ -317,7 +320,7 @@ void walk_nested_inputs(const Inputs& ins, Open&& open_list, Close&& close_list,
 
 template <class Schema>
 void basic_event_table<Schema>::set_name_record(std::string_view record, process_key pid,
-                                                 thread_key tid, std::string_view name) {
+                                                thread_key tid, std::string_view name) {
   const name_id rec = strings.intern(record);
   const name_id value = strings.intern(name);
   for (metadata_record& m : info.records)

@@ -43,8 +43,8 @@ enum class op_scope : std::uint8_t {
   static_runtime_model,
 };
 inline constexpr std::array<std::string_view, 10> op_scope_names{
-    "function",         "backward_function", "torchscript_function", "kernel_function",
-    "custom_class",     "build_feature",     "lite_interpreter",     "user_scope",
+    "function",          "backward_function",   "torchscript_function", "kernel_function",
+    "custom_class",      "build_feature",       "lite_interpreter",     "user_scope",
     "static_runtime_op", "static_runtime_model"};
 constexpr std::string_view to_string(op_scope s) noexcept {
   return op_scope_names[static_cast<std::size_t>(s)];
@@ -52,10 +52,10 @@ constexpr std::string_view to_string(op_scope s) noexcept {
 
 /// Op flags (bit set).
 namespace op_flag {
-inline constexpr std::uint8_t async = 1;        ///< the op is asynchronous
-inline constexpr std::uint8_t unfinished = 2;   ///< no end was recorded; end is borrowed
-inline constexpr std::uint8_t allow_tf32 = 4;   ///< TF32 matmul was allowed when it ran
-inline constexpr std::uint8_t end_borrowed = 8; ///< end_ns was filled from the parent
+inline constexpr std::uint8_t async = 1;         ///< the op is asynchronous
+inline constexpr std::uint8_t unfinished = 2;    ///< no end was recorded; end is borrowed
+inline constexpr std::uint8_t allow_tf32 = 4;    ///< TF32 matmul was allowed when it ran
+inline constexpr std::uint8_t end_borrowed = 8;  ///< end_ns was filled from the parent
 }  // namespace op_flag
 
 /// Kineto's activity categories (the `cat` of Chrome-trace events). `other` stands for a
@@ -86,13 +86,30 @@ enum class activity_type : std::uint8_t {
   glow_runtime,
   other,
 };
-inline constexpr std::array<std::string_view, 24> activity_type_names{
-    "cpu_op",          "user_annotation",     "gpu_user_annotation", "gpu_memcpy",
-    "gpu_memset",      "kernel",              "external_correlation", "cuda_runtime",
-    "cuda_driver",     "cpu_instant_event",   "python_function",     "overhead",
-    "cuda_sync",       "cuda_event",          "mtia_runtime",        "mtia_ccp_events",
-    "hpu_op",          "xpu_runtime",         "xpu_driver",          "collective_comm",
-    "privateuse1_runtime", "privateuse1_driver", "glow_runtime",     "other"};
+inline constexpr std::array<std::string_view, 24> activity_type_names{"cpu_op",
+                                                                      "user_annotation",
+                                                                      "gpu_user_annotation",
+                                                                      "gpu_memcpy",
+                                                                      "gpu_memset",
+                                                                      "kernel",
+                                                                      "external_correlation",
+                                                                      "cuda_runtime",
+                                                                      "cuda_driver",
+                                                                      "cpu_instant_event",
+                                                                      "python_function",
+                                                                      "overhead",
+                                                                      "cuda_sync",
+                                                                      "cuda_event",
+                                                                      "mtia_runtime",
+                                                                      "mtia_ccp_events",
+                                                                      "hpu_op",
+                                                                      "xpu_runtime",
+                                                                      "xpu_driver",
+                                                                      "collective_comm",
+                                                                      "privateuse1_runtime",
+                                                                      "privateuse1_driver",
+                                                                      "glow_runtime",
+                                                                      "other"};
 static_assert(activity_type_names.size() == static_cast<std::size_t>(activity_type::other) + 1,
               "activity_type_names must have one entry per activity_type");
 

@@ -27,8 +27,8 @@ TRACEMODEL_BEGIN_NAMESPACE
 
 /// Counters of the block pool, for tests and for sessions that report their memory.
 struct block_pool_stats {
-  std::size_t blocks_owned = 0;    ///< blocks of the slabs the pool holds (in use or free)
-  std::size_t blocks_free = 0;     ///< blocks waiting in the pool for reuse
+  std::size_t blocks_owned = 0;       ///< blocks of the slabs the pool holds (in use or free)
+  std::size_t blocks_free = 0;        ///< blocks waiting in the pool for reuse
   std::size_t blocks_prefaulted = 0;  ///< blocks touched by `prefault` over the pool's life
 };
 
@@ -48,8 +48,8 @@ class block_pool {
   static block_pool& instance() noexcept {
     static block_pool* pool = [] {
       auto* p = new block_pool;
-      detail::cache_holders::instance().add(
-          {[]() noexcept { return instance().free_bytes(); }, []() noexcept { instance().trim(); }});
+      detail::cache_holders::instance().add({[]() noexcept { return instance().free_bytes(); },
+                                             []() noexcept { instance().trim(); }});
       return p;
     }();
     return *pool;

@@ -24,8 +24,8 @@ class table_builder {
   using device_fields = extra_fields<event_kind::device_activity>;
 
   /// An op from `start` to `end` (ns); end `no_end_ns` for an op that never ended.
-  table_builder& op(std::string_view name, std::int64_t start, std::int64_t end,
-                    thread_key tid = 1, process_key pid = 1) {
+  table_builder& op(std::string_view name, std::int64_t start, std::int64_t end, thread_key tid = 1,
+                    process_key pid = 1) {
     event_type& e = add(start, tid, pid);
     auto& f = e.fields.template emplace<default_schema::index_of<event_kind::op>>();
     f.name = t_.strings.intern(name);

@@ -22,7 +22,7 @@ template <class Schema>
 std::string tree_text(const basic_event_table<Schema>& t) {
   std::string out;
   walk_preorder(t, [&](event_index i, std::uint32_t depth) {
-    out.append(2 * depth, ' ');
+    out.append(std::size_t{2} * depth, ' ');
     out.append(t.name(t.events[i]));
     out.push_back('\n');
   });
@@ -34,7 +34,7 @@ template <class Schema, class Label>
 std::string tree_text(const basic_event_table<Schema>& t, Label&& label) {
   std::string out;
   walk_preorder(t, [&](event_index i, std::uint32_t depth) {
-    out.append(2 * depth, ' ');
+    out.append(std::size_t{2} * depth, ' ');
     out.append(label(i));
     out.push_back('\n');
   });

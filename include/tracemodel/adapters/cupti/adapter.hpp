@@ -3,10 +3,9 @@
 //   using policies = tracemodel::cupti::record_policies<>;   // pushes external correlation
 //   tracemodel::record_queue<tracemodel::default_schema, {}, policies> queue;
 //   tracemodel::cupti::adapter<decltype(queue)> gpu(queue);
-//   if (auto s = gpu.enable(); !s) std::fprintf(stderr, "GPU tracing off: %s\n", s.message.c_str());
-//   queue.start();  ... run ...  queue.stop();
-//   gpu.disable();                            // forced flush, decode, dropped records counted
-//   auto table = tracemodel::materialize(queue);
+//   if (auto s = gpu.enable(); !s) std::fprintf(stderr, "GPU tracing off: %s\n",
+//   s.message.c_str()); queue.start();  ... run ...  queue.stop(); gpu.disable(); // forced flush,
+//   decode, dropped records counted auto table = tracemodel::materialize(queue);
 //
 // Records decoded after `queue.stop()` are not lost: the queue stores them and materialize keeps
 // those of its recording windows (a launch inside one keeps its kernel, whenever that ran); the
@@ -26,11 +25,11 @@
 
 #include <dlfcn.h>
 
+#include <unistd.h>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <string>
-#include <unistd.h>
 
 #include <cupti.h>
 
@@ -59,16 +58,18 @@ struct op_hooks {
   static constexpr bool enabled = true;
   static void on_begin(std::uint64_t correlation_id, op_scope scope) noexcept {
     if (!detail::external_correlation.load(std::memory_order_relaxed)) return;
-    cuptiActivityPushExternalCorrelationId(
-        scope == op_scope::user_scope ? CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1 : CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
-        correlation_id);
+    cuptiActivityPushExternalCorrelationId(scope == op_scope::user_scope
+                                               ? CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1
+                                               : CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
+                                           correlation_id);
   }
   static void on_end(op_scope scope) noexcept {
     if (!detail::external_correlation.load(std::memory_order_relaxed)) return;
     std::uint64_t last = 0;
-    cuptiActivityPopExternalCorrelationId(
-        scope == op_scope::user_scope ? CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1 : CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
-        &last);
+    cuptiActivityPopExternalCorrelationId(scope == op_scope::user_scope
+                                              ? CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1
+                                              : CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
+                                          &last);
   }
 };
 
@@ -87,10 +88,13 @@ inline status driver_available() {
   using count_fn = int (*)(int*);
   auto init = reinterpret_cast<init_fn>(::dlsym(lib, "cuInit"));
   auto count = reinterpret_cast<count_fn>(::dlsym(lib, "cuDeviceGetCount"));
-  if (init == nullptr || count == nullptr) return {false, 0, "the NVIDIA driver library lacks cuInit/cuDeviceGetCount"};
-  if (const int rc = init(0); rc != 0) return {false, rc, "cuInit failed with code " + std::to_string(rc)};
+  if (init == nullptr || count == nullptr)
+    return {false, 0, "the NVIDIA driver library lacks cuInit/cuDeviceGetCount"};
+  if (const int rc = init(0); rc != 0)
+    return {false, rc, "cuInit failed with code " + std::to_string(rc)};
   int n = 0;
-  if (const int rc = count(&n); rc != 0) return {false, rc, "cuDeviceGetCount failed with code " + std::to_string(rc)};
+  if (const int rc = count(&n); rc != 0)
+    return {false, rc, "cuDeviceGetCount failed with code " + std::to_string(rc)};
   if (n == 0) return {false, 0, "the NVIDIA driver reports no device"};
   return {true, 0, std::to_string(n) + " device(s)"};
 }
@@ -98,7 +102,8 @@ inline status driver_available() {
 inline std::string cupti_error(const char* call, CUptiResult rc) {
   const char* text = nullptr;
   cuptiGetResultString(rc, &text);
-  return std::string(call) + " failed: " + std::to_string(static_cast<int>(rc)) + " " + (text ? text : "");
+  return std::string(call) + " failed: " + std::to_string(static_cast<int>(rc)) + " " +
+         (text ? text : "");
 }
 
 struct options {
@@ -119,8 +124,11 @@ struct adapter_stats {
 template <class Queue>
 class adapter {
  public:
-  explicit adapter(Queue& q, options o = {}) : q_(&q), opt_(o), pool_(o.buffer_size, o.max_buffers),
-                                               dec_(static_cast<std::uint32_t>(::getpid())) {}
+  explicit adapter(Queue& q, options o = {})
+      : q_(&q),
+        opt_(o),
+        pool_(o.buffer_size, o.max_buffers),
+        dec_(static_cast<std::uint32_t>(::getpid())) {}
   adapter(const adapter&) = delete;
   adapter& operator=(const adapter&) = delete;
   ~adapter() {
@@ -130,20 +138,28 @@ class adapter {
   /// Turns GPU tracing on, or says why it cannot be.
   status enable() {
     if (enabled_) return {true, 0, "already enabled"};
-    if (active().load() != nullptr) return {false, 0, "another tracemodel CUPTI adapter is enabled"};
+    if (active().load() != nullptr)
+      return {false, 0, "another tracemodel CUPTI adapter is enabled"};
     if (opt_.check_driver)
-      if (status d = driver_available(); !d) return {false, d.code, "GPU tracing unavailable: " + d.message};
+      if (status d = driver_available(); !d)
+        return {false, d.code, "GPU tracing unavailable: " + d.message};
     adapter* expected = nullptr;
-    if (!active().compare_exchange_strong(expected, this)) return {false, 0, "another tracemodel CUPTI adapter is enabled"};
+    if (!active().compare_exchange_strong(expected, this))
+      return {false, 0, "another tracemodel CUPTI adapter is enabled"};
     CUptiResult rc = cuptiActivityRegisterTimestampCallback(&timestamp);
     if (rc != CUPTI_SUCCESS) return fail("cuptiActivityRegisterTimestampCallback", rc);
     rc = cuptiActivityRegisterCallbacks(&buffer_requested, &buffer_completed);
     if (rc != CUPTI_SUCCESS) return fail("cuptiActivityRegisterCallbacks", rc);
-    const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_RUNTIME,
-                                        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,    CUPTI_ACTIVITY_KIND_MEMCPY,
-                                        CUPTI_ACTIVITY_KIND_MEMCPY2,              CUPTI_ACTIVITY_KIND_MEMSET,
-                                        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,      CUPTI_ACTIVITY_KIND_CUDA_EVENT,
-                                        CUPTI_ACTIVITY_KIND_OVERHEAD,             CUPTI_ACTIVITY_KIND_DRIVER};
+    const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+                                        CUPTI_ACTIVITY_KIND_RUNTIME,
+                                        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                        CUPTI_ACTIVITY_KIND_MEMCPY,
+                                        CUPTI_ACTIVITY_KIND_MEMCPY2,
+                                        CUPTI_ACTIVITY_KIND_MEMSET,
+                                        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+                                        CUPTI_ACTIVITY_KIND_CUDA_EVENT,
+                                        CUPTI_ACTIVITY_KIND_OVERHEAD,
+                                        CUPTI_ACTIVITY_KIND_DRIVER};
     for (const CUpti_ActivityKind k : kinds) {
       if (k == CUPTI_ACTIVITY_KIND_DRIVER && !opt_.driver_api) continue;
       rc = cuptiActivityEnable(k);
@@ -162,7 +178,8 @@ class adapter {
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     drain();
     std::size_t dropped = 0;
-    if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS) stats_.dropped += dropped;
+    if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS)
+      stats_.dropped += dropped;
     for (std::size_t k = 0; k < enabled_count_; ++k) cuptiActivityDisable(enabled_kinds_[k]);
     enabled_count_ = 0;
     enabled_ = false;
@@ -172,7 +189,8 @@ class adapter {
   /// Decodes the buffers CUPTI has completed so far into the queue (also done by `disable`).
   void drain() {
     for (const auto& b : pool_.take_completed()) {
-      decode_buffer(dec_, b.data, b.valid, [this](const device_record& r) { q_->record_device(r); });
+      decode_buffer(dec_, b.data, b.valid,
+                    [this](const device_record& r) { q_->record_device(r); });
       ++stats_.buffers_completed;
       pool_.release(b.data);
     }
@@ -198,13 +216,15 @@ class adapter {
     return a;
   }
   static std::uint64_t CUPTIAPI timestamp() { return static_cast<std::uint64_t>(Queue::now()); }
-  static void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
+  static void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size,
+                                        std::size_t* max_records) {
     adapter* a = active().load();
     *buffer = a != nullptr ? a->pool_.acquire() : nullptr;
     *size = *buffer != nullptr ? a->pool_.buffer_size() : 0;
     *max_records = 0;
   }
-  static void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t, std::size_t valid) {
+  static void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t,
+                                        std::size_t valid) {
     adapter* a = active().load();
     if (a != nullptr && buffer != nullptr) a->pool_.push_completed(buffer, valid);
   }

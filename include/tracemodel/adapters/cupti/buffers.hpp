@@ -33,7 +33,10 @@ class buffer_pool {
 
   /// `buffer_size` bytes per buffer (multiple of 8), at most `max_buffers` at once.
   buffer_pool(std::size_t buffer_size, std::uint32_t max_buffers)
-      : size_((buffer_size + 7) & ~std::size_t{7}), slots_(max_buffers), next_(max_buffers), valid_(max_buffers) {
+      : size_((buffer_size + 7) & ~std::size_t{7}),
+        slots_(max_buffers),
+        next_(max_buffers),
+        valid_(max_buffers) {
     for (auto& s : slots_) s.store(nullptr, std::memory_order_relaxed);
   }
   buffer_pool(const buffer_pool&) = delete;
@@ -43,11 +46,17 @@ class buffer_pool {
   }
 
   [[nodiscard]] std::size_t buffer_size() const noexcept { return size_; }
-  [[nodiscard]] std::uint32_t capacity() const noexcept { return static_cast<std::uint32_t>(slots_.size()); }
+  [[nodiscard]] std::uint32_t capacity() const noexcept {
+    return static_cast<std::uint32_t>(slots_.size());
+  }
   /// Buffers allocated so far (never more than the capacity).
-  [[nodiscard]] std::uint32_t allocated() const noexcept { return allocated_.load(std::memory_order_relaxed); }
+  [[nodiscard]] std::uint32_t allocated() const noexcept {
+    return allocated_.load(std::memory_order_relaxed);
+  }
   /// Requests refused because every buffer was out.
-  [[nodiscard]] std::uint64_t refused() const noexcept { return refused_.load(std::memory_order_relaxed); }
+  [[nodiscard]] std::uint64_t refused() const noexcept {
+    return refused_.load(std::memory_order_relaxed);
+  }
 
   /// An empty buffer, or null when all `capacity()` buffers are out.
   std::uint8_t* acquire() noexcept {
@@ -96,7 +105,9 @@ class buffer_pool {
   static constexpr std::uint64_t index_mask = 0xffffffffu;
   static constexpr std::uint64_t tag_mask = ~index_mask;
 
-  std::uint8_t* data(std::uint32_t slot) const noexcept { return slots_[slot - 1].load(std::memory_order_acquire); }
+  std::uint8_t* data(std::uint32_t slot) const noexcept {
+    return slots_[slot - 1].load(std::memory_order_acquire);
+  }
   /// 1-based slot of a buffer of this pool, 0 for anything else.
   std::uint32_t slot_of(const std::uint8_t* p) const noexcept {
     for (std::uint32_t k = 0; k < slots_.size(); ++k)
@@ -108,8 +119,8 @@ class buffer_pool {
     std::uint64_t h = head.load(std::memory_order_relaxed);
     do {
       next_[slot - 1].store(static_cast<std::uint32_t>(h & index_mask), std::memory_order_relaxed);
-    } while (!head.compare_exchange_weak(h, ((h & tag_mask) + (index_mask + 1)) | slot, std::memory_order_release,
-                                         std::memory_order_relaxed));
+    } while (!head.compare_exchange_weak(h, ((h & tag_mask) + (index_mask + 1)) | slot,
+                                         std::memory_order_release, std::memory_order_relaxed));
   }
   std::uint32_t pop(std::atomic<std::uint64_t>& head) noexcept {
     std::uint64_t h = head.load(std::memory_order_acquire);
@@ -117,8 +128,8 @@ class buffer_pool {
       const auto slot = static_cast<std::uint32_t>(h & index_mask);
       if (slot == 0) return 0;
       const std::uint32_t after = next_[slot - 1].load(std::memory_order_relaxed);
-      if (head.compare_exchange_weak(h, ((h & tag_mask) + (index_mask + 1)) | after, std::memory_order_acquire,
-                                     std::memory_order_acquire))
+      if (head.compare_exchange_weak(h, ((h & tag_mask) + (index_mask + 1)) | after,
+                                     std::memory_order_acquire, std::memory_order_acquire))
         return slot;
     }
   }
@@ -126,8 +137,8 @@ class buffer_pool {
   std::size_t size_;
   std::vector<std::atomic<std::uint8_t*>> slots_;
   std::vector<std::atomic<std::uint32_t>> next_;  // the stacks' links, by slot (atomic: a pop may
-                                                 // read a link a push is writing; the tag decides)
-  std::vector<std::size_t> valid_;    // valid bytes of completed buffers, by slot
+                                                  // read a link a push is writing; the tag decides)
+  std::vector<std::size_t> valid_;                // valid bytes of completed buffers, by slot
   std::atomic<std::uint64_t> free_{0};
   std::atomic<std::uint64_t> done_{0};
   std::atomic<std::uint32_t> allocated_{0};

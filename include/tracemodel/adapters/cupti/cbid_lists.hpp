@@ -2,6 +2,8 @@
 // Runtime and driver callback ids that start a host-to-device flow, with what they start.
 #pragma once
 
+// One id a line, as generated:
+// clang-format off
 #define TRACEMODEL_CUPTI_RUNTIME_FLOW_CBIDS(X) \
   X(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000, graph_launch) \
   X(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, graph_launch) \
@@ -201,3 +203,4 @@
   X(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2, memset) \
   X(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2_ptds, memset) \
   /* end of the driver list */
+// clang-format on

@@ -50,17 +50,22 @@ inline std::string_view copy_kind_name(std::uint32_t k) noexcept {
   return k < std::size(names) ? names[k] : "Unknown";
 }
 inline std::string_view memory_kind_name(std::uint32_t k) noexcept {
-  constexpr std::string_view names[] = {"Unknown", "Pageable", "Pinned", "Device", "Array", "Managed",
-                                        "Device Static", "Managed Static"};
+  constexpr std::string_view names[] = {"Unknown", "Pageable", "Pinned",        "Device",
+                                        "Array",   "Managed",  "Device Static", "Managed Static"};
   return k < std::size(names) ? names[k] : "Unknown";
 }
 inline std::string_view sync_name(std::uint32_t t) noexcept {
   switch (t) {
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE: return "Event Sync";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT: return "Stream Wait Event";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE: return "Stream Sync";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE: return "Context Sync";
-    default: return "Sync";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
+      return "Event Sync";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT:
+      return "Stream Wait Event";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE:
+      return "Stream Sync";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE:
+      return "Context Sync";
+    default:
+      return "Sync";
   }
 }
 
@@ -104,7 +109,8 @@ class decoder {
         d.host_thread = true;
         d.device = -1;
         d.stream = -1;
-        set_name(d, api_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, r.cbid));
+        set_name(d, api_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API,
+                             r.cbid));
         const launch l = runtime ? runtime_launch(r.cbid) : driver_launch(r.cbid);
         if (l != launch::none) {
           d.flow_type = flow_kind::async_cpu_gpu;
@@ -117,7 +123,8 @@ class decoder {
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         CUpti_ActivityKernel10 r;
         std::memcpy(&r, a, sizeof r);
-        device_record d = on_device(r.start, r.end, r.correlationId, r.deviceId, r.streamId, r.contextId);
+        device_record d =
+            on_device(r.start, r.end, r.correlationId, r.deviceId, r.streamId, r.contextId);
         d.activity = activity_type::kernel;
         set_name(d, r.name != nullptr ? demangled(r.name) : std::string_view("kernel"));
         d.grid[0] = static_cast<std::uint32_t>(r.gridX);
@@ -133,7 +140,8 @@ class decoder {
       case CUPTI_ACTIVITY_KIND_MEMCPY: {
         CUpti_ActivityMemcpy6 r;
         std::memcpy(&r, a, sizeof r);
-        device_record d = on_device(r.start, r.end, r.correlationId, r.deviceId, r.streamId, r.contextId);
+        device_record d =
+            on_device(r.start, r.end, r.correlationId, r.deviceId, r.streamId, r.contextId);
         d.activity = activity_type::gpu_memcpy;
         d.bytes = r.bytes;
         d.copy_kind = r.copyKind;
@@ -150,7 +158,8 @@ class decoder {
       case CUPTI_ACTIVITY_KIND_MEMCPY2: {
         CUpti_ActivityMemcpyPtoP4 r;
         std::memcpy(&r, a, sizeof r);
-        device_record d = on_device(r.start, r.end, r.correlationId, r.deviceId, r.streamId, r.contextId);
+        device_record d =
+            on_device(r.start, r.end, r.correlationId, r.deviceId, r.streamId, r.contextId);
         d.activity = activity_type::gpu_memcpy;
         d.bytes = r.bytes;
         d.copy_kind = r.copyKind;
@@ -162,7 +171,8 @@ class decoder {
       case CUPTI_ACTIVITY_KIND_MEMSET: {
         CUpti_ActivityMemset4 r;
         std::memcpy(&r, a, sizeof r);
-        device_record d = on_device(r.start, r.end, r.correlationId, r.deviceId, r.streamId, r.contextId);
+        device_record d =
+            on_device(r.start, r.end, r.correlationId, r.deviceId, r.streamId, r.contextId);
         d.activity = activity_type::gpu_memset;
         d.bytes = r.bytes;
         name_ = "Memset (";
@@ -177,7 +187,9 @@ class decoder {
         device_record d = base(r.start, r.end, r.correlationId);
         d.activity = activity_type::cuda_sync;
         d.context = r.contextId;
-        d.stream = r.streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? -1 : static_cast<std::int64_t>(r.streamId);
+        d.stream = r.streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE
+                       ? -1
+                       : static_cast<std::int64_t>(r.streamId);
         d.pid = host_pid_;
         d.tid = d.stream < 0 ? 0 : static_cast<thread_key>(d.stream);
         set_name(d, sync_name(r.type));
@@ -186,8 +198,8 @@ class decoder {
       case CUPTI_ACTIVITY_KIND_CUDA_EVENT: {
         CUpti_ActivityCudaEvent2 r;
         std::memcpy(&r, a, sizeof r);
-        device_record d = on_device(r.deviceTimestamp, r.deviceTimestamp, r.correlationId, r.deviceId, r.streamId,
-                                    r.contextId);
+        device_record d = on_device(r.deviceTimestamp, r.deviceTimestamp, r.correlationId,
+                                    r.deviceId, r.streamId, r.contextId);
         d.activity = activity_type::cuda_event;
         d.flow_type = flow_kind::none;
         d.flow_id = 0;
@@ -223,22 +235,29 @@ class decoder {
  private:
   static std::string_view overhead_name(std::uint32_t k) {
     switch (k) {
-      case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER: return "Overhead: driver compiler";
-      case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH: return "Overhead: CUPTI buffer flush";
-      case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION: return "Overhead: CUPTI instrumentation";
-      case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE: return "Overhead: CUPTI resource";
-      default: return "Overhead";
+      case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER:
+        return "Overhead: driver compiler";
+      case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH:
+        return "Overhead: CUPTI buffer flush";
+      case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION:
+        return "Overhead: CUPTI instrumentation";
+      case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE:
+        return "Overhead: CUPTI resource";
+      default:
+        return "Overhead";
     }
   }
   std::string_view api_name(CUpti_CallbackDomain domain, std::uint32_t cbid) {
     const char* n = nullptr;
     if (cuptiGetCallbackName(domain, cbid, &n) != CUPTI_SUCCESS || n == nullptr) {
-      name_ = (domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "runtime call " : "driver call ") + std::to_string(cbid);
+      name_ = (domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "runtime call " : "driver call ") +
+              std::to_string(cbid);
       return name_;
     }
     std::string_view s(n);
-    if (const std::size_t v = s.rfind("_v"); v != std::string_view::npos && v + 2 < s.size() &&
-                                             s.find_first_not_of("0123456789", v + 2) == std::string_view::npos)
+    if (const std::size_t v = s.rfind("_v");
+        v != std::string_view::npos && v + 2 < s.size() &&
+        s.find_first_not_of("0123456789", v + 2) == std::string_view::npos)
       s = s.substr(0, v);
     return s;
   }
@@ -254,8 +273,8 @@ class decoder {
       d.external_id = u->second;
     return d;
   }
-  device_record on_device(std::uint64_t start, std::uint64_t end, std::uint32_t correlation, std::uint32_t device,
-                          std::uint32_t stream, std::uint32_t context) const {
+  device_record on_device(std::uint64_t start, std::uint64_t end, std::uint32_t correlation,
+                          std::uint32_t device, std::uint32_t stream, std::uint32_t context) const {
     device_record d = base(start, end, correlation);
     d.device = static_cast<std::int32_t>(device);
     d.stream = stream;
@@ -283,7 +302,9 @@ class decoder {
   }
   struct string_hash {
     using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+    std::size_t operator()(std::string_view s) const noexcept {
+      return std::hash<std::string_view>{}(s);
+    }
   };
 
   static void set_name(device_record& d, std::string_view n) {

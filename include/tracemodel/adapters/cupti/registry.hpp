@@ -29,7 +29,8 @@ constexpr launch runtime_launch(std::uint32_t cbid) noexcept {
     return launch::what;
     TRACEMODEL_CUPTI_RUNTIME_FLOW_CBIDS(TRACEMODEL_CUPTI_CASE)
 #undef TRACEMODEL_CUPTI_CASE
-    default: return launch::none;
+    default:
+      return launch::none;
   }
 }
 
@@ -41,7 +42,8 @@ constexpr launch driver_launch(std::uint32_t cbid) noexcept {
     return launch::what;
     TRACEMODEL_CUPTI_DRIVER_FLOW_CBIDS(TRACEMODEL_CUPTI_CASE)
 #undef TRACEMODEL_CUPTI_CASE
-    default: return launch::none;
+    default:
+      return launch::none;
   }
 }
 

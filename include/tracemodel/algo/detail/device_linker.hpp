@@ -33,7 +33,10 @@ class device_linker {
   enum class placed : std::uint8_t { final, waiting };
 
   explicit device_linker(basic_event_table<Schema>& t)
-      : t_(t), n_(t.size()), ops_(enabled ? n_ : 0), calls_(enabled ? n_ : 0),
+      : t_(t),
+        n_(t.size()),
+        ops_(enabled ? n_ : 0),
+        calls_(enabled ? n_ : 0),
         flow_starts_(enabled ? n_ : 0) {
     if constexpr (enabled) links_.reserve(n_);  // an upper bound: untouched pages cost nothing
   }
@@ -123,8 +126,8 @@ class device_linker {
       for (const waiting& w : later_) place(w.index, w.entry, true);
       if (unused_entries_)
         links_.erase(std::remove_if(links_.begin(), links_.end(),
-                                      [](const flow_link& l) { return l.from == no_event; }),
-                       links_.end());
+                                    [](const flow_link& l) { return l.from == no_event; }),
+                     links_.end());
       if constexpr (Policy::inherit_thread) inherit_device_threads(t_, unplaced_);
     }
     return s_;
@@ -172,7 +175,7 @@ class device_linker {
     }
     if (Policy::use_correlation && d->correlation_id != 0) {
       if (const int r = rule(calls_, d->correlation_id, parent_link::correlation, s_.by_correlation,
-                           idx, entry, final);
+                             idx, entry, final);
           r != 0)
         return r > 0;
       ++s_.dangling_correlations;
@@ -180,7 +183,7 @@ class device_linker {
     }
     if (Policy::use_external_id && d->external_id != 0) {
       if (const int r = rule(ops_, d->external_id, parent_link::external_id, s_.by_external_id, idx,
-                           entry, final);
+                             entry, final);
           r != 0)
         return r > 0;
     }
@@ -192,8 +195,8 @@ class device_linker {
   // One rule: 1 when `m` maps `id` (the activity is placed under that event, and its link
   // written), 0 when it does not (the next rule), -1 when it does not yet (wait).
   TRACEMODEL_ALWAYS_INLINE int rule(const id_map& m, std::uint64_t id, parent_link how,
-                                    std::size_t& placed_count, event_index idx,
-                                    std::uint32_t entry, bool final) {
+                                    std::size_t& placed_count, event_index idx, std::uint32_t entry,
+                                    bool final) {
     // Before the maps are complete, an index after the row may yet give way to a smaller one.
     const event_index parent = m.find(id);
     if (parent == no_event || (!final && parent > idx)) return final ? 0 : -1;
@@ -277,7 +280,8 @@ class device_linker {
 /// Every row through a device linker in table order, then its second pass: the links of
 /// `link_device_activities`, left in `out` (in table order of their targets).
 template <class Schema, class Policy>
-device_link_stats link_devices_in_order(basic_event_table<Schema>& t, scratch_vector<flow_link>& out) {
+device_link_stats link_devices_in_order(basic_event_table<Schema>& t,
+                                        scratch_vector<flow_link>& out) {
   device_linker<Schema, Policy> linker(t);
   if constexpr (device_linker<Schema, Policy>::enabled)
     for (std::size_t i = 0, n = t.size(); i < n; ++i) linker.step(i);

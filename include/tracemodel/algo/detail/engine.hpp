@@ -129,7 +129,10 @@ struct device_link_hook {
   device_link_stats stats;
 
   device_link_hook(basic_event_table<Schema>& t, collect_progress* p, links_handover* h)
-      : linker(t), progress(p), handover(h), n(t.size()),
+      : linker(t),
+        progress(p),
+        handover(h),
+        n(t.size()),
         safe(p == nullptr ? collect_progress::done : 0) {}
 
   TRACEMODEL_ALWAYS_INLINE int pre(std::size_t r) {
@@ -175,7 +178,9 @@ struct device_link_hook {
  private:
   /// Waits for the forward/backward pass's end (the tree writes borrowed ends next, which the
   /// pass reads); false when it failed.
-  bool pass_ended() { return progress == nullptr || progress->wait_end() == collect_progress::done; }
+  bool pass_ended() {
+    return progress == nullptr || progress->wait_end() == collect_progress::done;
+  }
 };
 
 /// The three algorithms on `t` (see the header comment); fills `a.fwd_bwd`, `a.device` and

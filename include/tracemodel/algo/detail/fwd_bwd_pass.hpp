@@ -131,14 +131,14 @@ struct fwd_bwd_records {
   struct keyed {
     std::int64_t seq;
     std::int64_t start;
-    std::int64_t end;    // `open` for ops that never ended
+    std::int64_t end;  // `open` for ops that never ended
     event_index index;
     std::uint32_t pair;  // the dense (thread, forward thread id) pair: `pairs`
   };
   static constexpr std::int64_t open = std::numeric_limits<std::int64_t>::max();
-  scratch_vector<keyed> recs;  ///< ops with a sequence number, in start order
-  pair_ids threads;            ///< (pid, tid)
-  pair_ids pairs;              ///< (dense thread, forward thread id; 0 for a forward op)
+  scratch_vector<keyed> recs;    ///< ops with a sequence number, in start order
+  pair_ids threads;              ///< (pid, tid)
+  pair_ids pairs;                ///< (dense thread, forward thread id; 0 for a forward op)
   std::size_t wrappers = 0;      ///< wrappers that took the keys of their backward op
   std::size_t backward_ops = 0;  ///< records with a forward thread id (counted by the matching)
 
@@ -170,8 +170,8 @@ fwd_bwd_records fwd_bwd_collect(basic_event_table<Schema>& t, Progress* progress
     };
     std::vector<last_pair> last;
     std::size_t last_n = 0;  // last.size(), kept apart (the compiler reloads the vector's)
-    auto pair_of = [&](std::uint32_t th,
-                       std::uint64_t fwd) TRACEMODEL_ALWAYS_INLINE_LAMBDA -> std::uint32_t {
+    auto pair_of = [&](std::uint32_t th, std::uint64_t fwd)
+                       TRACEMODEL_ALWAYS_INLINE_LAMBDA -> std::uint32_t {
       const std::size_t slot = 2 * std::size_t{th} + (fwd != 0 ? 1 : 0);
       if (slot >= last_n) [[unlikely]] {
         last.resize(slot + 2);
@@ -206,7 +206,7 @@ fwd_bwd_records fwd_bwd_collect(basic_event_table<Schema>& t, Progress* progress
     std::size_t prev_n = 0;  // prev.size(), kept apart as `last_n`
     scratch_vector<event_index> written_keyless;
     scratch_vector<undo> written;  // every wrapper of a table analysed before
-    written_keyless.reserve(n);  // upper bounds: untouched pages cost nothing
+    written_keyless.reserve(n);    // upper bounds: untouched pages cost nothing
     written.reserve(n);
     scratch_vector<event_index> order_storage;
     auto before = [](const keyed& a, const keyed& b) {
@@ -234,7 +234,7 @@ fwd_bwd_records fwd_bwd_collect(basic_event_table<Schema>& t, Progress* progress
       // it looked up only the ops'. The records' thread numbers then count the threads
       // without ops too, which the matching does not mind (it orders the threads that
       // recorded forward ops by their records, not by these numbers).
-      constexpr bool tells_threads = requires(Progress& g) {
+      constexpr bool tells_threads = requires(Progress & g) {
         { g.row_threads() } -> std::same_as<std::uint8_t*>;
         g.publish_row_threads(std::size_t{});
       };
@@ -317,8 +317,7 @@ fwd_bwd_records fwd_bwd_collect(basic_event_table<Schema>& t, Progress* progress
           prev[th] = {i, op->scope == op_scope::function};
         }
         if (op->sequence_number >= 0)
-          recs.push_back(
-              {op->sequence_number, e.start_ns, end, i, pair_of(th, op->fwd_thread_id)});
+          recs.push_back({op->sequence_number, e.start_ns, end, i, pair_of(th, op->fwd_thread_id)});
       }
       threads_written(n);
       return true;
@@ -383,8 +382,7 @@ table_vector<flow_link> fwd_bwd_match(fwd_bwd_records& r) {
   // The visit order by end is built in the same pass (the records come in start order, and
   // their ends are nearly in order then: see near_order).
   const std::int64_t first_start = recs.empty() ? 0 : recs.front().start;
-  near_order by_end(Policy::visit_by_end ? recs.size() : 0, first_start,
-                            fwd_bwd_records::open);
+  near_order by_end(Policy::visit_by_end ? recs.size() : 0, first_start, fwd_bwd_records::open);
   for (std::size_t q = 0; q < recs.size(); ++q) {
     const keyed& k = recs[q];
     if (q + records_ahead < recs.size()) [[likely]]
@@ -405,9 +403,10 @@ table_vector<flow_link> fwd_bwd_match(fwd_bwd_records& r) {
   for (std::uint32_t p = 0; p < pairs.size(); ++p) {
     const auto [th, fwd] = pairs.pair(p);
     const auto [pid, tid] = threads.pair(static_cast<std::uint32_t>(th));
-    pair_thread[p] = fwd == 0 ? static_cast<std::uint32_t>(th)
-                              : threads.id(pid, Policy::thread_resolver::resolve(
-                                                    fwd, forward_threads_of(static_cast<process_key>(pid))));
+    pair_thread[p] =
+        fwd == 0 ? static_cast<std::uint32_t>(th)
+                 : threads.id(pid, Policy::thread_resolver::resolve(
+                                       fwd, forward_threads_of(static_cast<process_key>(pid))));
   }
 
   // The visit order: end time, ties to the op that started later (with equal ends that is

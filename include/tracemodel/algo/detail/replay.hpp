@@ -72,8 +72,8 @@ struct replay_stack {
     const auto closes = [t, at_t = static_cast<std::size_t>(inclusive)](std::int64_t e) {
       return static_cast<std::size_t>(e < t) | (static_cast<std::size_t>(e == t) & at_t);
     };
-    const frame* const top = slots.data() + static_cast<std::ptrdiff_t>(size) +
-                             static_cast<std::ptrdiff_t>(window) - 1;
+    const frame* const top =
+        slots.data() + static_cast<std::ptrdiff_t>(size) + static_cast<std::ptrdiff_t>(window) - 1;
     std::size_t c = 0;
     for (std::size_t d = 0; d < window; ++d)
       c += closes(top[-static_cast<std::ptrdiff_t>(d)].min_end);
@@ -188,7 +188,7 @@ tree_stats replay_tree(basic_event_table<Schema>& t, Policy, Hook& hook, std::si
   };
   // The replay in table order (`identity`) or in the computed order. `Chunked` (table order
   // with a hook; `chunk` rows): see the chunked branch below.
-  auto replay = [&]<bool Hooked, bool Chunked = false>(bool identity) -> bool {
+  auto replay = [&]<bool Hooked, bool Chunked = false>(bool identity)->bool {
     stats = {};
     stats.events = n;
     stacks.clear();
@@ -206,8 +206,8 @@ tree_stats replay_tree(basic_event_table<Schema>& t, Policy, Hook& hook, std::si
     // before it reads stack `id`. Returns `go_on`, `stop` (the hook said so), or what `ready`
     // answered (not ready: nothing written for the row but the hook's step).
     static constexpr int go_on = 0, stop = 1;
-    auto place = [&](std::size_t r, event_index i, auto&& thread_of,
-                     auto&& ready) TRACEMODEL_ALWAYS_INLINE_LAMBDA -> int {
+    auto place = [&](std::size_t r, event_index i, auto&& thread_of, auto&& ready)
+                     TRACEMODEL_ALWAYS_INLINE_LAMBDA -> int {
       auto& e = events[i];
       if constexpr (Hooked) {
         if (r != stepped) {
@@ -278,7 +278,7 @@ tree_stats replay_tree(basic_event_table<Schema>& t, Policy, Hook& hook, std::si
       constexpr std::uint32_t none = lists;
       const std::size_t c_rows = chunk;
       std::array<std::uint32_t, lists> count{}, pos{};
-      std::uint32_t advance = none;  // the list a `behind` answer names
+      std::uint32_t advance = none;       // the list a `behind` answer names
       std::uint32_t ordered_list = none;  // the chunk goes in table order (its one list)
       event_index* const crows = chunk_rows.data();
       std::uint32_t cur = none, back = none;  // the list replayed, the one an advance left
@@ -369,9 +369,9 @@ tree_stats replay_tree(basic_event_table<Schema>& t, Policy, Hook& hook, std::si
             rows = crows + std::size_t{list} * c_rows;
             k_end = count[list];
             if (until < n) {
-              const event_index* const stop =
+              const event_index* const first_waiting =
                   std::lower_bound(rows + k, rows + k_end, static_cast<event_index>(until));
-              k_end = static_cast<std::uint32_t>(stop - rows);
+              k_end = static_cast<std::uint32_t>(first_waiting - rows);
             }
           };
           enter(sequence[q], none, n);
@@ -385,12 +385,15 @@ tree_stats replay_tree(basic_event_table<Schema>& t, Policy, Hook& hook, std::si
             const std::size_t r = rows[k];
             // (A list is a stack's rows, unless the chunk goes in table order.)
             const std::uint32_t list = cur;
-            status = place(r, static_cast<event_index>(r), [&, list, r] {
-              if (ordered_list == none) [[likely]]
-                return list;
-              const auto [a, b] = key_policy::key(events[r].pid, events[r].tid);
-              return keys.id(a, b);
-            }, ready);
+            status = place(
+                r, static_cast<event_index>(r),
+                [&, list, r] {
+                  if (ordered_list == none) [[likely]]
+                    return list;
+                  const auto [a, b] = key_policy::key(events[r].pid, events[r].tid);
+                  return keys.id(a, b);
+                },
+                ready);
             if (ahead < ahead_end) {
               detail::prefetch_object(ahead);
               ++ahead;
@@ -509,7 +512,8 @@ tree_stats replay_tree(basic_event_table<Schema>& t, Policy, Hook& hook, std::si
       };
       for (std::size_t a = 0; a < n;) {
         std::size_t b = a + 1;
-        while (b < n && t.events[order_storage[b]].start_ns == t.events[order_storage[a]].start_ns) ++b;
+        while (b < n && t.events[order_storage[b]].start_ns == t.events[order_storage[a]].start_ns)
+          ++b;
         if (b - a > 1)
           std::stable_sort(order_storage.begin() + static_cast<std::ptrdiff_t>(a),
                            order_storage.begin() + static_cast<std::ptrdiff_t>(b),
@@ -569,7 +573,8 @@ tree_stats replay_tree(basic_event_table<Schema>& t, Policy, Hook& hook, std::si
     if constexpr (Policy::missing_end_type::borrow) borrow = u.closes_later && p != no_event;
     const std::int64_t parent_end = borrow ? t.events[p].end_ns() : no_end_ns;
     if (parent_end != no_end_ns) {
-      op->end_ns = parent_end < t.events[u.index].start_ns ? t.events[u.index].start_ns : parent_end;
+      op->end_ns =
+          parent_end < t.events[u.index].start_ns ? t.events[u.index].start_ns : parent_end;
       op->flags |= op_flag::end_borrowed;
       ++stats.borrowed_ends;
     } else {
