@@ -68,6 +68,7 @@
 #include "tracemodel/detail/stream_array.hpp"
 #include "tracemodel/formats/args.hpp"
 #include "tracemodel/formats/json_scan.hpp"
+#include "tracemodel/formats/trace_text.hpp"
 #include "tracemodel/model/reflect.hpp"
 #include "tracemodel/model/table.hpp"
 #include "tracemodel/threads.hpp"
@@ -79,6 +80,9 @@
 #endif
 
 TRACEMODEL_BEGIN_NAMESPACE
+
+static_assert(text_padding >= simdjson::SIMDJSON_PADDING,
+              "trace_text pads less than simdjson reads");
 
 struct read_options : thread_options {
   /// Called after each batch with (bytes read, total bytes) of the decompressed text.
@@ -100,256 +104,6 @@ struct read_options : thread_options {
   /// simdjson (the same table, slower: tests and the fuzz target compare the two).
   bool fast_paths = true;
 };
-
-/// The text of a trace file (decompressed if it was gzip) followed by simdjson's padding, in
-/// uninitialized huge-page memory: a 1 GB file costs no memset and ~500 page faults instead of
-/// 250,000. Move-only; the reader parses it in place.
-class trace_text {
- public:
-  trace_text() = default;
-  explicit trace_text(std::size_t capacity) { reserve(capacity); }
-  trace_text(trace_text&& o) noexcept
-      : p_(std::exchange(o.p_, nullptr)),
-        size_(std::exchange(o.size_, 0)),
-        cap_(std::exchange(o.cap_, 0)),
-        released_(std::exchange(o.released_, 0)) {}
-  trace_text& operator=(trace_text o) noexcept {
-    std::swap(p_, o.p_);
-    std::swap(size_, o.size_);
-    std::swap(cap_, o.cap_);
-    std::swap(released_, o.released_);
-    return *this;
-  }
-  ~trace_text() {
-    if (p_ != nullptr) detail::big_deallocate(p_, cap_);
-  }
-
-  [[nodiscard]] char* data() noexcept { return p_; }
-  [[nodiscard]] const char* data() const noexcept { return p_; }
-  /// Bytes of text (the padding after them is not counted).
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  [[nodiscard]] std::string_view view() const noexcept { return {p_, size_}; }
-  /// The text and the padding, as the reader takes them.
-  [[nodiscard]] std::span<char> padded() noexcept {
-    return {p_, size_ + simdjson::SIMDJSON_PADDING};
-  }
-
-  /// Room for `n` bytes of text and the padding; keeps the text.
-  void reserve(std::size_t n) {
-    const std::size_t want = n + simdjson::SIMDJSON_PADDING;
-    if (want <= cap_) return;
-    char* q = static_cast<char*>(detail::big_allocate(want));
-    if (size_ > 0) std::memcpy(q, p_, size_);
-    if (p_ != nullptr) detail::big_deallocate(p_, cap_);
-    p_ = q;
-    cap_ = want;
-    released_ = 0;
-  }
-  /// Twice the room (and 64 KiB more), keeping the first `used` bytes: for a text filled as
-  /// it is read.
-  void grow(std::size_t used) {
-    set_size(used);
-    reserve(capacity() * 2 + 65536);
-  }
-  /// Room for text up to `capacity()`, before the padding.
-  [[nodiscard]] std::size_t capacity() const noexcept {
-    return cap_ == 0 ? 0 : cap_ - simdjson::SIMDJSON_PADDING;
-  }
-  /// Sets the text length (within capacity) and writes the padding after it.
-  void set_size(std::size_t n) noexcept {
-    size_ = n;
-    std::memset(p_ + n, ' ', simdjson::SIMDJSON_PADDING);
-  }
-  /// Gives the memory of the text before `offset` back to the operating system, in whole huge
-  /// pages (where the text is mapped memory: Linux, texts of 2 MB and more); those bytes read
-  /// as zeros afterwards. The reader calls it on a text it owns as it goes, so that reading a
-  /// file holds about the table and what is left of the text, not both whole.
-  void release_before(std::size_t offset) noexcept {
-    if (offset > released_) released_ = detail::big_release(p_, released_, offset, cap_);
-  }
-  /// Bytes at the front released so far.
-  [[nodiscard]] std::size_t released() const noexcept { return released_; }
-
- private:
-  char* p_ = nullptr;
-  std::size_t size_ = 0;
-  std::size_t cap_ = 0;
-  std::size_t released_ = 0;
-};
-
-namespace detail {
-/// Reads from `fill(p, room)` (bytes read, 0 at the end) into `text` after its first `got`
-/// bytes until the end, growing it when full.
-template <class Fill>
-void read_until_end(trace_text& text, Fill fill, std::size_t got = 0) {
-  for (;;) {
-    if (text.capacity() == got) text.grow(got);
-    const std::size_t r = fill(text.data() + got, text.capacity() - got);
-    if (r == 0) break;
-    got += r;
-  }
-  text.set_size(got);
-}
-
-#if TRACEMODEL_BIG_ALLOC_MMAP
-/// Files of at least this size are read by two threads (see read_whole_file).
-inline constexpr std::size_t parallel_load_bytes = std::size_t{8} << 20;
-
-/// Reads bytes [from, to) of `fd` into `p + from`, stopping early at the end of the file:
-/// the bytes read, or -1 on an error.
-inline std::ptrdiff_t read_range(int fd, char* p, std::size_t from, std::size_t to) {
-  std::size_t at = from;
-  while (at < to) {
-    const ssize_t r = ::pread(fd, p + at, std::min<std::size_t>(to - at, std::size_t{1} << 30),
-                              static_cast<off_t>(at));
-    if (r > 0) {
-      at += static_cast<std::size_t>(r);
-    } else if (r == 0) {
-      break;
-    } else if (errno != EINTR) {
-      return -1;
-    }
-  }
-  return static_cast<std::ptrdiff_t>(at - from);
-}
-
-/// Reads the first `size` bytes of `fd` into `p`, the back half on a second thread: copying
-/// from the page cache, and the page faults of the fresh text, take two cores instead of one
-/// (a 200 MB file: 8-10 ms instead of 15-18). Returns how many bytes from the front are in
-/// place: `size`, or fewer if the file got shorter meanwhile, or 0 if no thread could be had.
-inline std::size_t read_two_halves(int fd, char* p, std::size_t size, const std::string& path,
-                                   const thread_options& threads) {
-  const std::size_t half = (size / 2) & ~std::size_t{4095};
-  std::ptrdiff_t back = 0;
-  worker other;
-  try {
-    other = worker(threads, [&] { back = read_range(fd, p, half, size); });
-  } catch (const std::system_error&) {
-    return 0;
-  }
-  const std::ptrdiff_t front = read_range(fd, p, 0, half);
-  other.join();
-  if (front < 0 || back < 0) throw input_error("cannot read " + path);
-  const auto f = static_cast<std::size_t>(front);
-  return f < half ? f : half + static_cast<std::size_t>(back);
-}
-#endif
-
-/// A file's whole text. The size of a regular file is known first (one read, no growing); a
-/// pipe or a terminal is read until its end. A regular file of parallel_load_bytes or more is
-/// read by two threads when `threads` allows two.
-inline trace_text read_whole_file(const std::string& path, const thread_options& threads) {
-#if TRACEMODEL_BIG_ALLOC_MMAP
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw input_error("cannot open " + path);
-  struct closer {
-    int fd;
-    ~closer() { ::close(fd); }
-  } close_fd{fd};
-  struct stat st {};
-  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  // One byte more than a regular file's size, so that the end is seen without growing.
-  const auto size = regular ? static_cast<std::size_t>(st.st_size) : 0;
-  trace_text text(regular ? size + 1 : std::size_t{1} << 16);
-  // The halves, then whatever is left (all of it when not read in halves; what the file grew
-  // by; after a shortened file's end, nothing) one read at a time from where they stopped.
-  std::size_t got = 0;
-  if (size >= parallel_load_bytes && thread_budget(threads) > 1) {
-    got = read_two_halves(fd, text.data(), size, path, threads);
-    if (got > 0 && ::lseek(fd, static_cast<off_t>(got), SEEK_SET) < 0)
-      throw input_error("cannot read " + path);
-  }
-  read_until_end(
-      text,
-      [&](char* p, std::size_t room) {
-        for (;;) {
-          const ssize_t r = ::read(fd, p, std::min<std::size_t>(room, std::size_t{1} << 30));
-          if (r >= 0) return static_cast<std::size_t>(r);
-          if (errno != EINTR) throw input_error("cannot read " + path);
-        }
-      },
-      got);
-  return text;
-#else
-  (void)threads;
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) throw input_error("cannot open " + path);
-  struct closer {
-    std::FILE* f;
-    ~closer() { std::fclose(f); }
-  } close_file{f};
-  trace_text text(std::size_t{1} << 16);
-  read_until_end(text, [&](char* p, std::size_t room) {
-    const std::size_t r = std::fread(p, 1, room, f);
-    if (r == 0 && std::ferror(f) != 0) throw input_error("cannot read " + path);
-    return r;
-  });
-  return text;
-#endif
-}
-}  // namespace detail
-
-/// The text of a trace file, decompressed if it is gzip. Any readable path: a regular file, a
-/// pipe (`<(zcat trace.json.gz)`, `/dev/stdin`). A large regular file is read by two threads
-/// (each half of it) when `threads` allows two.
-inline trace_text load_trace_text(const std::string& path, const thread_options& threads = {}) {
-  trace_text raw = detail::read_whole_file(path, threads);
-  const std::size_t n = raw.size();
-  const bool gzip = n >= 2 && static_cast<unsigned char>(raw.data()[0]) == 0x1f &&
-                    static_cast<unsigned char>(raw.data()[1]) == 0x8b;
-  if (!gzip) return raw;
-  // The gzip trailer holds the uncompressed size modulo 2^32: a good first guess.
-  std::size_t guess = n * 4;
-  if (n >= 18) {
-    const auto* t = reinterpret_cast<const unsigned char*>(raw.data() + n - 4);
-    const std::size_t isize = std::size_t{t[0]} | std::size_t{t[1]} << 8 | std::size_t{t[2]} << 16 |
-                              std::size_t{t[3]} << 24;
-    if (isize > 0) guess = isize;
-  }
-  trace_text text(guess);
-  std::size_t out = 0;
-  std::size_t in = 0;
-  while (in < n) {  // one or more gzip members
-    z_stream z{};
-    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw input_error("cannot initialize zlib");
-    z.next_in = reinterpret_cast<Bytef*>(raw.data() + in);
-    z.avail_in = static_cast<uInt>(std::min<std::size_t>(n - in, 1u << 30));
-    int rc = Z_OK;
-    while (rc != Z_STREAM_END) {
-      if (text.capacity() - out < 65536) text.grow(out);
-      z.next_out = reinterpret_cast<Bytef*>(text.data() + out);
-      const std::size_t room = text.capacity() - out;
-      z.avail_out = static_cast<uInt>(std::min<std::size_t>(room, 1u << 30));
-      const uInt before_out = z.avail_out;
-      rc = inflate(&z, Z_NO_FLUSH);
-      out += before_out - z.avail_out;
-      if (rc == Z_STREAM_END) break;
-      if (rc == Z_BUF_ERROR && z.avail_in == 0) {
-        const std::size_t at = in + z.total_in;
-        inflateEnd(&z);
-        throw input_error(path + ": truncated gzip stream (compressed byte " + std::to_string(at) +
-                              ", " + std::to_string(out) + " bytes decompressed)",
-                          out);
-      }
-      if (rc != Z_OK && rc != Z_BUF_ERROR) {
-        const std::size_t at = in + z.total_in;
-        const std::string msg = z.msg != nullptr ? z.msg : "corrupt data";
-        inflateEnd(&z);
-        std::string what = path;
-        what += ": corrupt gzip stream at compressed byte ";
-        what += std::to_string(at);
-        what += ": ";
-        what += msg;
-        throw input_error(what, out);
-      }
-    }
-    in += z.total_in;
-    inflateEnd(&z);
-    while (in < n && raw.data()[in] == '\0') ++in;  // padding after a member
-  }
-  text.set_size(out);
-  return text;
-}
 
 namespace detail {
 
@@ -2960,3 +2714,11 @@ basic_event_table<Schema> read_chrome_trace_file(const std::string& path,
 }
 
 TRACEMODEL_END_NAMESPACE
+
+#if defined(TRACEMODEL_READER_COMPILED) && TRACEMODEL_READER_COMPILED
+// The reader for the default schema is compiled in a unit of its own (src/chrome_trace_reader.cpp,
+// linked as CMake's tracemodel_reader_compiled): units that include this header do not compile it.
+TRACEMODEL_BEGIN_NAMESPACE
+extern template class detail::chrome_reader<default_schema>;
+TRACEMODEL_END_NAMESPACE
+#endif
