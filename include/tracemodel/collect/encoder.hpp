@@ -12,8 +12,8 @@
 //   other               header
 // and every op ends with a terminator. This is PyTorch's tag stream, packed tensor metadata and
 // flat size/stride stream, interleaved per value: one bounds check and one contiguous write per
-// value instead of four streams to advance (measured: 2.4x the cost of an op without inputs
-// with four streams, see bench/record.cpp and the issue notes). Lists are encoded element by
+// value instead of four streams to advance (four streams cost more than twice as much:
+// docs/performance-journal.md). Lists are encoded element by
 // element and may nest.
 //
 // What a value is comes from the runtime, through a value-traits policy (`value_traits<T, V>`

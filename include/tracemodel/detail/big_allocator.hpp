@@ -4,16 +4,15 @@
 // `big_allocator<T>`: a standard allocator for the large arrays of an event table and for the
 // algorithms' scratch arrays. Requests of 2 MiB and more are mapped directly, 2 MiB aligned and
 // marked for transparent huge pages, so filling a table of millions of events takes a page
-// fault per 2 MiB instead of per 4 KiB (on a virtual machine a 4 KiB fault can cost ~10 us: for
-// a 100 MB array that is a quarter of a second). Freed regions are kept in a cache (by default
-// up to 2 GiB; `set_memory_cache_limits`) and reused by later requests of up to their size, so
-// scratch arrays and the tables of later sessions do not fault again: the same recycling the
-// block pool does for recording. Requests from 64 KiB up to 2 MiB are rounded up to a power of
-// two and kept by size when freed (by default up to 64 MiB; `set_memory_cache_limits`): a
-// system allocator maps such blocks afresh and unmaps them when freed, and on a virtual
-// machine each of their 4 KiB pages then costs a fault of about 10 us at every use (the
-// reader's per-stretch arrays and the flow binding's arrays cost a 200 MB read 20-30 ms
-// that way). Smaller requests use operator new. Stateless allocator.
+// fault per 2 MiB instead of per 4 KiB (faults are dear on a virtual machine). Freed regions are
+// kept in a cache (by default up to 2 GiB; `set_memory_cache_limits`) and reused by later requests
+// of up to their size, so scratch arrays and the tables of later sessions do not fault again: the
+// same recycling the block pool does for recording. Requests from 64 KiB up to 2 MiB are rounded up
+// to a power of two and kept by size when freed (by default up to 64 MiB;
+// `set_memory_cache_limits`): a system allocator maps such blocks afresh and unmaps them when
+// freed, so each use of them (the reader's per-stretch arrays, the flow binding's) would fault
+// every page in again (figures in docs/performance-journal.md). Smaller requests use operator new.
+// Stateless allocator.
 //
 // Where regions are mapped (Linux), a request takes the front of a cached region that holds it
 // and the rest stays cached, and a freed region merges with cached neighbours. Arrays fill from

@@ -2453,7 +2453,7 @@ class chrome_reader {
     const std::size_t nf = flows_.size();
     // The flows' order by time (radix, stable) does not depend on the events: with many flows
     // it is made on another thread while this one lays out the tracks below (the sort is about
-    // a sixth of the binding; the binding got 4-5 ms faster).
+    // a sixth of the binding).
     struct by_time_t {
       detail::fill_vector<std::int64_t> ts;
       detail::scratch_vector<std::uint32_t> order;

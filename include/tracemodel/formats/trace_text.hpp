@@ -150,8 +150,8 @@ inline std::ptrdiff_t read_range(int fd, char* p, std::size_t from, std::size_t 
 }
 
 /// Reads the first `size` bytes of `fd` into `p`, the back half on a second thread: copying
-/// from the page cache, and the page faults of the fresh text, take two cores instead of one
-/// (a 200 MB file: 8-10 ms instead of 15-18). Returns how many bytes from the front are in
+/// from the page cache, and the page faults of the fresh text, take two cores instead of one.
+/// Returns how many bytes from the front are in
 /// place: `size`, or fewer if the file got shorter meanwhile, or 0 if no thread could be had.
 inline std::size_t read_two_halves(int fd, char* p, std::size_t size, const std::string& path,
                                    const thread_options& threads) {

@@ -257,9 +257,8 @@ fwd_bwd_records fwd_bwd_collect(basic_event_table<Schema>& t, Progress* progress
         const auto i = identity ? static_cast<event_index>(r) : order_storage[r];
         auto& e = t.events[i];
         if (identity) {
-          // The rows a little ahead (the hardware's prefetcher may not keep up: on a machine
-          // whose memory was slower this took the pass from 181 to 111 ms at 10M rows, where
-          // a plain read of the table took 75).
+          // The rows a little ahead: the hardware's prefetcher may not keep up with rows of
+          // three cache lines (docs/performance-journal.md).
           if (r + rows_ahead < n) [[likely]]
             prefetch_object(t.events.data() + r + rows_ahead);
           if (e.start_ns < last_start) return false;
@@ -360,8 +359,7 @@ table_vector<flow_link> fwd_bwd_match(fwd_bwd_records& r) {
   const pair_ids& pairs = r.pairs;
   table_vector<flow_link> links;
   links.reserve(recs.size() / 2);
-  // Both passes over the records ask for the ones a little ahead (6-8 ms of 75 at 10M events
-  // on a machine whose memory was slower).
+  // Both passes over the records ask for the ones a little ahead (as the pass over the table).
   constexpr std::size_t records_ahead = 16;
   // Threads that recorded forward ops, per process, in order of first appearance; and, in
   // the same pass over the records, the largest sequence number and the number of records of
