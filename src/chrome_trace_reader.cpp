@@ -1,11 +1,13 @@
-// The Chrome-trace reader for the default schema, instantiated once: the project's own programs
-// (tests, examples, the `tracemodel` program) link this unit and take the reader from it
-// (TRACEMODEL_READER_COMPILED makes formats/chrome_trace_reader.hpp declare the instantiation
-// extern), instead of compiling the whole reader in each of their units. The library itself
-// stays header-only: a program that does not define the macro compiles the reader where it
-// uses it.
+// The Chrome-trace reader compiled once (CMake's `tracemodel::reader`): the parser, the flow
+// binder, and the table builder for the default schema. Units of a program built with
+// TRACEMODEL_READER_COMPILED=1 include the reader's declarations only (formats/chrome_trace/
+// parse.hpp says how); header-only use, the default, needs none of this.
+#define TRACEMODEL_READER_DEFINITIONS 1
 #include <tracemodel/formats/chrome_trace_reader.hpp>
 
 TRACEMODEL_BEGIN_NAMESPACE
-template class detail::chrome_reader<default_schema>;
+template class detail::chrome_trace::table_builder<default_schema>;
+template void detail::chrome_trace::read_into<default_schema>(basic_event_table<default_schema>&,
+                                                              std::span<char>, std::size_t,
+                                                              const read_options&, trace_text*);
 TRACEMODEL_END_NAMESPACE

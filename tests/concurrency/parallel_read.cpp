@@ -419,8 +419,7 @@ TEST_SUITE("concurrency") {
       text.set_size(json.size());
       tmod::event_table t;
       const tmod::read_options opt = options(parallel, 65536);
-      tmod::detail::chrome_reader<tmod::default_schema>(t, text.padded(), text.size(), opt, &text)
-          .run();
+      tmod::detail::chrome_trace::read_into(t, text.padded(), text.size(), opt, &text);
       CHECK(tmod::chrome_trace_string(t) == expected.trace);
       CHECK(t.anomalies.n == expected.anomalies.n);
       CHECK(t.links.size() == expected.links);

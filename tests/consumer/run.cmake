@@ -9,6 +9,7 @@ endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
                         -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix
                         -DCMAKE_BUILD_TYPE=Release -DWITH_CUPTI=${WITH_CUPTI}
+                        -DWITH_READER=${WITH_READER}
                 RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "configuring the consumer failed: ${rc}")
@@ -21,6 +22,13 @@ execute_process(COMMAND ${WORK_DIR}/build/consumer RESULT_VARIABLE rc OUTPUT_VAR
 message(STATUS "${out}")
 if(rc)
   message(FATAL_ERROR "the consumer failed: ${rc}")
+endif()
+if(WITH_READER)
+  execute_process(COMMAND ${WORK_DIR}/build/consumer_reader RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+  message(STATUS "${out}")
+  if(rc)
+    message(FATAL_ERROR "the reader consumer failed: ${rc}")
+  endif()
 endif()
 if(WITH_CUPTI)
   execute_process(COMMAND ${WORK_DIR}/build/consumer_cupti RESULT_VARIABLE rc OUTPUT_VARIABLE out)

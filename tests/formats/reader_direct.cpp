@@ -308,7 +308,7 @@ TEST_SUITE("formats") {
       for (const bool fast : {false, true}) {
         const std::string text = R"({"traceEvents":[{"ts":1,"dur":2,"p)";
         std::string buf = text + rest;
-        buf.resize(text.size() + simdjson::SIMDJSON_PADDING, ' ');
+        buf.resize(text.size() + tmod::text_padding, ' ');
         tmod::read_options o;
         o.fast_paths = fast;
         INFO("padding " << rest << (fast ? ", direct path" : ", simdjson"));

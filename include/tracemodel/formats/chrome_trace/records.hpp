@@ -3,8 +3,6 @@
 // builder, batch by batch. Nothing here depends on the schema of the table being built.
 #pragma once
 
-#include <simdjson.h>
-
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -27,7 +25,7 @@ struct raw_arg {
     null,
     json
   };
-  raw_arg() noexcept {}  // NOLINT(modernize-use-equals-default): see `chrome_reader::fields`
+  raw_arg() noexcept {}  // NOLINT(modernize-use-equals-default): see `chrome_trace::fields`
   std::string_view key;
   type kind = type::null;
   std::int64_t i = 0;
@@ -89,9 +87,9 @@ struct bounds {
 };
 
 /// A parsed batch: its records and what they refer to. String views point into the text or
-/// into the batch's parser (unescaped strings), which stays with the batch until it is built.
+/// into the string buffer of the simdjson parser that read it (unescaped strings), which stays
+/// with the batch until it is built.
 struct batch {
-  simdjson::ondemand::parser parser;
   // Their allocator keeps the blocks of these arrays for the next read (big_allocator.hpp).
   scratch_vector<fields> events;
   scratch_vector<raw_arg> args;
