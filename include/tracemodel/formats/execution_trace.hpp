@@ -20,13 +20,26 @@
 #include <string_view>
 #include <vector>
 
+#include "tracemodel/config.hpp"
+#include "tracemodel/formats/chrome_trace/parse.hpp"
+#include "tracemodel/formats/trace_text.hpp"
+#include "tracemodel/model/execution_trace.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+
+/// Parses an execution trace from JSON text.
+TRACEMODEL_READER_API execution_trace read_execution_trace_string(std::string_view text);
+/// Reads an execution trace file (.json or .json.gz).
+TRACEMODEL_READER_API execution_trace read_execution_trace_file(const std::string& path);
+
+TRACEMODEL_END_NAMESPACE
+
+// The definitions: compiled where the reader is (formats/chrome_trace/parse.hpp).
+#if TRACEMODEL_READER_DEFINITIONS
 #include <simdjson.h>
 
-#include "tracemodel/config.hpp"
 #include "tracemodel/detail/assert.hpp"
-#include "tracemodel/formats/chrome_trace_reader.hpp"
 #include "tracemodel/formats/json_escape.hpp"
-#include "tracemodel/model/execution_trace.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
 
@@ -83,8 +96,7 @@ inline std::string et_string(const et_fields& o, std::string_view key, std::size
 }
 }  // namespace detail
 
-/// Parses an execution trace from JSON text.
-inline execution_trace read_execution_trace_string(std::string_view text) {
+TRACEMODEL_READER_API execution_trace read_execution_trace_string(std::string_view text) {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
     throw input_error("execution trace: empty input", 0);
   simdjson::dom::parser parser;
@@ -175,10 +187,10 @@ inline execution_trace read_execution_trace_string(std::string_view text) {
   return et;
 }
 
-/// Reads an execution trace file (.json or .json.gz).
-inline execution_trace read_execution_trace_file(const std::string& path) {
+TRACEMODEL_READER_API execution_trace read_execution_trace_file(const std::string& path) {
   const trace_text text = load_trace_text(path);
   return read_execution_trace_string(std::string_view(text.data(), text.size()));
 }
 
 TRACEMODEL_END_NAMESPACE
+#endif  // TRACEMODEL_READER_DEFINITIONS

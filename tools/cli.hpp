@@ -1,0 +1,64 @@
+// The `tracemodel` program's parts: its options, and the commands, each compiled in a unit of
+// its own (tracemodel.cpp parses the command line and reads the trace).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <tracemodel/config.hpp>
+#include <tracemodel/formats/json_output.hpp>
+#include <tracemodel/model/table.hpp>
+
+TRACEMODEL_BEGIN_NAMESPACE
+enum class group_by : std::uint8_t;  // algo/key_averages.hpp
+enum class sort_by : std::uint8_t;
+TRACEMODEL_END_NAMESPACE
+
+namespace tracemodel_cli {
+
+namespace tmod = tracemodel;
+
+struct usage_error {
+  std::string message;
+};
+
+struct options {
+  std::string command;
+  std::string trace;
+  bool json = false;
+  tmod::group_by group{};  // name
+  tmod::sort_by sort{};    // total
+  std::size_t top = 0;
+  std::optional<std::uint32_t> depth;
+  std::string framework_prefix = "torch/";
+  std::optional<std::string> name_regex;
+  bool for_loop = true;
+  std::string output;
+  double width = 1600;
+  std::string et;
+};
+
+/// A thread id as the file wrote it: a number, or a string.
+inline void write_tid(tmod::json_output& out, const tmod::event_table& t, tmod::thread_key tid) {
+  if (tmod::event_table::is_string_key(tid))
+    out.string(t.key_label(tid));
+  else
+    out.integer(static_cast<std::int64_t>(tid));
+}
+inline std::string tid_text(const tmod::event_table& t, std::uint64_t k) {
+  return tmod::event_table::is_string_key(k) ? std::string(t.key_label(k))
+                                             : std::to_string(static_cast<std::int64_t>(k));
+}
+
+// The commands. `t` is analysed (tracemodel::analyze) for every command but `links`, which
+// runs the linkers itself.
+int cmd_stats(const options& o, tmod::event_table& t);
+int cmd_tree(const options& o, tmod::event_table& t);
+int cmd_links(const options& o, tmod::event_table& t);
+int cmd_flame(const options& o, tmod::event_table& t);
+int cmd_link(const options& o, tmod::event_table& t);
+int cmd_patterns(const options& o, tmod::event_table& t);
+
+}  // namespace tracemodel_cli
