@@ -18,6 +18,11 @@ phase() {  # phase NAME COMMAND...: runs it and keeps its time
   "$@"
   times+=("$(printf '%-14s %4d s' "$name" $((SECONDS - start)))")
 }
+report() {  # each phase's time, also when one fails
+  printf '%s\n' "${times[@]}"
+  echo "total          ${SECONDS} s"
+}
+trap report EXIT
 for preset in dev asan tsan; do
   echo "== $preset"
   phase "$preset config" cmake --preset "$preset" >/dev/null
@@ -25,5 +30,3 @@ for preset in dev asan tsan; do
   phase "$preset tests" ctest --preset "$preset" -j "$jobs"
 done
 echo "all test suites passed"
-printf '%s\n' "${times[@]}"
-echo "total          ${SECONDS} s"

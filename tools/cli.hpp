@@ -60,5 +60,7 @@ int cmd_links(const options& o, tmod::event_table& t);
 int cmd_flame(const options& o, tmod::event_table& t);
 int cmd_link(const options& o, tmod::event_table& t);
 int cmd_patterns(const options& o, tmod::event_table& t);
+/// Why `pattern` is not a regular expression (std::regex's message), or empty when it is one.
+std::string regex_error_of(const std::string& pattern);
 
 }  // namespace tracemodel_cli

@@ -1,5 +1,6 @@
 // tracemodel patterns.
 #include <cstdio>
+#include <regex>
 #include <string>
 #include <tuple>
 
@@ -11,6 +12,15 @@
 #include "cli.hpp"
 
 namespace tracemodel_cli {
+
+std::string regex_error_of(const std::string& pattern) {
+  try {
+    const std::regex check(pattern);
+  } catch (const std::regex_error& e) {
+    return e.what();
+  }
+  return {};
+}
 
 int cmd_patterns(const options& o, tmod::event_table& t) {
   tmod::pattern_context ctx = tmod::context_of(t, tmod::device_properties(t));

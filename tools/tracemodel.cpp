@@ -16,7 +16,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 
@@ -124,11 +123,8 @@ options parse(int argc, char** argv) {
       o.framework_prefix = value();
     } else if (a == "--name" && o.command == "patterns") {
       o.name_regex = value();
-      try {
-        const std::regex check(*o.name_regex);
-      } catch (const std::regex_error& e) {
-        throw usage_error{"--name: not a regular expression: " + std::string(e.what())};
-      }
+      if (const std::string error = regex_error_of(*o.name_regex); !error.empty())
+        throw usage_error{"--name: not a regular expression: " + error};
     } else if (a == "--et" && o.command == "link") {
       o.et = value();
     } else if (a == "--trace" && o.command == "link") {

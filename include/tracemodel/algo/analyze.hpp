@@ -128,3 +128,15 @@ struct analyze_fn {
 inline constexpr analyze_fn analyze{};
 
 TRACEMODEL_END_NAMESPACE
+
+#if defined(TRACEMODEL_ANALYZE_COMPILED) && TRACEMODEL_ANALYZE_COMPILED
+// `analyze(t)` with the default policies on a table of the default schema is compiled once, in
+// the library's unit (src/analyze.cpp, CMake's `tracemodel::analysis`): units that include this
+// header do not compile the engine for it. Other policies and schemas compile where they are used.
+TRACEMODEL_BEGIN_NAMESPACE
+extern template void
+detail::run_analysis<pytorch_tree, pytorch_links, pytorch_device_links, analysis, default_schema>(
+    basic_event_table<default_schema>&, analysis&, const thread_options&,
+    const detail::engine_options&);
+TRACEMODEL_END_NAMESPACE
+#endif

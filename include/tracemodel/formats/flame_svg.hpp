@@ -110,17 +110,22 @@ std::string flame_tooltip(const basic_event_table<Schema>& t,
       s += k ? ", " : " ";
       const auto sizes = t.sizes(ins[k]);
       if (ins[k].kind == input_kind::tensor) {
-        s += std::string(t.strings.view(ins[k].dtype)) + "[";
-        for (std::size_t d = 0; d < sizes.size(); ++d)
-          s += (d ? "," : "") + std::to_string(sizes[d]);
-        s += "]";
+        s += t.strings.view(ins[k].dtype);
+        s += '[';
+        for (std::size_t d = 0; d < sizes.size(); ++d) {
+          if (d) s += ',';
+          s += std::to_string(sizes[d]);
+        }
+        s += ']';
       } else {
         s += input_kind_names[static_cast<std::size_t>(ins[k].kind)];
       }
     }
   }
   for (const attribute& a : t.attrs_of(e)) {
-    s += "\n" + std::string(t.strings.view(a.key)) + ": ";
+    s += '\n';
+    s += t.strings.view(a.key);
+    s += ": ";
     switch (a.type) {
       case attr_type::integer:
         s += std::to_string(a.i);
