@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The whole test suite: the dev suite (Debug, warnings as errors), the same suite under
-# AddressSanitizer + UBSan (the browser test runs once, in the dev suite), and the concurrency
-# tests under ThreadSanitizer. Prints each phase's time at the end.
+# The whole test suite: the project's checks in an unsanitized build (the documentation's
+# examples, every header on its own, compile-fail programs, format and clang-tidy, the include
+# graph, the installed package, the browser, resident memory), every test group under
+# AddressSanitizer + UBSan, and the concurrency tests under ThreadSanitizer. Prints each phase's
+# time at the end. (`ctest --preset dev` runs all of it unsanitized, in one build.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The browser test (speedscope in headless Chromium) needs Chromium and Node.js with npm.
@@ -23,7 +25,7 @@ report() {  # each phase's time, also when one fails
   echo "total          ${SECONDS} s"
 }
 trap report EXIT
-for preset in dev asan tsan; do
+for preset in checks asan tsan; do
   echo "== $preset"
   phase "$preset config" cmake --preset "$preset" >/dev/null
   phase "$preset build" cmake --build --preset "$preset" -j "$jobs"
