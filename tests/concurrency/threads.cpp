@@ -81,9 +81,11 @@ TEST_SUITE("concurrency") {
   }
 
   TEST_CASE("read: one thread starts none, two take theirs from the caller's starter") {
-    // A trace of about 10 MB, one record per line (the reader cuts it into stretches).
-    const std::string text = tmod::chrome_trace_string(big_table(30'000));
-    REQUIRE(text.size() > (std::size_t{8} << 20));
+    // A trace of over 1 MB, one record per line (the reader cuts it into stretches), read on
+    // two threads from 1 MB on.
+    const std::string text = tmod::chrome_trace_string(big_table(4'000));
+    constexpr std::size_t threshold = std::size_t{1} << 20;
+    REQUIRE(text.size() > threshold);
     tmod::read_options serial;
     serial.threads = 1;
     std::string a = text;
@@ -95,6 +97,7 @@ TEST_SUITE("concurrency") {
       tmod::read_options o;
       static_cast<tmod::thread_options&>(o) = counted(started, 2);
       o.fast_paths = fast;
+      o.parallel_threshold = threshold;
       std::string b = text;
       CHECK(tmod::chrome_trace_string(tmod::read_chrome_trace(b, b.size(), o)) == want);
       CHECK(started >= 1);
@@ -102,6 +105,7 @@ TEST_SUITE("concurrency") {
       tmod::read_options one;
       static_cast<tmod::thread_options&>(one) = counted(none, 1);
       one.fast_paths = fast;
+      one.parallel_threshold = threshold;
       std::string c = text;
       CHECK(tmod::chrome_trace_string(tmod::read_chrome_trace(c, c.size(), one)) == want);
       CHECK(none == 0);
