@@ -72,7 +72,8 @@ class record_sink {
   /// A top-level key other than `traceEvents`, `baseTimeNanoseconds`, `schemaVersion` and
   /// `displayTimeUnit`, with its value as JSON text.
   virtual void metadata(std::string_view key, std::string_view raw) = 0;
-  /// The events array begins (times read from here on are relative to the base time so far).
+  /// The events array begins (times read from here on are relative to the base time so far);
+  /// once per trace, before its first batch, an empty array included.
   virtual void events_begin() = 0;
   /// A batch of records.
   virtual void build(const batch_view& b) = 0;

@@ -33,6 +33,7 @@ class text_parser {
     std::size_t p = scan_.skip_space(0);
     if (p >= len_) throw input_error("empty input: no JSON value", 0);
     if (buf_[p] == '[') {
+      sink_.events_begin();
       check_trailing(events_.read_events(p));
     } else if (buf_[p] == '{') {
       read_top_level(p);
