@@ -49,6 +49,23 @@ class table_builder final : public record_sink, public flow_events {
   table_builder(table_t& t, std::size_t len, const thread_options& opt)
       : t_(t), len_(len), opt_(opt), inputs_(t.strings, t.inputs, t.ints) {}
 
+  /// After the parse: repairs what is left open, sorts the events, binds the flows.
+  void finish() {
+    if (t_.info.base_time_ns != base_) shift_times(t_.info.base_time_ns - base_, base_at_);
+    for (const event_index i : open_) {  // `B` without `E`: an op that never ended
+      event_t& e = t_.events[i];
+      if (auto* op = e.template get_if<event_kind::op>()) {
+        op->flags |= op_flag::unfinished;
+        t_.anomalies.add(anomaly::unfinished_op);
+      }
+    }
+    open_.clear();
+    sort_events();
+    if (!flows_.empty())
+      bind_flows({flows_, std::move(event_track_), std::move(event_keys_), tracks_.size()},
+                 t_.strings, opt_, *this, t_.anomalies, t_.links);
+  }
+
   // ---- the sink's side ---------------------------------------------------------------------
   void base_time(std::int64_t ns, std::size_t at) override {
     t_.info.base_time_ns = ns;
@@ -424,25 +441,6 @@ class table_builder final : public record_sink, public flow_events {
   }
 
   // ---- after the last record -----------------------------------------------------------
- public:
-  /// After the parse: repairs what is left open, sorts the events, binds the flows.
-  void finish() {
-    if (t_.info.base_time_ns != base_) shift_times(t_.info.base_time_ns - base_, base_at_);
-    for (const event_index i : open_) {  // `B` without `E`: an op that never ended
-      event_t& e = t_.events[i];
-      if (auto* op = e.template get_if<event_kind::op>()) {
-        op->flags |= op_flag::unfinished;
-        t_.anomalies.add(anomaly::unfinished_op);
-      }
-    }
-    open_.clear();
-    sort_events();
-    if (!flows_.empty())
-      bind_flows({flows_, std::move(event_track_), std::move(event_keys_), tracks_.size()},
-                 t_.strings, opt_, *this, t_.anomalies, t_.links);
-  }
-
- private:
   void sort_events() {
     // Files are usually written in start order: then the table is in order as built (times
     // shifted by a late base time all move together), and there is nothing to sort.
