@@ -47,10 +47,6 @@ inline void write_tid(tmod::json_output& out, const tmod::event_table& t, tmod::
   else
     out.integer(static_cast<std::int64_t>(tid));
 }
-inline std::string tid_text(const tmod::event_table& t, std::uint64_t k) {
-  return tmod::event_table::is_string_key(k) ? std::string(t.key_label(k))
-                                             : std::to_string(static_cast<std::int64_t>(k));
-}
 
 // The commands. `t` is analysed (tracemodel::analyze) for every command but `links`, which
 // runs the linkers itself.

@@ -14,6 +14,14 @@
 
 namespace tracemodel_cli {
 
+namespace {
+/// A thread id as the file wrote it, as text.
+std::string tid_text(const tmod::event_table& t, std::uint64_t k) {
+  return tmod::event_table::is_string_key(k) ? std::string(t.key_label(k))
+                                             : std::to_string(static_cast<std::int64_t>(k));
+}
+}  // namespace
+
 int cmd_stats(const options& o, tmod::event_table& t) {
   const auto rows = tmod::key_averages(t, {.group = o.group, .sort = o.sort});
   if (!o.json) {
