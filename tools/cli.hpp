@@ -1,5 +1,6 @@
-// The `tracemodel` program's parts: its options, and the commands, each compiled in a unit of
-// its own (tracemodel.cpp parses the command line and reads the trace).
+// The `tracemodel` program's parts: its options, and the commands, in two units of about equal
+// weight that compile in parallel: tracemodel.cpp parses the command line, reads the trace and
+// holds flame, link and links; reports.cpp holds stats, tree and patterns.
 #pragma once
 
 #include <cstddef>

@@ -1,13 +1,16 @@
-// tracemodel stats, tree and links.
+// tracemodel stats, tree and patterns: the reports on the analysed table.
 #include <cstdio>
 #include <map>
+#include <regex>
 #include <string>
+#include <tuple>
 #include <vector>
 
-#include <tracemodel/algo/flows.hpp>
-#include <tracemodel/algo/fwd_bwd.hpp>
 #include <tracemodel/algo/key_averages.hpp>
+#include <tracemodel/algo/patterns.hpp>
+#include <tracemodel/algo/pytorch_patterns.hpp>
 #include <tracemodel/algo/walk.hpp>
+#include <tracemodel/formats/device_properties.hpp>
 #include <tracemodel/formats/json_output.hpp>
 
 #include "cli.hpp"
@@ -106,49 +109,52 @@ int cmd_tree(const options& o, tmod::event_table& t) {
   return 0;
 }
 
-int cmd_links(const options& o, tmod::event_table& t) {
-  // Derived from the events' args by the library's linkers, not copied from the file's flows.
-  tmod::link_forward_backward(t);
-  tmod::link_device_activities(t, tmod::correlation_device_links{});
-  // Host-to-device pairs: a runtime or driver call and what it launched (by correlation id).
-  std::vector<tmod::flow_link> fwd, dev;
-  for (const tmod::flow_link& l : t.links) {
-    if (l.kind == tmod::flow_kind::fwd_bwd)
-      fwd.push_back(l);
-    else if (t.events[l.to].link == tmod::parent_link::correlation)
-      dev.push_back(l);
+std::string regex_error_of(const std::string& pattern) {
+  try {
+    const std::regex check(pattern);
+  } catch (const std::regex_error& e) {
+    return e.what();
   }
-  auto endpoint = [&t](tmod::json_output& out, tmod::event_index i) {
-    const auto& e = t.events[i];
-    out.raw("{\"name\":").string(t.name(e)).raw(",\"tid\":");
-    write_tid(out, t, e.tid);
-    out.raw(",\"ts_ns\":").integer(e.start_ns).ch('}');
-  };
+  return {};
+}
+
+int cmd_patterns(const options& o, tmod::event_table& t) {
+  tmod::pattern_context ctx = tmod::context_of(t, tmod::device_properties(t));
+  ctx.framework_prefix = o.framework_prefix;
+  auto builtin = tmod::pytorch_patterns({.for_loop_indexing = o.for_loop});
+  auto by_name = tmod::name_pattern(o.name_regex.value_or(""));
+  by_name.enabled = o.name_regex.has_value();
+  const tmod::tree_view view(t);
+  auto results = std::apply(
+      [&](auto&... p) { return tmod::find_patterns(view, ctx, p..., by_name); }, builtin);
+  if (!o.name_regex) results.pop_back();
   if (!o.json) {
-    std::printf("%zu forward/backward links, %zu host-to-device links\n", fwd.size(), dev.size());
-    for (const auto& l : fwd)
-      std::printf("  fwdbwd %3llu  %s -> %s\n", static_cast<unsigned long long>(l.id),
-                  std::string(t.name(l.from)).c_str(), std::string(t.name(l.to)).c_str());
-    for (const auto& l : dev)
-      std::printf("  ac2g %6llu  %s -> %s\n", static_cast<unsigned long long>(l.id),
-                  std::string(t.name(l.from)).c_str(), std::string(t.name(l.to)).c_str());
+    std::fputs(tmod::format_pattern_report(results).c_str(), stdout);
     return 0;
   }
   std::string s;
   tmod::json_output out = tmod::json_output::to_string(s);
-  out.raw("{\"links\":[");
-  bool first = true;
-  auto link = [&](const char* type, const tmod::flow_link& l) {
-    out.raw(first ? "\n" : ",\n").raw("{\"type\":\"").raw(type).raw("\",\"id\":").id(l.id);
-    first = false;
-    out.raw(",\"from\":");
-    endpoint(out, l.from);
-    out.raw(",\"to\":");
-    endpoint(out, l.to);
-    out.ch('}');
-  };
-  for (const auto& l : fwd) link("fwdbwd", l);
-  for (const auto& l : dev) link("ac2g", l);
+  out.raw("{\"patterns\":[");
+  for (std::size_t k = 0; k < results.size(); ++k) {
+    const auto& r = results[k];
+    out.raw(k ? ",\n" : "\n").raw("{\"name\":").string(r.name);
+    if (r.skipped) {
+      out.raw(",\"skipped\":").string(*r.skipped).ch('}');
+      continue;
+    }
+    out.raw(",\"matches\":[");
+    for (std::size_t m = 0; m < r.matches.size(); ++m) {
+      const auto& e = t.events[r.matches[m]];
+      out.raw(m ? ",\n" : "\n").raw("{\"name\":").string(t.name(e)).raw(",\"tid\":");
+      write_tid(out, t, e.tid);
+      out.raw(",\"ts_ns\":")
+          .integer(e.start_ns)
+          .raw(",\"location\":")
+          .string(tmod::location_of(view, r, m))
+          .ch('}');
+    }
+    out.raw("]}");
+  }
   out.raw("\n]}\n");
   out.flush();
   std::fputs(s.c_str(), stdout);
