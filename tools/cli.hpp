@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <tracemodel/config.hpp>
 #include <tracemodel/formats/json_output.hpp>
@@ -39,6 +40,8 @@ struct options {
   std::string output;
   double width = 1600;
   std::string et;
+  std::vector<std::string> traces;  ///< gpu: every PATH
+  bool hta = false;                 ///< gpu: Holistic Trace Analysis's rules and column names
 };
 
 /// A thread id as the file wrote it: a number, or a string.
@@ -57,6 +60,12 @@ int cmd_links(const options& o, tmod::event_table& t);
 int cmd_flame(const options& o, tmod::event_table& t);
 int cmd_link(const options& o, tmod::event_table& t);
 int cmd_patterns(const options& o, tmod::event_table& t);
+/// `tracemodel gpu PATH...`: reads the ranks itself.
+int cmd_gpu(const options& o);
+/// Says on stderr what reading `trace` repaired (counts per kind); nothing when nothing was.
+void report_repairs(const std::string& trace, const tmod::anomaly_counts& a);
+/// `"repairs":{"kind":count,...}` (every kind with a count).
+void write_repairs(tmod::json_output& out, const tmod::anomaly_counts& a);
 /// Why `pattern` is not a regular expression (std::regex's message), or empty when it is one.
 std::string regex_error_of(const std::string& pattern);
 

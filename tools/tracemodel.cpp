@@ -210,6 +210,10 @@ constexpr const char* usage_text =
     "                                           (default: torch/)\n"
     "            --name REGEX                   also report events whose name matches REGEX\n"
     "            --no-for-loop                  leave out the for-loop indexing pattern\n"
+    "  gpu     device time per rank: idle, compute and non-compute time, kernel types and\n"
+    "          their overlaps, communication hidden behind computation (TRACE...: files of\n"
+    "          one rank each, or folders of them)\n"
+    "            --hta                          Holistic Trace Analysis's rules and columns\n"
     "\n"
     "options of every command:\n"
     "  --json  machine-readable output on stdout\n"
@@ -239,7 +243,7 @@ options parse(int argc, char** argv) {
     std::exit(0);
   }
   if (o.command != "stats" && o.command != "tree" && o.command != "links" &&
-      o.command != "patterns" && o.command != "flame" && o.command != "link")
+      o.command != "patterns" && o.command != "flame" && o.command != "link" && o.command != "gpu")
     throw usage_error{"unknown command '" + o.command + "'"};
   for (int i = 2; i < argc; ++i) {
     const std::string_view a = argv[i];
@@ -296,6 +300,11 @@ options parse(int argc, char** argv) {
         throw usage_error{"--width takes 100 to 100000 pixels"};
     } else if (a == "--no-for-loop" && o.command == "patterns") {
       o.for_loop = false;
+    } else if (a == "--hta" && o.command == "gpu") {
+      o.hta = true;
+    } else if (o.command == "gpu" && (!a.starts_with("-") || a == "-")) {
+      o.traces.emplace_back(a);
+      if (o.trace.empty()) o.trace = a;
     } else if (a.starts_with("-") && a != "-") {
       throw usage_error{"unknown option '" + std::string(a) + "' for " + o.command};
     } else if (o.trace.empty()) {
@@ -340,6 +349,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    if (o.command == "gpu") return cmd_gpu(o);
     tmod::event_table t = read(o);
     if (o.command != "links") tmod::analyze(t);  // one unit instantiates the analysis
     if (o.command == "stats") return cmd_stats(o, t);

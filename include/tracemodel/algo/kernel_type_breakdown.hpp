@@ -1,0 +1,83 @@
+// tracemodel/algo — device time by kernel class and by their overlaps, over ranks.
+//
+//   std::vector<std::vector<device_interval>> ranks = ...;   // one per rank
+//   for (const auto& row : tracemodel::kernel_type_breakdown(ranks)) ...
+//
+// Per rank, the intervals of each of computation, communication and memory are merged; the
+// time when exactly a set of them runs is labelled "COMPUTATION", "COMMUNICATION overlapping
+// MEMORY", ... (names in that order, joined by " overlapping "). The rows are the labels' sums
+// over the ranks, largest first, with the share of the total rounded to one decimal; labels
+// with no time are left out. `other` intervals (synchronization) are not counted.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tracemodel/algo/device_time.hpp"
+#include "tracemodel/algo/temporal_breakdown.hpp"
+#include "tracemodel/config.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+
+struct kernel_type_row {
+  std::string kernel_type;
+  std::int64_t sum = 0;
+  double percentage = 0;
+};
+
+/// The time of each set of classes (bit 0 computation, 1 communication, 2 memory) in one rank.
+[[nodiscard]] inline std::array<std::int64_t, 8> class_overlap_times(
+    const std::vector<device_interval>& iv) {
+  std::vector<std::pair<std::int64_t, int>> edges;  // (time, +bit or -bit)
+  for (int c = 0; c < 3; ++c) {
+    const auto cls = static_cast<kernel_class>(c);
+    for (const span& s :
+         merge_intervals(iv, [cls](const device_interval& d) { return d.cls == cls; })) {
+      edges.emplace_back(s.start, 1 << c);
+      edges.emplace_back(s.end, -(1 << c));
+    }
+  }
+  std::sort(edges.begin(), edges.end());
+  std::array<std::int64_t, 8> t{};
+  int running = 0;
+  for (std::size_t k = 0; k + 1 < edges.size(); ++k) {
+    running += edges[k].second;
+    if (running > 0) t[static_cast<std::size_t>(running)] += edges[k + 1].first - edges[k].first;
+  }
+  return t;
+}
+
+[[nodiscard]] inline std::string class_set_name(unsigned bits) {
+  std::string s;
+  for (unsigned c = 0; c < 3; ++c) {
+    if ((bits & (1u << c)) == 0) continue;
+    if (!s.empty()) s += " overlapping ";
+    s += to_string(static_cast<kernel_class>(c));
+  }
+  return s;
+}
+
+[[nodiscard]] inline std::vector<kernel_type_row> kernel_type_breakdown(
+    const std::vector<std::vector<device_interval>>& ranks) {
+  std::array<std::int64_t, 8> sum{};
+  for (const auto& iv : ranks) {
+    const auto t = class_overlap_times(iv);
+    for (std::size_t b = 1; b < 8; ++b) sum[b] += t[b];
+  }
+  std::int64_t total = 0;
+  for (std::size_t b = 1; b < 8; ++b) total += sum[b];
+  std::vector<kernel_type_row> rows;
+  for (unsigned b = 1; b < 8; ++b)
+    if (sum[b] != 0)
+      rows.push_back({class_set_name(b), sum[b], detail::percent_of(sum[b], total, 1)});
+  std::stable_sort(
+      rows.begin(), rows.end(),
+      [](const kernel_type_row& a, const kernel_type_row& b) { return a.sum > b.sum; });
+  return rows;
+}
+
+TRACEMODEL_END_NAMESPACE

@@ -1,0 +1,162 @@
+// tracemodel/formats — traces of several ranks: which files, which rank each is, and reading
+// them in parallel with bounded memory.
+//
+//   auto files = tracemodel::trace_files({"run/"});          // a folder's .json and .json.gz
+//   auto rows = tracemodel::for_each_rank(files, {}, [](std::int64_t rank, event_table& t) {
+//     return tracemodel::temporal_breakdown(tracemodel::device_intervals(t));
+//   });                                                      // [(rank, result)], by rank
+//
+// A file's rank is `distributedInfo.rank` when the trace has it, else the number in a
+// `rank-N` or `rankN` in its file name, else its position in the list. Two files of one rank are
+// an error that names both. Files are read on up to `threads` threads (the options' cap), each
+// table handed to the function and dropped as soon as it returns, so memory follows the
+// tables being read, not all of them.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tracemodel/config.hpp"
+#include "tracemodel/formats/chrome_trace_reader.hpp"
+#include "tracemodel/threads.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+
+/// The trace files of `paths`: a file as given, a folder's `.json` and `.json.gz` files (not
+/// recursive) in name order. Throws `input_error` for a path that does not exist.
+[[nodiscard]] inline std::vector<std::string> trace_files(const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      std::vector<std::string> found;
+      for (const auto& entry : fs::directory_iterator(p, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (entry.is_regular_file(ec) && (name.ends_with(".json") || name.ends_with(".json.gz")))
+          found.push_back(entry.path().string());
+      }
+      std::sort(found.begin(), found.end());
+      out.insert(out.end(), found.begin(), found.end());
+    } else if (p == "-" || fs::exists(p, ec)) {
+      out.push_back(p);
+    } else {
+      throw input_error("no such file or folder: " + p);
+    }
+  }
+  return out;
+}
+
+/// `distributedInfo.rank` of a trace, when it has one.
+template <class Schema>
+[[nodiscard]] std::optional<std::int64_t> distributed_rank(const basic_event_table<Schema>& t) {
+  for (const auto& [key, value] : t.info.metadata) {
+    if (t.strings.view(key) != "distributedInfo") continue;
+    const std::string_view v = t.strings.view(value);
+    const std::size_t k = v.find("\"rank\"");
+    if (k == std::string_view::npos) return std::nullopt;
+    std::size_t p = k + 6;
+    while (p < v.size() && (v[p] == ' ' || v[p] == '\t' || v[p] == '\n' || v[p] == '\r')) ++p;
+    if (p >= v.size() || v[p] != ':') return std::nullopt;
+    ++p;
+    while (p < v.size() && (v[p] == ' ' || v[p] == '\t' || v[p] == '\n' || v[p] == '\r')) ++p;
+    std::int64_t r = 0;
+    const auto [end, ec] = std::from_chars(v.data() + p, v.data() + v.size(), r);
+    if (ec != std::errc{} || end == v.data() + p) return std::nullopt;
+    return r;
+  }
+  return std::nullopt;
+}
+
+/// The number in a `rank-N` or `rankN` of a file name (its last path component), if any.
+[[nodiscard]] inline std::optional<std::int64_t> rank_in_name(std::string_view path) {
+  const std::size_t slash = path.find_last_of('/');
+  const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  for (std::size_t k = name.find("rank"); k != std::string_view::npos;
+       k = name.find("rank", k + 1)) {
+    std::size_t p = k + 4;
+    if (p < name.size() && name[p] == '-') ++p;
+    std::int64_t r = 0;
+    const auto [end, ec] = std::from_chars(name.data() + p, name.data() + name.size(), r);
+    if (ec == std::errc{} && end != name.data() + p) return r;
+  }
+  return std::nullopt;
+}
+
+/// Reads each file, finds its rank and calls `fn(rank, table)`; returns the results as (rank,
+/// result) pairs ordered by rank. The first error (a file that cannot be read, a rank given
+/// twice) is thrown, naming the file(s).
+template <class Fn>
+[[nodiscard]] auto for_each_rank(const std::vector<std::string>& files, const read_options& options,
+                                 Fn fn) {
+  using result = std::invoke_result_t<Fn&, std::int64_t, event_table&>;
+  struct slot {
+    std::int64_t rank = 0;
+    std::optional<result> value;
+  };
+  std::vector<slot> slots(files.size());
+  std::atomic<std::size_t> next{0};
+  std::mutex m;
+  std::exception_ptr error;
+  read_options one = options;
+  one.threads = 1;  // the files are the parallel part
+  auto work = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < files.size();) {
+      try {
+        event_table t = read_chrome_trace_file(files[i] == "-" ? "/dev/stdin" : files[i], one);
+        const std::optional<std::int64_t> r = distributed_rank(t);
+        const std::optional<std::int64_t> n = r ? r : rank_in_name(files[i]);
+        slots[i].rank = n ? *n : static_cast<std::int64_t>(i);
+        slots[i].value.emplace(fn(slots[i].rank, t));
+      } catch (const input_error& e) {
+        std::lock_guard lock(m);
+        if (!error)
+          error = std::make_exception_ptr(input_error(files[i] + ": " + e.what(), e.offset()));
+        next = files.size();
+      } catch (...) {
+        std::lock_guard lock(m);
+        if (!error) error = std::current_exception();
+        next = files.size();
+      }
+    }
+  };
+  {
+    const unsigned n =
+        std::min<unsigned>(detail::thread_budget(options),
+                           static_cast<unsigned>(std::max<std::size_t>(1, files.size())));
+    std::vector<detail::worker> helpers;
+    for (unsigned k = 1; k < n; ++k) {
+      try {
+        helpers.emplace_back(options, work);
+      } catch (const std::system_error&) {
+        break;  // fewer threads
+      }
+    }
+    work();
+    for (auto& h : helpers) h.join();
+  }
+  if (error) std::rethrow_exception(error);
+  std::vector<std::size_t> order(files.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return slots[a].rank < slots[b].rank; });
+  std::vector<std::pair<std::int64_t, result>> out;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const std::size_t i = order[k];
+    if (k > 0 && slots[order[k - 1]].rank == slots[i].rank)
+      throw input_error("rank " + std::to_string(slots[i].rank) +
+                        " is in two files: " + files[order[k - 1]] + " and " + files[i]);
+    out.emplace_back(slots[i].rank, std::move(*slots[i].value));
+  }
+  return out;
+}
+
+TRACEMODEL_END_NAMESPACE

@@ -1,0 +1,363 @@
+// Device time: the intervals under both policies, the three breakdowns on hand-computed
+// traces, against a brute-force sweep on random intervals, and against Holistic Trace
+// Analysis's own answers on every real trace that has them.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cmath>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <tracemodel/algo/comm_comp_overlap.hpp>
+#include <tracemodel/algo/device_time.hpp>
+#include <tracemodel/algo/kernel_type_breakdown.hpp>
+#include <tracemodel/algo/temporal_breakdown.hpp>
+#include <tracemodel/formats/chrome_trace_reader.hpp>
+#include <tracemodel/formats/ranks.hpp>
+
+#include "../support/json.hpp"
+
+using namespace tracemodel;
+
+namespace {
+
+event_table read_text(std::string text) { return read_chrome_trace(text, text.size()); }
+
+// Two devices, streams 7 and 8: a computation kernel [10, 20) us, a communication kernel
+// [15, 30), a copy [28, 35), a kernel on device 1 [40, 41.5), a stream wait [50, 51), and a CPU
+// op that carries `stream: 0` (as Triton's do) [60, 61).
+// clang-format off
+const char* const small_trace = R"json({"traceEvents":[
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":0,"dur":2,"args":{"correlation":1}},
+{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":10,"dur":10,"args":{"device":0,"stream":7,"correlation":1}},
+{"ph":"X","cat":"kernel","name":"ncclKernel_AllReduce_RING_LL_Sum_float","pid":0,"tid":8,"ts":15,"dur":15,"args":{"device":0,"stream":8,"correlation":2}},
+{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable to Device)","pid":0,"tid":8,"ts":28,"dur":7,"args":{"device":0,"stream":8,"correlation":3}},
+{"ph":"X","cat":"kernel","name":"gemm","pid":1,"tid":7,"ts":40,"dur":1.5,"args":{"device":1,"stream":7,"correlation":4}},
+{"ph":"X","cat":"cuda_sync","name":"Stream Wait Event","pid":0,"tid":7,"ts":50,"dur":1,"args":{"device":0,"stream":7,"correlation":5}},
+{"ph":"X","cat":"cpu_op","name":"triton_op","pid":1,"tid":1,"ts":60,"dur":1,"args":{"stream":0}}
+]})json";
+// clang-format on
+
+}  // namespace
+
+TEST_CASE("device intervals: the exact policy takes device work on a stream, classed by kind") {
+  const event_table t = read_text(small_trace);
+  const std::vector<device_interval> iv = device_intervals(t);
+  REQUIRE(iv.size() == 5);
+  std::vector<std::array<std::int64_t, 3>> got;
+  for (const auto& d : iv) got.push_back({d.start, d.end, static_cast<std::int64_t>(d.cls)});
+  std::sort(got.begin(), got.end());
+  using C = kernel_class;
+  const std::vector<std::array<std::int64_t, 3>> want{
+      {10000, 20000, static_cast<std::int64_t>(C::computation)},
+      {15000, 30000, static_cast<std::int64_t>(C::communication)},
+      {28000, 35000, static_cast<std::int64_t>(C::memory)},
+      {40000, 41500, static_cast<std::int64_t>(C::computation)},
+      {50000, 51000, static_cast<std::int64_t>(C::other)}};
+  CHECK(got == want);
+}
+
+TEST_CASE("temporal breakdown, kernel types and overlap: exact, by hand") {
+  const std::vector<device_interval> iv = device_intervals(read_text(small_trace));
+  const temporal_breakdown_row b = temporal_breakdown(iv);
+  // Merged: [10, 35) [40, 41.5) [50, 51) us; compute [10, 20) and [40, 41.5).
+  CHECK(b.any);
+  CHECK(b.kernel_time == 41000);
+  CHECK(b.idle == 13500);
+  CHECK(b.compute == 11500);
+  CHECK(b.non_compute == 16000);
+  CHECK(b.idle_pctg == 32.93);
+  CHECK(b.compute_pctg == 28.05);
+  CHECK(b.non_compute_pctg == 39.02);
+
+  const std::vector<kernel_type_row> k = kernel_type_breakdown({iv});
+  REQUIRE(k.size() == 5);
+  CHECK(k[0].kernel_type == "COMMUNICATION");  // [20, 28)
+  CHECK(k[0].sum == 8000);
+  CHECK(k[0].percentage == 30.2);
+  CHECK(k[1].kernel_type == "COMPUTATION");  // [10, 15) and [40, 41.5)
+  CHECK(k[1].sum == 6500);
+  CHECK(k[2].kernel_type == "COMPUTATION overlapping COMMUNICATION");  // [15, 20)
+  CHECK(k[2].sum == 5000);
+  CHECK(k[2].percentage == 18.9);
+  CHECK(k[3].kernel_type == "MEMORY");  // [30, 35)
+  CHECK(k[3].sum == 5000);
+  CHECK(k[4].kernel_type == "COMMUNICATION overlapping MEMORY");  // [28, 30)
+  CHECK(k[4].sum == 2000);
+  CHECK(k[4].percentage == 7.5);
+
+  const std::optional<double> o = comm_comp_overlap(iv);  // 5 of the 15 us of communication
+  REQUIRE(o.has_value());
+  CHECK(*o == 33.33);
+}
+
+TEST_CASE("device intervals: HTA's policy (stream != -1, microseconds rounded as pandas does)") {
+  const event_table t = read_text(small_trace);
+  const std::vector<device_interval> iv = device_intervals(t, hta_device_time{});
+  // The CPU op with `stream: 0` counts as a computation kernel; the 41.5 us end is floored
+  // (one start is fractional: every time is rounded).
+  REQUIRE(iv.size() == 6);
+  const temporal_breakdown_row b = temporal_breakdown(iv);
+  CHECK(b.kernel_time == 51);  // [10, 61)
+  CHECK(b.idle == 23);
+  CHECK(b.compute == 12);
+  CHECK(b.non_compute == 16);
+  CHECK(b.idle_pctg == 45.1);
+  CHECK(b.compute_pctg == 23.53);
+  CHECK(b.non_compute_pctg == 31.37);
+
+  // ceil(1.2) = 2, floor(1.2 + 0.5) = 1: a short kernel ends before it starts.
+  const event_table r = read_text(R"({"traceEvents":[
+{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1.2,"dur":0.5,"args":{"stream":7}}]})");
+  const auto short_one = device_intervals(r, hta_device_time{});
+  REQUIRE(short_one.size() == 1);
+  CHECK(short_one[0].start == 2);
+  CHECK(short_one[0].end == 1);
+  CHECK(temporal_breakdown(short_one).kernel_time == -1);
+}
+
+TEST_CASE("HTA's kernel classes, by name") {
+  CHECK(hta_kernel_class("ncclDevKernel_AllGather") == kernel_class::communication);
+  CHECK(hta_kernel_class("void x::ncclKernel_y") == kernel_class::communication);
+  CHECK(hta_kernel_class("hipMemcpyAsync") == kernel_class::communication);  // any hip*
+  CHECK(hta_kernel_class("Memcpy DtoH (Device -> Pinned)") == kernel_class::memory);
+  CHECK(hta_kernel_class("Memset (Device)") == kernel_class::memory);
+  CHECK(hta_kernel_class("dma_transfer") == kernel_class::memory);
+  CHECK(hta_kernel_class("Stream Wait Event") == kernel_class::other);
+  CHECK(hta_kernel_class("Context Sync") == kernel_class::other);
+  CHECK(hta_kernel_class("my_Memcpy_kernel") == kernel_class::other);
+  CHECK(hta_kernel_class("cudaLaunchKernel") == kernel_class::other);
+  CHECK(hta_kernel_class("nccldevkernel") == kernel_class::communication);  // starts with nccl
+  CHECK(hta_kernel_class("NCCLKernel") == kernel_class::computation);       // case-sensitive
+  CHECK(hta_kernel_class("volta_sgemm_128x64_nn") == kernel_class::computation);
+  // The exact policy's classifier: prefixes and substrings, configurable.
+  kernel_classifier c;
+  CHECK(c.communication("rcclKernel_x"));
+  CHECK_FALSE(c.communication("gemm"));
+  c.prefixes.push_back("my_allreduce");
+  CHECK(c.communication("my_allreduce_v2"));
+}
+
+TEST_CASE("a trace without device work: zeros, no rows, no overlap") {
+  const event_table t = read_text(R"({"traceEvents":[
+{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":0,"dur":5}]})");
+  for (const auto& iv : {device_intervals(t), device_intervals(t, hta_device_time{})}) {
+    CHECK(iv.empty());
+    const temporal_breakdown_row b = temporal_breakdown(iv);
+    CHECK_FALSE(b.any);
+    CHECK(b.kernel_time == 0);
+    CHECK(kernel_type_breakdown({iv}).empty());
+    CHECK_FALSE(comm_comp_overlap(iv).has_value());
+  }
+}
+
+TEST_CASE("breakdowns against a brute-force sweep over unit cells, on random intervals") {
+  std::mt19937 rng(46);
+  for (int round = 0; round < 300; ++round) {
+    std::vector<device_interval> iv(std::uniform_int_distribution<int>(1, 12)(rng));
+    for (auto& d : iv) {
+      d.start = std::uniform_int_distribution<std::int64_t>(0, 60)(rng);
+      d.end = d.start + std::uniform_int_distribution<std::int64_t>(0, 12)(rng);
+      d.cls = static_cast<kernel_class>(std::uniform_int_distribution<int>(0, 3)(rng));
+    }
+    std::int64_t lo = iv[0].start, hi = iv[0].end;
+    for (const auto& d : iv) lo = std::min(lo, d.start), hi = std::max(hi, d.end);
+    std::int64_t busy = 0, compute = 0, comm = 0, both = 0;
+    std::array<std::int64_t, 8> sets{};
+    for (std::int64_t cell = lo; cell < hi; ++cell) {
+      unsigned any = 0, mask = 0;
+      for (const auto& d : iv)
+        if (d.start <= cell && cell < d.end) {
+          any = 1;
+          if (d.cls != kernel_class::other) mask |= 1u << static_cast<unsigned>(d.cls);
+        }
+      busy += any;
+      compute += (mask & 1) != 0;
+      comm += (mask & 2) != 0;
+      both += (mask & 3) == 3;
+      ++sets[mask];
+    }
+    const temporal_breakdown_row b = temporal_breakdown(iv);
+    CHECK(b.kernel_time == hi - lo);
+    CHECK(b.idle == hi - lo - busy);
+    CHECK(b.compute == compute);
+    CHECK(b.non_compute == busy - compute);
+    const auto t = class_overlap_times(iv);
+    for (std::size_t m = 1; m < 8; ++m) CHECK(t[m] == sets[m]);
+    const std::optional<double> o = comm_comp_overlap(iv);
+    CHECK(o.has_value() == (comm > 0));
+    if (o) CHECK(*o == detail::percent_of(both, comm, 2));
+  }
+}
+
+namespace {
+
+struct hta_case {
+  const char* answers;
+  std::vector<const char*> traces;
+};
+
+/// The breakdowns under HTA's policy, as `tracemodel gpu --hta` computes them.
+struct hta_result {
+  std::vector<std::int64_t> ranks;
+  std::vector<temporal_breakdown_row> temporal;
+  std::vector<std::optional<double>> overlap;
+  std::vector<kernel_type_row> types;
+};
+hta_result run_hta(const std::vector<std::string>& files) {
+  struct per_rank {
+    std::vector<device_interval> iv[2];
+    std::vector<std::string> steps;
+  };
+  auto ranks = for_each_rank(files, {}, [](std::int64_t, event_table& t) {
+    per_rank r;
+    r.iv[0] = device_intervals(t, hta_device_time{});
+    r.iv[1] = device_intervals(t, hta_device_time{.drop_last_step = true});
+    r.steps = hta_step_names(t);
+    return r;
+  });
+  std::vector<std::string> steps;
+  for (const auto& [rank, r] : ranks) steps.insert(steps.end(), r.steps.begin(), r.steps.end());
+  std::sort(steps.begin(), steps.end());
+  const bool drop = std::unique(steps.begin(), steps.end()) - steps.begin() >= 2;
+  hta_result out;
+  std::vector<std::vector<device_interval>> all;
+  for (auto& [rank, r] : ranks) {
+    out.ranks.push_back(rank);
+    out.temporal.push_back(temporal_breakdown(r.iv[drop]));
+    out.overlap.push_back(comm_comp_overlap(r.iv[drop]));
+    all.push_back(std::move(r.iv[drop]));
+  }
+  out.types = kernel_type_breakdown(all);
+  return out;
+}
+
+bool failed(simdjson::dom::element doc, const char* analysis) {
+  simdjson::dom::element errors;
+  if (doc["errors"].get(errors) != simdjson::SUCCESS) return false;
+  simdjson::dom::element e;
+  return errors[analysis].get(e) == simdjson::SUCCESS;
+}
+
+}  // namespace
+
+TEST_CASE("HTA's policy reproduces HTA's temporal, kernel-type and overlap rows on real traces") {
+  const std::vector<hta_case> cases{
+      {"alexnet", {"critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz"}},
+      {"amd", {"amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz"}},
+      {"cpu_only", {"cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"}},
+      {"cuda_event_sync", {"critical_path_cuda_event_sync_event_sync_trace.json.gz"}},
+      {"nccl_parser_config", {"nccl_parser_config_nccl_data.json.gz"}},
+      {"negative_queue_length", {"negative_queue_length_values_check_rank0.json.gz"}},
+      {"simple_add_et_trace", {"execution_trace_benchmark_simple_add_trace.json.gz"}},
+      {"trace_compare_base", {"trace_compare_base_base.json.gz"}},
+      {"trace_compare_test", {"trace_compare_test_test.json.gz"}},
+      {"trace_diff_control", {"trace_diff_control_control.json.gz"}},
+      {"trace_filter_2ranks",
+       {"trace_filter_sampled_rank-0.json.gz", "trace_filter_sampled_rank-1.json.gz"}},
+      {"triton", {"triton_example_triton_example.json.gz"}},
+  };
+  std::size_t rows = 0;
+  for (const hta_case& c : cases) {
+    CAPTURE(c.answers);
+    std::vector<std::string> files;
+    for (const char* f : c.traces) files.push_back(tmtest::data_path(std::string("kineto/") + f));
+    const hta_result r = run_hta(files);
+    const tmtest::json_doc doc(
+        tmtest::data_path(std::string("kineto/hta/") + c.answers + ".hta.json"));
+    if (!failed(doc.root, "temporal_breakdown")) {
+      simdjson::dom::array want = doc.root["temporal_breakdown"].get_array();
+      REQUIRE(want.size() == r.ranks.size());
+      std::size_t k = 0;
+      for (simdjson::dom::element row : want) {
+        CHECK(row["rank"].get_int64().value() == r.ranks[k]);
+        const temporal_breakdown_row& b = r.temporal[k];
+        CHECK(row["idle_time(us)"].get_double().value() == static_cast<double>(b.idle));
+        CHECK(row["compute_time(us)"].get_double().value() == static_cast<double>(b.compute));
+        CHECK(row["non_compute_time(us)"].get_double().value() ==
+              static_cast<double>(b.non_compute));
+        CHECK(row["kernel_time(us)"].get_double().value() == static_cast<double>(b.kernel_time));
+        CHECK(row["idle_time_pctg"].get_double().value() == b.idle_pctg);
+        CHECK(row["compute_time_pctg"].get_double().value() == b.compute_pctg);
+        CHECK(row["non_compute_time_pctg"].get_double().value() == b.non_compute_pctg);
+        ++k;
+        ++rows;
+      }
+    }
+    if (!failed(doc.root, "kernel_type_breakdown")) {
+      std::vector<kernel_type_row> want;  // HTA's rows with time (its zero rows are transients)
+      for (simdjson::dom::element row : doc.root["kernel_type_breakdown"].get_array()) {
+        const std::int64_t sum = row["sum"].get_int64().value();
+        if (sum != 0)
+          want.push_back({std::string(row["kernel_type"].get_string().value()), sum,
+                          row["percentage"].get_double().value()});
+      }
+      REQUIRE(want.size() == r.types.size());
+      for (std::size_t k = 0; k < want.size(); ++k) {
+        CHECK(want[k].kernel_type == r.types[k].kernel_type);
+        CHECK(want[k].sum == r.types[k].sum);
+        CHECK(want[k].percentage == r.types[k].percentage);
+        ++rows;
+      }
+    }
+    if (!failed(doc.root, "comm_comp_overlap")) {
+      simdjson::dom::array want = doc.root["comm_comp_overlap"].get_array();
+      REQUIRE(want.size() == r.ranks.size());
+      std::size_t k = 0;
+      for (simdjson::dom::element row : want) {
+        CHECK(row["rank"].get_int64().value() == r.ranks[k]);
+        const simdjson::dom::element v = row["comp_comm_overlap_pctg"];
+        CHECK(v.is_null() == !r.overlap[k].has_value());
+        if (!v.is_null() && r.overlap[k]) CHECK(v.get_double().value() == *r.overlap[k]);
+        ++k;
+        ++rows;
+      }
+    }
+  }
+  CHECK(rows == 60);  // every row HTA answered
+}
+
+TEST_CASE("ranks: from distributedInfo, else the file name, else the order; one rank twice fails") {
+  CHECK(rank_in_name("run/trace_rank-3.json") == 3);
+  CHECK(rank_in_name("rank12.json.gz") == 12);
+  CHECK(rank_in_name("ranks/trace.json") == std::nullopt);  // a folder's name does not count
+  CHECK(rank_in_name("frank.json") == std::nullopt);
+  const std::string d = tmtest::data_path("kineto/");
+  read_options two;
+  two.threads = 2;
+  const auto both = for_each_rank(
+      {d + "trace_filter_sampled_rank-1.json.gz", d + "trace_filter_sampled_rank-0.json.gz"}, two,
+      [](std::int64_t rank, event_table& t) {
+        CHECK(distributed_rank(t) == rank);
+        return t.size();
+      });
+  REQUIRE(both.size() == 2);
+  CHECK(both[0].first == 0);
+  CHECK(both[1].first == 1);
+  CHECK(both[0].second > 1000);
+  // No distributedInfo and no rank in the name: the position in the list.
+  const auto by_order = for_each_rank({d + "triton_example_triton_example.json.gz",
+                                       d + "amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz"},
+                                      {}, [](std::int64_t, event_table&) { return 0; });
+  CHECK(by_order[0].first == 0);
+  CHECK(by_order[1].first == 1);
+  // The same rank in two files: an error naming both.
+  try {
+    (void)for_each_rank(
+        {d + "trace_compare_base_base.json.gz", d + "trace_compare_test_test.json.gz"}, {},
+        [](std::int64_t, event_table&) { return 0; });
+    FAIL("no error");
+  } catch (const input_error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("rank 1 is in two files") != std::string::npos);
+    CHECK(what.find("trace_compare_base_base") != std::string::npos);
+    CHECK(what.find("trace_compare_test_test") != std::string::npos);
+  }
+  // A folder: its .json and .json.gz files, by name.
+  const std::vector<std::string> files = trace_files({d});
+  CHECK(files.size() == 15);
+  CHECK(std::is_sorted(files.begin(), files.end()));
+  CHECK_THROWS_AS((void)trace_files({d + "no-such-file.json"}), input_error);
+}
