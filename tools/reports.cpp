@@ -39,7 +39,9 @@ int cmd_stats(const options& o, tmod::event_table& t) {
   }
   std::string s;
   tmod::json_output out = tmod::json_output::to_string(s);
-  out.raw("{\"rows\":[");
+  out.ch('{');
+  write_repairs(out, t.anomalies);
+  out.raw(",\"rows\":[");
   const std::size_t n = o.top == 0 || o.top > rows.size() ? rows.size() : o.top;
   for (std::size_t i = 0; i < n; ++i) {
     const auto& r = rows[i];
@@ -60,7 +62,9 @@ int cmd_tree(const options& o, tmod::event_table& t) {
   if (o.json) {
     std::string s;
     tmod::json_output out = tmod::json_output::to_string(s);
-    out.raw("{\"events\":[");
+    out.ch('{');
+    write_repairs(out, t.anomalies);
+    out.raw(",\"events\":[");
     for (std::size_t i = 0; i < t.size(); ++i) {
       const auto& e = t.events[i];
       const std::int64_t end = e.end_ns();
@@ -140,7 +144,9 @@ int cmd_patterns(const options& o, tmod::event_table& t) {
   }
   std::string s;
   tmod::json_output out = tmod::json_output::to_string(s);
-  out.raw("{\"patterns\":[");
+  out.ch('{');
+  write_repairs(out, t.anomalies);
+  out.raw(",\"patterns\":[");
   for (std::size_t k = 0; k < results.size(); ++k) {
     const auto& r = results[k];
     out.raw(k ? ",\n" : "\n").raw("{\"name\":").string(r.name);

@@ -54,7 +54,14 @@ int cmd_flame(const options& o, tmod::event_table& t) {
     return 1;
   }
   if (o.json) {
-    std::printf("{\"output\":\"%s\",\"events\":%zu}\n", o.output.c_str(), t.size());
+    std::string s;
+    tmod::json_output out = tmod::json_output::to_string(s);
+    out.ch('{');
+    write_repairs(out, t.anomalies);
+    out.raw(",\"output\":").string(o.output).raw(",\"events\":").unsigned_integer(t.size());
+    out.raw("}\n");
+    out.flush();
+    std::fputs(s.c_str(), stdout);
   } else {
     std::printf("wrote %s (%zu events)\n", o.output.c_str(), t.size());
   }
@@ -100,7 +107,9 @@ int cmd_link(const options& o, tmod::event_table& t) {
   }
   std::string s;
   tmod::json_output out = tmod::json_output::to_string(s);
-  out.raw("{\"method\":").string(r.method).raw(",\"op_nodes\":").unsigned_integer(r.op_nodes);
+  out.ch('{');
+  write_repairs(out, t.anomalies);
+  out.raw(",\"method\":").string(r.method).raw(",\"op_nodes\":").unsigned_integer(r.op_nodes);
   out.raw(",\"matched\":").unsigned_integer(r.matched).raw(",\"unmatched\":[");
   for (std::size_t k = 0; k < r.unmatched.size(); ++k) {
     const auto& n = et.nodes[r.unmatched[k].node];
@@ -168,7 +177,9 @@ int cmd_links(const options& o, tmod::event_table& t) {
   }
   std::string s;
   tmod::json_output out = tmod::json_output::to_string(s);
-  out.raw("{\"links\":[");
+  out.ch('{');
+  write_repairs(out, t.anomalies);
+  out.raw(",\"links\":[");
   bool first = true;
   auto link = [&](const char* type, const tmod::flow_link& l) {
     out.raw(first ? "\n" : ",\n").raw("{\"type\":\"").raw(type).raw("\",\"id\":").id(l.id);
@@ -352,12 +363,14 @@ int main(int argc, char** argv) {
     if (o.command == "gpu") return cmd_gpu(o);
     tmod::event_table t = read(o);
     if (o.command != "links") tmod::analyze(t);  // one unit instantiates the analysis
-    if (o.command == "stats") return cmd_stats(o, t);
-    if (o.command == "tree") return cmd_tree(o, t);
-    if (o.command == "patterns") return cmd_patterns(o, t);
-    if (o.command == "flame") return cmd_flame(o, t);
-    if (o.command == "link") return cmd_link(o, t);
-    return cmd_links(o, t);
+    const int status = o.command == "stats"      ? cmd_stats(o, t)
+                       : o.command == "tree"     ? cmd_tree(o, t)
+                       : o.command == "patterns" ? cmd_patterns(o, t)
+                       : o.command == "flame"    ? cmd_flame(o, t)
+                       : o.command == "link"     ? cmd_link(o, t)
+                                                 : cmd_links(o, t);
+    report_repairs(o.trace, t.anomalies);  // what reading and the analysis repaired
+    return status;
   } catch (const tmod::input_error& e) {
     if (e.offset() != tmod::input_error::npos)
       std::fprintf(stderr, "tracemodel: %s: byte %zu: %s\n", o.trace.c_str(), e.offset(), e.what());

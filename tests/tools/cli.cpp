@@ -443,7 +443,8 @@ TEST_SUITE("tools") {
       REQUIRE(from_file.status == 0);
       CHECK(from_stdin.status == 0);
       CHECK(from_stdin.out == from_file.out);
-      CHECK(from_file.out.find("{\"rows\":[\n{\"key\":") == 0);
+      CHECK(from_file.out.find("{\"repairs\":{") == 0);
+      CHECK(from_file.out.find("},\"rows\":[\n{\"key\":") != std::string::npos);
     }
     CHECK(run("stats - --bogus").status == 2);
   }
@@ -509,5 +510,81 @@ TEST_SUITE("tools") {
     const run_result help = run("--help");
     CHECK(help.status == 0);
     CHECK(help.out.find("usage: tracemodel") != std::string::npos);
+  }
+
+  TEST_CASE("tracemodel: what reading repaired, on stderr and in --json") {
+    const std::string nccl =
+        quoted(tmtest::data_path("kineto/nccl_parser_config_nccl_data.json.gz"));
+    for (const char* command : {"stats", "tree", "links", "patterns", "gpu"}) {
+      CAPTURE(command);
+      const run_result text = run(std::string(command) + " " + nccl, true);  // stderr too
+      CHECK(text.status == 0);
+      CHECK(text.out.find("nccl_parser_config_nccl_data.json.gz: repaired 4878: 4878 "
+                          "flow_end_without_start\n") != std::string::npos);
+      const run_result json = run(std::string(command) + " --json " + nccl);
+      CHECK(json.out.find("\"repairs\":{\"flow_end_without_start\":4878}") != std::string::npos);
+    }
+    // Nothing repaired: nothing said, an empty object.
+    const std::string clean =
+        quoted(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json"));
+    CHECK(run("stats " + clean, true).out.find("repaired") == std::string::npos);
+    CHECK(run("stats --json " + clean).out.starts_with("{\"repairs\":{},"));
+  }
+
+  TEST_CASE("tracemodel gpu: HTA's numbers with --hta, exact ones without, ranks, errors") {
+    const std::string r0 = tmtest::data_path("kineto/trace_filter_sampled_rank-0.json.gz");
+    const std::string r1 = tmtest::data_path("kineto/trace_filter_sampled_rank-1.json.gz");
+    // Given in the wrong order: rows come by rank.
+    const run_result hta = run("gpu --hta --json " + quoted(r1) + " " + quoted(r0));
+    REQUIRE(hta.status == 0);
+    simdjson::dom::parser p;
+    const simdjson::dom::element got = p.parse(hta.out);
+    CHECK(std::string_view(got["policy"]) == "hta");
+    CHECK(std::string_view(got["unit"]) == "us");
+    const tmtest::json_doc want(tmtest::data_path("kineto/hta/trace_filter_2ranks.hta.json"));
+    for (const char* analysis : {"temporal_breakdown", "comm_comp_overlap"}) {
+      CAPTURE(analysis);
+      simdjson::dom::array a = got[analysis], b = want.root[analysis];
+      REQUIRE(a.size() == b.size());
+      for (std::size_t k = 0; k < a.size(); ++k) {
+        for (auto [key, value] : simdjson::dom::object(b.at(k))) {
+          if (key == "index") continue;
+          CAPTURE(key);
+          CHECK(double(a.at(k)[key]) == double(value));
+        }
+      }
+    }
+    simdjson::dom::array types = got["kernel_type_breakdown"];
+    CHECK(types.size() == 7);
+    CHECK(std::string_view(types.at(0)["kernel_type"]) == "COMMUNICATION");
+    CHECK(int64_t(types.at(0)["sum"]) == 305584);
+    CHECK(double(types.at(0)["percentage"]) == 55.5);
+
+    // The exact policy: nanoseconds, no step dropped, CPU ops never device work.
+    const run_result exact = run("gpu --json " + quoted(r0));
+    REQUIRE(exact.status == 0);
+    simdjson::dom::parser q;
+    const simdjson::dom::element e = q.parse(exact.out);
+    CHECK(std::string_view(e["unit"]) == "ns");
+    const simdjson::dom::element row = simdjson::dom::array(e["temporal_breakdown"]).at(0);
+    CHECK(int64_t(row["kernel_time(ns)"]) > 600058 * 1000);  // the last step's kernels too
+
+    const run_result text = run("gpu --hta " + quoted(r0) + " " + quoted(r1));
+    CHECK(text.status == 0);
+    CHECK(text.out.find(
+              "     0         321378         106252         172428         600058   53.56") !=
+          std::string::npos);
+    CHECK(text.out.find("  rank 1: 20.05%") != std::string::npos);
+
+    // Two files of one rank, a missing file, a folder without traces, bad usage.
+    const std::string base = tmtest::data_path("kineto/trace_compare_base_base.json.gz");
+    const std::string test = tmtest::data_path("kineto/trace_compare_test_test.json.gz");
+    const run_result twice = run("gpu " + quoted(base) + " " + quoted(test), true);
+    CHECK(twice.status == 1);
+    CHECK(twice.out.find("rank 1 is in two files: " + base + " and " + test) != std::string::npos);
+    CHECK(run("gpu " + quoted(r0 + ".missing")).status == 1);
+    CHECK(run("gpu " + quoted(tmtest::data_path("kineto/hta"))).status == 1);
+    CHECK(run("gpu").status == 2);
+    CHECK(run("gpu --depth 1 " + quoted(r0)).status == 2);
   }
 }
