@@ -319,7 +319,7 @@ TEST_CASE("HTA's policy reproduces HTA's temporal, kernel-type and overlap rows 
   CHECK(rows == 60);  // every row HTA answered
 }
 
-TEST_CASE("ranks: from distributedInfo, else the file name, else the order; one rank twice fails") {
+TEST_CASE("ranks: from distributedInfo, else the file name, else the order, and one rank twice fails") {
   CHECK(rank_in_name("run/trace_rank-3.json") == 3);
   CHECK(rank_in_name("rank12.json.gz") == 12);
   CHECK(rank_in_name("ranks/trace.json") == std::nullopt);  // a folder's name does not count

@@ -60,7 +60,7 @@ foreach(page IN LISTS _tm_doc_pages)
     set_tests_properties(docs.${target} PROPERTIES LABELS "docs")
   endforeach()
   if(TARGET tracemodel_cli)
-    tracemodel_doc_blocks("${text}" "sh example" ${name} sh scripts)
+    tracemodel_doc_blocks("${text}" "sh example" ${name}_sh sh scripts)
     foreach(script IN LISTS scripts)
       get_filename_component(target ${script} NAME_WE)
       add_test(NAME docs.${target}
