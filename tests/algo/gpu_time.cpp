@@ -156,7 +156,7 @@ TEST_CASE("a trace without device work: zeros, no rows, no overlap") {
 TEST_CASE("breakdowns against a brute-force sweep over unit cells, on random intervals") {
   std::mt19937 rng(46);
   for (int round = 0; round < 300; ++round) {
-    std::vector<device_interval> iv(std::uniform_int_distribution<int>(1, 12)(rng));
+    std::vector<device_interval> iv(std::uniform_int_distribution<std::size_t>(1, 12)(rng));
     for (auto& d : iv) {
       d.start = std::uniform_int_distribution<std::int64_t>(0, 60)(rng);
       d.end = d.start + std::uniform_int_distribution<std::int64_t>(0, 12)(rng);
@@ -319,7 +319,8 @@ TEST_CASE("HTA's policy reproduces HTA's temporal, kernel-type and overlap rows 
   CHECK(rows == 60);  // every row HTA answered
 }
 
-TEST_CASE("ranks: from distributedInfo, else the file name, else the order, and one rank twice fails") {
+TEST_CASE(
+    "ranks: from distributedInfo, else the file name, else the order, and one rank twice fails") {
   CHECK(rank_in_name("run/trace_rank-3.json") == 3);
   CHECK(rank_in_name("rank12.json.gz") == 12);
   CHECK(rank_in_name("ranks/trace.json") == std::nullopt);  // a folder's name does not count
