@@ -10,6 +10,7 @@
 #include "tracemodel/algo/comm_comp_overlap.hpp"
 #include "tracemodel/algo/concepts.hpp"
 #include "tracemodel/algo/device_time.hpp"
+#include "tracemodel/algo/hta_frame.hpp"
 #include "tracemodel/algo/et_link.hpp"
 #include "tracemodel/algo/flows.hpp"
 #include "tracemodel/algo/fwd_bwd.hpp"

@@ -21,14 +21,12 @@
 #pragma once
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "tracemodel/algo/hta_frame.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/model/table.hpp"
 
@@ -128,27 +126,8 @@ struct exact_device_time {
   return kernel_class::computation;
 }
 
-namespace detail {
-/// The double nearest to `ns / 1000` (as Python reads the decimal text of a time in µs).
-[[nodiscard]] inline double micros_as_python(std::int64_t ns) {
-  char buf[40];
-  const bool neg = ns < 0;
-  const std::uint64_t a = neg ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
-  char* p = buf;
-  if (neg) *p++ = '-';
-  p = std::to_chars(p, buf + sizeof buf, a / 1000).ptr;
-  *p++ = '.';
-  const auto frac = static_cast<unsigned>(a % 1000);
-  *p++ = static_cast<char>('0' + frac / 100);
-  *p++ = static_cast<char>('0' + frac / 10 % 10);
-  *p++ = static_cast<char>('0' + frac % 10);
-  double d = 0;
-  std::from_chars(buf, p, d);
-  return d;
-}
-}  // namespace detail
-
-/// Holistic Trace Analysis's view (hta-analyses.md, sections 1 and 2), quirks included.
+/// Holistic Trace Analysis's view (hta-analyses.md, sections 1 and 2), quirks included: the
+/// rows of its frame (hta_frame.hpp) whose `stream` is not -1, classed by name.
 struct hta_device_time {
   static constexpr std::string_view unit_name = "us";
   /// Drop the last profiler step and the kernels launched in it (HTA does when the ranks' traces
@@ -157,117 +136,20 @@ struct hta_device_time {
 
   template <class Schema>
   [[nodiscard]] std::vector<device_interval> intervals(const basic_event_table<Schema>& t) const {
-    const std::int64_t base = t.info.base_time_ns;
-    // pandas makes `ts` a float column (and HTA rounds) when any start is fractional.
-    bool rounding = false;
-    for (const auto& e : t.events)
-      if ((e.start_ns - base) % 1000 != 0) {
-        rounding = true;
-        break;
-      }
-    struct row {
-      std::int64_t ts, end, stream, correlation;
-      bool gpu;  // HTA's GPUKernelFilter
-    };
-    const name_id stream_key = key_id(t, "stream"), corr_key = key_id(t, "correlation");
-    std::vector<row> rows(t.size());
-    std::vector<unsigned char> complete(t.size(), 0);
-    std::int64_t last_step = std::numeric_limits<std::int64_t>::max();
-    bool any_step = false;
-    for (event_index i = 0; i < t.size(); ++i) {
-      const auto& e = t.events[i];
-      const std::int64_t end_ns = e.end_ns();
-      if (e.instant_scope != 0 || end_ns == no_end_ns || e.kind() == event_kind::allocation ||
-          e.kind() == event_kind::out_of_memory || t.category(e) == "Trace")
-        continue;
-      complete[i] = 1;
-      row& r = rows[i];
-      if (rounding) {
-        const double ts = detail::micros_as_python(e.start_ns - base);
-        const double dur = detail::micros_as_python(end_ns - e.start_ns);
-        r.ts = static_cast<std::int64_t>(std::ceil(ts));
-        r.end = static_cast<std::int64_t>(std::floor(ts + dur));
-      } else {
-        r.ts = (e.start_ns - base) / 1000;
-        r.end = r.ts + (end_ns - e.start_ns) / 1000;
-      }
-      r.stream = -1;
-      r.correlation = -1;
-      if (const auto* d = e.template get_if<event_kind::device_activity>()) {
-        r.stream = d->stream;
-        if (d->correlation_id != 0) r.correlation = static_cast<std::int64_t>(d->correlation_id);
-      }
-      for (const attribute& a : t.attrs_of(e)) {
-        if (a.key != stream_key && a.key != corr_key) continue;
-        std::int64_t v = -1;
-        if (a.type == attr_type::integer) v = a.i;
-        if (a.type == attr_type::unsigned_integer) v = static_cast<std::int64_t>(a.u);
-        if (a.type == attr_type::floating) v = static_cast<std::int64_t>(a.f);
-        if (a.type == attr_type::string) {  // pandas' to_numeric: a number in a string counts
-          const std::string_view x = t.strings.view(a.s);
-          const auto [end, ec] = std::from_chars(x.data(), x.data() + x.size(), v);
-          if (ec != std::errc{} || end != x.data() + x.size()) v = -1;
-        }
-        (a.key == stream_key ? r.stream : r.correlation) = v;
-      }
-      const std::string_view name = t.name(e);
-      r.gpu =
-          (r.stream >= 0 && r.correlation >= 0) || name == "Event Sync" || name == "Context Sync";
-      if (name.starts_with("ProfilerStep") && (!any_step || r.ts > last_step)) {
-        last_step = r.ts;
-        any_step = true;
-      }
-    }
-    // The last step's CPU rows and the GPU rows not launched by a kept CPU row go.
-    std::vector<std::int64_t> kept_corr;
-    if (drop_last_step) {
-      for (event_index i = 0; i < t.size(); ++i)
-        if (complete[i] && !rows[i].gpu && rows[i].ts < last_step)
-          kept_corr.push_back(rows[i].correlation);
-      std::sort(kept_corr.begin(), kept_corr.end());
-    }
+    return intervals(t, hta_frame(t, drop_last_step));
+  }
+  /// The same from a frame made already.
+  template <class Schema>
+  [[nodiscard]] static std::vector<device_interval> intervals(const basic_event_table<Schema>& t,
+                                                              const hta_frame& f) {
     std::vector<device_interval> out;
-    for (event_index i = 0; i < t.size(); ++i) {
-      const row& r = rows[i];
-      if (!complete[i] || r.stream == -1) continue;
-      if (drop_last_step) {
-        if (r.gpu ? !std::binary_search(kept_corr.begin(), kept_corr.end(), r.correlation)
-                  : r.ts >= last_step)
-          continue;
-      }
-      out.push_back({r.ts, r.end, hta_kernel_class(t.name(t.events[i])), i, r.stream});
-    }
+    for (const hta_row& r : f.rows)
+      if (r.stream != -1)
+        out.push_back(
+            {r.ts, r.end, hta_kernel_class(t.name(t.events[r.event])), r.event, r.stream});
     return out;
   }
-
- private:
-  template <class Table>
-  static name_id key_id(const Table& t, std::string_view k) {
-    name_id id{};
-    return t.strings.find(k, id) ? id : name_id{std::numeric_limits<std::uint32_t>::max()};
-  }
 };
-
-/// The distinct `ProfilerStep#N` names of a table, for HTA's rule that drops the last step when
-/// the ranks together hold two or more.
-template <class Schema>
-[[nodiscard]] std::vector<std::string> hta_step_names(const basic_event_table<Schema>& t) {
-  std::vector<std::string> names;
-  for (const auto& e : t.events) {
-    const std::string_view n = t.name(e);
-    if (!n.starts_with("ProfilerStep")) continue;
-    std::string_view rest = n.substr(12);
-    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
-    if (rest.empty() || rest.front() != '#') continue;
-    rest.remove_prefix(1);
-    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
-    if (rest.empty() || rest.front() < '0' || rest.front() > '9') continue;
-    names.emplace_back(n);
-  }
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
-  return names;
-}
 
 /// The device intervals of `t` under `policy` (default: exact).
 template <class Schema, class Policy = exact_device_time>

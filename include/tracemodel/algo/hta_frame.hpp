@@ -1,0 +1,194 @@
+// tracemodel/algo — Holistic Trace Analysis's frame: the rows its analyses read, made from an
+// event table as HTA's loader makes them (hta-analyses.md, section 1), quirks included.
+//
+//   const tracemodel::hta_frame f(table, /*drop_last_step=*/true);
+//
+// A row per complete event (instants, allocations, flows, metadata and the `Trace` span are not
+// rows), in table order, with:
+//  - its times in integer microseconds: when any start is fractional, `ceil(ts)` and
+//    `floor(ts + dur)` computed in doubles from the correctly rounded decimal values, as pandas
+//    does (so an event shorter than a microsecond can end before it starts); else the times cut
+//    to microseconds;
+//  - `stream` and `correlation` from its args (-1 without; a stream that is not a number, such
+//    as AMD's "0x0", is -1, as pandas' to_numeric makes it);
+//  - `gpu`: HTA's GPU-kernel test, `stream >= 0 and correlation >= 0`, or the name "Event Sync"
+//    or "Context Sync";
+//  - `partner`: the row on the other side of its correlation id (a kernel's runtime call, a
+//    call's kernel; the last one when there are several), or -1;
+//  - `memory_bw`: the `memory bandwidth (GB/s)` arg (0 without).
+// With `drop_last_step`, HTA's filter: rows not `gpu` that start at or after the last
+// `ProfilerStep` go, and `gpu` rows whose correlation no kept row has go too.
+#pragma once
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "tracemodel/config.hpp"
+#include "tracemodel/model/table.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+
+namespace detail {
+/// The double nearest to `ns / 1000` (as Python reads the decimal text of a time in µs).
+[[nodiscard]] inline double micros_as_python(std::int64_t ns) {
+  char buf[40];
+  const bool neg = ns < 0;
+  const std::uint64_t a = neg ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
+  char* p = buf;
+  if (neg) *p++ = '-';
+  p = std::to_chars(p, buf + sizeof buf, a / 1000).ptr;
+  *p++ = '.';
+  const auto frac = static_cast<unsigned>(a % 1000);
+  *p++ = static_cast<char>('0' + frac / 100);
+  *p++ = static_cast<char>('0' + frac / 10 % 10);
+  *p++ = static_cast<char>('0' + frac % 10);
+  double d = 0;
+  std::from_chars(buf, p, d);
+  return d;
+}
+}  // namespace detail
+
+struct hta_row {
+  event_index event = no_event;
+  std::int64_t ts = 0, end = 0;  ///< microseconds; `end < ts` can happen (see above)
+  std::int64_t stream = -1, correlation = -1;
+  bool gpu = false;
+  std::int64_t partner = -1;  ///< a row index of the frame, or -1
+  double memory_bw = 0;
+};
+
+struct hta_frame {
+  std::vector<hta_row> rows;
+  bool rounded = false;  ///< the times were rounded (some start was fractional)
+
+  template <class Schema>
+  hta_frame(const basic_event_table<Schema>& t, bool drop_last_step) {
+    const std::int64_t base = t.info.base_time_ns;
+    // pandas makes `ts` a float column (and HTA rounds) when any start is fractional.
+    for (const auto& e : t.events)
+      if ((e.start_ns - base) % 1000 != 0) {
+        rounded = true;
+        break;
+      }
+    const name_id stream_key = key_id(t, "stream"), corr_key = key_id(t, "correlation"),
+                  bw_key = key_id(t, "memory bandwidth (GB/s)");
+    std::int64_t last_step = std::numeric_limits<std::int64_t>::max();
+    bool any_step = false;
+    for (event_index i = 0; i < t.size(); ++i) {
+      const auto& e = t.events[i];
+      const std::int64_t end_ns = e.end_ns();
+      if (e.instant_scope != 0 || end_ns == no_end_ns || e.kind() == event_kind::allocation ||
+          e.kind() == event_kind::out_of_memory || t.category(e) == "Trace")
+        continue;
+      hta_row& r = rows.emplace_back();
+      r.event = i;
+      if (rounded) {
+        const double ts = detail::micros_as_python(e.start_ns - base);
+        const double dur = detail::micros_as_python(end_ns - e.start_ns);
+        r.ts = static_cast<std::int64_t>(std::ceil(ts));
+        r.end = static_cast<std::int64_t>(std::floor(ts + dur));
+      } else {
+        r.ts = (e.start_ns - base) / 1000;
+        r.end = r.ts + (end_ns - e.start_ns) / 1000;
+      }
+      if (const auto* d = e.template get_if<event_kind::device_activity>()) {
+        r.stream = d->stream;
+        if (d->correlation_id != 0) r.correlation = static_cast<std::int64_t>(d->correlation_id);
+      }
+      for (const attribute& a : t.attrs_of(e)) {
+        if (a.key == bw_key) {
+          r.memory_bw = a.type == attr_type::floating  ? a.f
+                        : a.type == attr_type::integer ? static_cast<double>(a.i)
+                                                       : 0.0;
+          continue;
+        }
+        if (a.key != stream_key && a.key != corr_key) continue;
+        std::int64_t v = -1;
+        if (a.type == attr_type::integer) v = a.i;
+        if (a.type == attr_type::unsigned_integer) v = static_cast<std::int64_t>(a.u);
+        if (a.type == attr_type::floating) v = static_cast<std::int64_t>(a.f);
+        if (a.type == attr_type::string) {  // pandas' to_numeric: a number in a string counts
+          const std::string_view x = t.strings.view(a.s);
+          const auto [end, ec] = std::from_chars(x.data(), x.data() + x.size(), v);
+          if (ec != std::errc{} || end != x.data() + x.size()) v = -1;
+        }
+        (a.key == stream_key ? r.stream : r.correlation) = v;
+      }
+      const std::string_view name = t.name(e);
+      r.gpu =
+          (r.stream >= 0 && r.correlation >= 0) || name == "Event Sync" || name == "Context Sync";
+      if (name.starts_with("ProfilerStep") && (!any_step || r.ts > last_step)) {
+        last_step = r.ts;
+        any_step = true;
+      }
+    }
+    // Partners: the last row of the other side with the same correlation id.
+    std::unordered_map<std::int64_t, std::int64_t> last_gpu, last_cpu;
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const hta_row& r = rows[k];
+      if (r.correlation == -1) continue;
+      (r.gpu ? last_gpu : last_cpu)[r.correlation] = static_cast<std::int64_t>(k);
+    }
+    for (hta_row& r : rows) {
+      if (r.correlation == -1) continue;
+      const auto& other = r.gpu ? last_cpu : last_gpu;
+      if (const auto it = other.find(r.correlation); it != other.end()) r.partner = it->second;
+    }
+    if (!drop_last_step) return;
+    // HTA's filter: CPU rows before the last step, and the GPU rows launched by one of them.
+    std::vector<std::int64_t> kept;
+    for (const hta_row& r : rows)
+      if (!r.gpu && r.ts < last_step) kept.push_back(r.correlation);
+    std::sort(kept.begin(), kept.end());
+    std::vector<std::int64_t> new_index(rows.size(), -1);
+    std::size_t n = 0;
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const hta_row& r = rows[k];
+      const bool keep =
+          r.gpu ? std::binary_search(kept.begin(), kept.end(), r.correlation) : r.ts < last_step;
+      if (!keep) continue;
+      new_index[k] = static_cast<std::int64_t>(n);
+      rows[n++] = r;
+    }
+    rows.resize(n);
+    for (hta_row& r : rows)
+      if (r.partner != -1) r.partner = new_index[static_cast<std::size_t>(r.partner)];
+  }
+
+ private:
+  template <class Table>
+  static name_id key_id(const Table& t, std::string_view k) {
+    name_id id{};
+    return t.strings.find(k, id) ? id : name_id{std::numeric_limits<std::uint32_t>::max()};
+  }
+};
+
+/// The distinct `ProfilerStep#N` names of a table, for HTA's rule that drops the last step when
+/// the ranks together hold two or more.
+template <class Schema>
+[[nodiscard]] std::vector<std::string> hta_step_names(const basic_event_table<Schema>& t) {
+  std::vector<std::string> names;
+  for (const auto& e : t.events) {
+    const std::string_view n = t.name(e);
+    if (!n.starts_with("ProfilerStep")) continue;
+    std::string_view rest = n.substr(12);
+    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    if (rest.empty() || rest.front() != '#') continue;
+    rest.remove_prefix(1);
+    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    if (rest.empty() || rest.front() < '0' || rest.front() > '9') continue;
+    names.emplace_back(n);
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+TRACEMODEL_END_NAMESPACE
