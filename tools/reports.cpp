@@ -1,4 +1,5 @@
 // tracemodel stats, tree, patterns and gpu: the reports.
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -16,8 +17,8 @@
 #include <tracemodel/algo/temporal_breakdown.hpp>
 #include <tracemodel/algo/walk.hpp>
 #include <tracemodel/formats/device_properties.hpp>
+#include <tracemodel/formats/gpu_report.hpp>
 #include <tracemodel/formats/json_output.hpp>
-#include <tracemodel/formats/ranks.hpp>
 
 #include "cli.hpp"
 
@@ -196,123 +197,121 @@ void write_repairs(tmod::json_output& out, const tmod::anomaly_counts& a) {
   out.ch('}');
 }
 
-namespace {
-/// What `gpu` keeps of a rank once its table is gone.
-struct rank_gpu {
-  std::vector<tmod::device_interval> intervals[2];  // HTA: [0] all steps, [1] the last dropped
-  std::vector<std::string> steps;                   // HTA: its ProfilerStep#N names
-  tmod::anomaly_counts repairs;
-};
-}  // namespace
-
 int cmd_gpu(const options& o) {
-  const std::vector<std::string> files = tmod::trace_files(o.traces);
-  if (files.empty()) {
-    std::fprintf(stderr, "tracemodel: no trace files in the paths given\n");
-    return 1;
-  }
-  auto ranks = tmod::for_each_rank(files, {}, [&](std::int64_t, tmod::event_table& t) {
-    rank_gpu r;
-    r.repairs = t.anomalies;
-    if (o.hta) {
-      r.intervals[0] = tmod::device_intervals(t, tmod::hta_device_time{});
-      r.intervals[1] = tmod::device_intervals(t, tmod::hta_device_time{.drop_last_step = true});
-      r.steps = tmod::hta_step_names(t);
-    } else {
-      r.intervals[0] = tmod::device_intervals(t);
-    }
-    return r;
-  });
-  // HTA drops the last step when the ranks together name two or more steps.
-  std::vector<std::string> steps;
-  tmod::anomaly_counts repairs;
-  for (const auto& [rank, r] : ranks) {
-    steps.insert(steps.end(), r.steps.begin(), r.steps.end());
-    repairs += r.repairs;
-  }
-  std::sort(steps.begin(), steps.end());
-  const bool drop = std::unique(steps.begin(), steps.end()) - steps.begin() >= 2;
-  std::vector<std::vector<tmod::device_interval>> iv;
-  for (auto& [rank, r] : ranks) iv.push_back(std::move(r.intervals[drop ? 1 : 0]));
-  report_repairs(files.size() == 1 ? files[0] : std::to_string(files.size()) + " traces", repairs);
-
-  const std::string unit(o.hta ? tmod::hta_device_time::unit_name
-                               : tmod::exact_device_time::unit_name);
-  std::vector<tmod::temporal_breakdown_row> temporal;
-  std::vector<std::optional<double>> overlap;
-  for (const auto& v : iv) {
-    temporal.push_back(tmod::temporal_breakdown(v));
-    overlap.push_back(tmod::comm_comp_overlap(v));
-  }
-  const std::vector<tmod::kernel_type_row> types = tmod::kernel_type_breakdown(iv);
-
+  tmod::gpu_report_options go;
+  go.hta = o.hta;
+  const tmod::gpu_report rep = tmod::make_gpu_report(o.traces, go);
+  report_repairs(o.traces.size() == 1 ? o.traces[0] : std::to_string(rep.ranks.size()) + " ranks",
+                 rep.repairs);
+  const std::string unit(rep.unit);
   if (!o.json) {
     std::printf("%s\n", o.hta ? "GPU time (Holistic Trace Analysis's rules), in us"
                               : ("GPU time, in " + unit).c_str());
     std::printf("%6s %14s %14s %14s %14s %7s %9s %12s\n", "rank", "idle", "compute", "non-compute",
                 "kernel time", "idle%", "compute%", "non-compute%");
-    for (std::size_t k = 0; k < ranks.size(); ++k) {
-      const auto& b = temporal[k];
+    for (const auto& r : rep.ranks) {
+      const auto& b = r.temporal;
       std::printf("%6lld %14lld %14lld %14lld %14lld %7.2f %9.2f %12.2f\n",
-                  static_cast<long long>(ranks[k].first), static_cast<long long>(b.idle),
+                  static_cast<long long>(r.rank), static_cast<long long>(b.idle),
                   static_cast<long long>(b.compute), static_cast<long long>(b.non_compute),
                   static_cast<long long>(b.kernel_time), b.idle_pctg, b.compute_pctg,
                   b.non_compute_pctg);
     }
     std::printf("\nkernel types (all ranks)\n");
-    if (types.empty()) std::printf("  (no device work)\n");
-    for (const auto& r : types)
+    if (rep.kernel_types.empty()) std::printf("  (no device work)\n");
+    for (const auto& r : rep.kernel_types)
       std::printf("  %-58s %14lld %6.1f%%\n", r.kernel_type.c_str(), static_cast<long long>(r.sum),
                   r.percentage);
     std::printf("\ncommunication hidden behind computation\n");
-    for (std::size_t k = 0; k < ranks.size(); ++k) {
-      if (overlap[k])
-        std::printf("  rank %lld: %.2f%%\n", static_cast<long long>(ranks[k].first), *overlap[k]);
+    for (const auto& r : rep.ranks) {
+      if (r.overlap)
+        std::printf("  rank %lld: %.2f%%\n", static_cast<long long>(r.rank), *r.overlap);
       else
-        std::printf("  rank %lld: no communication\n", static_cast<long long>(ranks[k].first));
+        std::printf("  rank %lld: no communication\n", static_cast<long long>(r.rank));
     }
+    std::printf("\nidle time per stream\n%6s %8s %8s %-12s %14s %7s %8s %12s %12s\n", "rank",
+                "device", "stream", "category", "idle", "share", "gaps", "mean", "max");
+    for (const auto& r : rep.ranks)
+      for (const auto& i : r.idle)
+        std::printf("%6lld %8d %8lld %-12s %14lld %6.0f%% %8llu %12.2f %12.2f\n",
+                    static_cast<long long>(r.rank), i.device, static_cast<long long>(i.stream),
+                    std::string(tmod::idle_category_names[static_cast<int>(i.category)]).c_str(),
+                    static_cast<long long>(i.idle_time), 100 * i.ratio.value_or(0),
+                    static_cast<unsigned long long>(i.stats.count), i.stats.mean, i.stats.max);
     return 0;
   }
   std::string s;
   tmod::json_output out = tmod::json_output::to_string(s);
   out.raw("{\"policy\":").string(o.hta ? "hta" : "exact").raw(",\"unit\":").string(unit).ch(',');
-  write_repairs(out, repairs);
-  auto pct = [&](double v, bool known) {
-    if (known)
-      out.floating(v);
-    else
+  write_repairs(out, rep.repairs);
+  auto number = [&](double v) {  // NaN (pandas') as null
+    if (std::isnan(v))
       out.raw("null");
+    else
+      out.floating(v);
   };
   out.raw(",\n\"temporal_breakdown\":[");
-  for (std::size_t k = 0; k < ranks.size(); ++k) {
-    const auto& b = temporal[k];
+  for (std::size_t k = 0; k < rep.ranks.size(); ++k) {
+    const auto& b = rep.ranks[k].temporal;
     const bool known = b.kernel_time != 0;
-    out.raw(k ? ",\n" : "\n").raw("{\"rank\":").integer(ranks[k].first);
+    out.raw(k ? ",\n" : "\n").raw("{\"rank\":").integer(rep.ranks[k].rank);
     out.raw(",\"idle_time(").raw(unit).raw(")\":").integer(b.idle);
     out.raw(",\"compute_time(").raw(unit).raw(")\":").integer(b.compute);
     out.raw(",\"non_compute_time(").raw(unit).raw(")\":").integer(b.non_compute);
     out.raw(",\"kernel_time(").raw(unit).raw(")\":").integer(b.kernel_time);
     out.raw(",\"idle_time_pctg\":");
-    pct(b.idle_pctg, known);
+    number(known ? b.idle_pctg : NAN);
     out.raw(",\"compute_time_pctg\":");
-    pct(b.compute_pctg, known);
+    number(known ? b.compute_pctg : NAN);
     out.raw(",\"non_compute_time_pctg\":");
-    pct(b.non_compute_pctg, known);
+    number(known ? b.non_compute_pctg : NAN);
     out.ch('}');
   }
   out.raw("],\n\"kernel_type_breakdown\":[");
-  for (std::size_t k = 0; k < types.size(); ++k) {
-    out.raw(k ? ",\n" : "\n").raw("{\"kernel_type\":").string(types[k].kernel_type);
-    out.raw(",\"sum\":").integer(types[k].sum).raw(",\"percentage\":");
-    out.floating(types[k].percentage).ch('}');
+  for (std::size_t k = 0; k < rep.kernel_types.size(); ++k) {
+    const auto& r = rep.kernel_types[k];
+    out.raw(k ? ",\n" : "\n").raw("{\"kernel_type\":").string(r.kernel_type);
+    out.raw(",\"sum\":").integer(r.sum).raw(",\"percentage\":");
+    out.floating(r.percentage).ch('}');
   }
   out.raw("],\n\"comm_comp_overlap\":[");
-  for (std::size_t k = 0; k < ranks.size(); ++k) {
-    out.raw(k ? ",\n" : "\n").raw("{\"rank\":").integer(ranks[k].first);
+  for (std::size_t k = 0; k < rep.ranks.size(); ++k) {
+    out.raw(k ? ",\n" : "\n").raw("{\"rank\":").integer(rep.ranks[k].rank);
     out.raw(",\"comp_comm_overlap_pctg\":");
-    pct(overlap[k].value_or(0), overlap[k].has_value());
+    number(rep.ranks[k].overlap.value_or(NAN));
     out.ch('}');
   }
+  bool first = true;
+  auto idle_key = [&](const tmod::gpu_rank& r, const tmod::idle_row& i) {
+    out.raw(first ? "\n" : ",\n").raw("{\"rank\":").integer(r.rank);
+    if (!o.hta) out.raw(",\"device\":").integer(i.device);
+    out.raw(",\"stream\":").integer(i.stream).raw(",\"idle_category\":");
+    out.string(tmod::idle_category_names[static_cast<int>(i.category)]);
+    first = false;
+  };
+  out.raw("],\n\"idle_time_breakdown\":[");
+  for (const auto& r : rep.ranks)
+    for (const auto& i : r.idle) {
+      idle_key(r, i);
+      out.raw(",\"idle_time\":").integer(i.idle_time).raw(",\"idle_time_ratio\":");
+      number(i.ratio.value_or(NAN));
+      out.ch('}');
+    }
+  first = true;
+  out.raw("],\n\"idle_interval_stats\":[");
+  for (const auto& r : rep.ranks)
+    for (const auto& i : r.idle) {
+      idle_key(r, i);
+      out.raw(",\"count\":").unsigned_integer(i.stats.count);
+      const std::pair<const char*, double> stats[] = {
+          {"mean", i.stats.mean}, {"std", i.stats.std}, {"min", i.stats.min}, {"25%", i.stats.q25},
+          {"50%", i.stats.q50},   {"75%", i.stats.q75}, {"max", i.stats.max}};
+      for (const auto& [name, v] : stats) {
+        out.raw(",\"").raw(name).raw("\":");
+        number(v);
+      }
+      out.ch('}');
+    }
   out.raw("]}\n");
   out.flush();
   std::fputs(s.c_str(), stdout);

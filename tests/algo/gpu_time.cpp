@@ -5,9 +5,11 @@
 
 #include <array>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <tracemodel/algo/comm_comp_overlap.hpp>
@@ -15,6 +17,7 @@
 #include <tracemodel/algo/kernel_type_breakdown.hpp>
 #include <tracemodel/algo/temporal_breakdown.hpp>
 #include <tracemodel/formats/chrome_trace_reader.hpp>
+#include <tracemodel/formats/gpu_report.hpp>
 #include <tracemodel/formats/ranks.hpp>
 
 #include "../support/json.hpp"
@@ -199,41 +202,6 @@ struct hta_case {
   std::vector<const char*> traces;
 };
 
-/// The breakdowns under HTA's policy, as `tracemodel gpu --hta` computes them.
-struct hta_result {
-  std::vector<std::int64_t> ranks;
-  std::vector<temporal_breakdown_row> temporal;
-  std::vector<std::optional<double>> overlap;
-  std::vector<kernel_type_row> types;
-};
-hta_result run_hta(const std::vector<std::string>& files) {
-  struct per_rank {
-    std::vector<device_interval> iv[2];
-    std::vector<std::string> steps;
-  };
-  auto ranks = for_each_rank(files, {}, [](std::int64_t, event_table& t) {
-    per_rank r;
-    r.iv[0] = device_intervals(t, hta_device_time{});
-    r.iv[1] = device_intervals(t, hta_device_time{.drop_last_step = true});
-    r.steps = hta_step_names(t);
-    return r;
-  });
-  std::vector<std::string> steps;
-  for (const auto& [rank, r] : ranks) steps.insert(steps.end(), r.steps.begin(), r.steps.end());
-  std::sort(steps.begin(), steps.end());
-  const bool drop = std::unique(steps.begin(), steps.end()) - steps.begin() >= 2;
-  hta_result out;
-  std::vector<std::vector<device_interval>> all;
-  for (auto& [rank, r] : ranks) {
-    out.ranks.push_back(rank);
-    out.temporal.push_back(temporal_breakdown(r.iv[drop]));
-    out.overlap.push_back(comm_comp_overlap(r.iv[drop]));
-    all.push_back(std::move(r.iv[drop]));
-  }
-  out.types = kernel_type_breakdown(all);
-  return out;
-}
-
 bool failed(simdjson::dom::element doc, const char* analysis) {
   simdjson::dom::element errors;
   if (doc["errors"].get(errors) != simdjson::SUCCESS) return false;
@@ -243,7 +211,9 @@ bool failed(simdjson::dom::element doc, const char* analysis) {
 
 }  // namespace
 
-TEST_CASE("HTA's policy reproduces HTA's temporal, kernel-type and overlap rows on real traces") {
+TEST_CASE(
+    "HTA's policy reproduces HTA's rows on real traces: temporal, kernel types, overlap, idle "
+    "time") {
   const std::vector<hta_case> cases{
       {"alexnet", {"critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz"}},
       {"amd", {"amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz"}},
@@ -259,12 +229,14 @@ TEST_CASE("HTA's policy reproduces HTA's temporal, kernel-type and overlap rows 
        {"trace_filter_sampled_rank-0.json.gz", "trace_filter_sampled_rank-1.json.gz"}},
       {"triton", {"triton_example_triton_example.json.gz"}},
   };
-  std::size_t rows = 0;
+  std::size_t rows = 0, idle_rows = 0;
   for (const hta_case& c : cases) {
     CAPTURE(c.answers);
     std::vector<std::string> files;
     for (const char* f : c.traces) files.push_back(tmtest::data_path(std::string("kineto/") + f));
-    const hta_result r = run_hta(files);
+    gpu_report_options o;
+    o.hta = true;
+    const gpu_report r = make_gpu_report(files, o);
     const tmtest::json_doc doc(
         tmtest::data_path(std::string("kineto/hta/") + c.answers + ".hta.json"));
     if (!failed(doc.root, "temporal_breakdown")) {
@@ -272,8 +244,8 @@ TEST_CASE("HTA's policy reproduces HTA's temporal, kernel-type and overlap rows 
       REQUIRE(want.size() == r.ranks.size());
       std::size_t k = 0;
       for (simdjson::dom::element row : want) {
-        CHECK(row["rank"].get_int64().value() == r.ranks[k]);
-        const temporal_breakdown_row& b = r.temporal[k];
+        CHECK(row["rank"].get_int64().value() == r.ranks[k].rank);
+        const temporal_breakdown_row& b = r.ranks[k].temporal;
         CHECK(row["idle_time(us)"].get_double().value() == static_cast<double>(b.idle));
         CHECK(row["compute_time(us)"].get_double().value() == static_cast<double>(b.compute));
         CHECK(row["non_compute_time(us)"].get_double().value() ==
@@ -294,12 +266,50 @@ TEST_CASE("HTA's policy reproduces HTA's temporal, kernel-type and overlap rows 
           want.push_back({std::string(row["kernel_type"].get_string().value()), sum,
                           row["percentage"].get_double().value()});
       }
-      REQUIRE(want.size() == r.types.size());
+      REQUIRE(want.size() == r.kernel_types.size());
       for (std::size_t k = 0; k < want.size(); ++k) {
-        CHECK(want[k].kernel_type == r.types[k].kernel_type);
-        CHECK(want[k].sum == r.types[k].sum);
-        CHECK(want[k].percentage == r.types[k].percentage);
+        CHECK(want[k].kernel_type == r.kernel_types[k].kernel_type);
+        CHECK(want[k].sum == r.kernel_types[k].sum);
+        CHECK(want[k].percentage == r.kernel_types[k].percentage);
         ++rows;
+      }
+    }
+    if (!failed(doc.root, "idle_time_breakdown")) {
+      // Rows and statistics by (rank, stream, category): HTA lists streams in file order, the
+      // table is in time order.
+      std::map<std::tuple<std::int64_t, std::int64_t, std::string>, const idle_row*> got;
+      for (const gpu_rank& g : r.ranks)
+        for (const idle_row& i : g.idle)
+          got[{g.rank, i.stream, std::string(idle_category_names[static_cast<int>(i.category)])}] =
+              &i;
+      simdjson::dom::array want = doc.root["idle_time_breakdown"].get_array();
+      simdjson::dom::array stats = doc.root["idle_interval_stats"].get_array();
+      REQUIRE(want.size() == got.size());
+      REQUIRE(stats.size() == got.size());
+      for (std::size_t k = 0; k < got.size(); ++k) {
+        const simdjson::dom::element w = want.at(k), st = stats.at(k);
+        const auto it = got.find({w["rank"].get_int64().value(), w["stream"].get_int64().value(),
+                                  std::string(w["idle_category"].get_string().value())});
+        REQUIRE(it != got.end());
+        const idle_row& i = *it->second;
+        CAPTURE(k);
+        CHECK(st["idle_category"].get_string().value() == w["idle_category"].get_string().value());
+        CHECK(w["idle_time"].get_double().value() == static_cast<double>(i.idle_time));
+        CHECK(w["idle_time_ratio"].is_null() == !i.ratio.has_value());
+        if (i.ratio && !w["idle_time_ratio"].is_null())
+          CHECK(w["idle_time_ratio"].get_double().value() == *i.ratio);
+        CHECK(st["stream"].get_int64().value() == i.stream);
+        CHECK(st["count"].get_double().value() == static_cast<double>(i.stats.count));
+        const std::pair<const char*, double> fields[] = {
+            {"mean", i.stats.mean}, {"std", i.stats.std}, {"min", i.stats.min},
+            {"25%", i.stats.q25},   {"50%", i.stats.q50}, {"75%", i.stats.q75},
+            {"max", i.stats.max}};
+        for (const auto& [name, v] : fields) {
+          CAPTURE(name);
+          CHECK(st[name].is_null() == std::isnan(v));
+          if (!st[name].is_null() && !std::isnan(v)) CHECK(st[name].get_double().value() == v);
+        }
+        idle_rows += 2;
       }
     }
     if (!failed(doc.root, "comm_comp_overlap")) {
@@ -307,16 +317,18 @@ TEST_CASE("HTA's policy reproduces HTA's temporal, kernel-type and overlap rows 
       REQUIRE(want.size() == r.ranks.size());
       std::size_t k = 0;
       for (simdjson::dom::element row : want) {
-        CHECK(row["rank"].get_int64().value() == r.ranks[k]);
+        CHECK(row["rank"].get_int64().value() == r.ranks[k].rank);
         const simdjson::dom::element v = row["comp_comm_overlap_pctg"];
-        CHECK(v.is_null() == !r.overlap[k].has_value());
-        if (!v.is_null() && r.overlap[k]) CHECK(v.get_double().value() == *r.overlap[k]);
+        CHECK(v.is_null() == !r.ranks[k].overlap.has_value());
+        if (!v.is_null() && r.ranks[k].overlap)
+          CHECK(v.get_double().value() == *r.ranks[k].overlap);
         ++k;
         ++rows;
       }
     }
   }
-  CHECK(rows == 60);  // every row HTA answered
+  CHECK(rows == 60);        // every row HTA answered of these three analyses
+  CHECK(idle_rows == 140);  // and of the idle time breakdown and its statistics
 }
 
 TEST_CASE(
@@ -361,4 +373,70 @@ TEST_CASE(
   CHECK(files.size() == 15);
   CHECK(std::is_sorted(files.begin(), files.end()));
   CHECK_THROWS_AS((void)trace_files({d + "no-such-file.json"}), input_error);
+}
+
+TEST_CASE("idle time: host wait, kernel wait and other, by hand, exact and as HTA") {
+  // clang-format off
+  std::string text = R"json({"traceEvents":[
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":100,"dur":2,"args":{"correlation":1}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":105,"dur":2,"args":{"correlation":2}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":150,"dur":2,"args":{"correlation":4}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":200,"dur":2,"args":{"correlation":3}},
+{"ph":"X","cat":"kernel","name":"k1","pid":0,"tid":7,"ts":110,"dur":10,"args":{"device":0,"stream":7,"correlation":1}},
+{"ph":"X","cat":"kernel","name":"k2","pid":0,"tid":7,"ts":125,"dur":5,"args":{"device":0,"stream":7,"correlation":2}},
+{"ph":"X","cat":"kernel","name":"k3","pid":0,"tid":7,"ts":210,"dur":10,"args":{"device":0,"stream":7,"correlation":3}},
+{"ph":"X","cat":"kernel","name":"k4","pid":0,"tid":7,"ts":300,"dur":1,"args":{"device":0,"stream":7,"correlation":4}},
+{"ph":"X","cat":"gpu_memset","name":"Memset (Device)","pid":0,"tid":7,"ts":301,"dur":1,"args":{"device":0,"stream":7,"correlation":99}},
+{"ph":"X","cat":"kernel","name":"k6","pid":1,"tid":7,"ts":0,"dur":5,"args":{"device":1,"stream":7,"correlation":98}}
+]})json";
+  // clang-format on
+  const event_table t = read_chrome_trace(text, text.size());
+  // Exact: (device 0, stream 7) and (device 1, stream 7) apart. k2 waits 5 us for k1 (kernel
+  // wait), k3 was launched after k2 ended (host wait, 80 us), k4 was launched early but starts
+  // 80 us after k3 (other), the memset follows k4 at once and has no launching call (kernel
+  // wait, 0); k6 alone on its stream (other, no gap).
+  const std::vector<idle_row> exact = idle_time_breakdown(t);
+  REQUIRE(exact.size() == 4);
+  CHECK(exact[0].device == 1);  // first met in time
+  CHECK(exact[0].category == idle_category::other);
+  CHECK(exact[0].idle_time == 0);
+  CHECK_FALSE(exact[0].ratio.has_value());
+  CHECK(exact[0].stats.count == 0);
+  const idle_row& host = exact[1];
+  CHECK(host.device == 0);
+  CHECK(host.stream == 7);
+  CHECK(host.category == idle_category::host_wait);
+  CHECK(host.idle_time == 80000);
+  CHECK(*host.ratio == doctest::Approx(80.0 / 165));
+  const idle_row& wait = exact[2];
+  CHECK(wait.category == idle_category::kernel_wait);
+  CHECK(wait.idle_time == 5000);
+  CHECK(wait.stats.count == 2);
+  CHECK(wait.stats.mean == 2500);
+  CHECK(wait.stats.std == doctest::Approx(3535.5339));
+  CHECK(wait.stats.min == 0);
+  CHECK(wait.stats.q25 == 1250);
+  CHECK(wait.stats.q50 == 2500);
+  CHECK(wait.stats.q75 == 3750);
+  CHECK(wait.stats.max == 5000);
+  CHECK(exact[3].category == idle_category::other);
+  CHECK(exact[3].idle_time == 80000);
+  // A threshold of 4 us makes k2's 5 us wait `other`.
+  const std::vector<idle_row> strict = idle_time_breakdown(t, exact_idle_time{.threshold = 4000});
+  CHECK(strict[2].category == idle_category::kernel_wait);
+  CHECK(strict[2].idle_time == 0);
+  CHECK(strict[3].idle_time == 85000);
+
+  // HTA: one stream 7 across both devices, so k1 waits for the host after k6 (105 us).
+  const std::vector<idle_row> hta = idle_time_breakdown(t, hta_idle_time{});
+  REQUIRE(hta.size() == 3);
+  CHECK(hta[0].stream == 7);
+  CHECK(hta[0].device == -1);
+  CHECK(hta[0].category == idle_category::host_wait);
+  CHECK(hta[0].idle_time == 185);
+  CHECK(*hta[0].ratio == 0.69);  // 185 / 270, rounded as HTA prints it
+  CHECK(hta[1].idle_time == 5);
+  CHECK(hta[2].idle_time == 80);
+  CHECK(hta[2].stats.count == 1);
+  CHECK(std::isnan(hta[2].stats.std));
 }

@@ -61,13 +61,9 @@ struct kernel_type_row {
   return s;
 }
 
-[[nodiscard]] inline std::vector<kernel_type_row> kernel_type_breakdown(
-    const std::vector<std::vector<device_interval>>& ranks) {
-  std::array<std::int64_t, 8> sum{};
-  for (const auto& iv : ranks) {
-    const auto t = class_overlap_times(iv);
-    for (std::size_t b = 1; b < 8; ++b) sum[b] += t[b];
-  }
+/// The rows of the summed times of each set of classes (`class_overlap_times` over ranks).
+[[nodiscard]] inline std::vector<kernel_type_row> kernel_type_rows(
+    const std::array<std::int64_t, 8>& sum) {
   std::int64_t total = 0;
   for (std::size_t b = 1; b < 8; ++b) total += sum[b];
   std::vector<kernel_type_row> rows;
@@ -78,6 +74,16 @@ struct kernel_type_row {
       rows.begin(), rows.end(),
       [](const kernel_type_row& a, const kernel_type_row& b) { return a.sum > b.sum; });
   return rows;
+}
+
+[[nodiscard]] inline std::vector<kernel_type_row> kernel_type_breakdown(
+    const std::vector<std::vector<device_interval>>& ranks) {
+  std::array<std::int64_t, 8> sum{};
+  for (const auto& iv : ranks) {
+    const auto t = class_overlap_times(iv);
+    for (std::size_t b = 1; b < 8; ++b) sum[b] += t[b];
+  }
+  return kernel_type_rows(sum);
 }
 
 TRACEMODEL_END_NAMESPACE

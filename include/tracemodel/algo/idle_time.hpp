@@ -1,0 +1,217 @@
+// tracemodel/algo — why each stream is idle: waiting for the host, or between kernels.
+//
+//   auto rows = tracemodel::idle_time_breakdown(table);                       // exact, ns
+//   auto hta = tracemodel::idle_time_breakdown(table, tracemodel::hta_idle_time{});
+//
+// The work of each stream (kernels, copies, sets) in start order; before each but the first
+// lies a gap from the end of the one before it (negative when they overlap). The gap is
+//   host wait    when the runtime call that launched the work started after that end (the
+//                device had nothing to do until the host asked),
+//   kernel wait  else when it is shorter than `threshold` (the usual launch-to-launch gap),
+//   other        else (and the first work of a stream, which has no gap).
+// Per stream and category: the summed gaps, their share of the stream's summed gaps (empty when
+// that sum is 0), and statistics of the gaps (count, mean, sample standard deviation, min,
+// quartiles by linear interpolation, max). Policies:
+//  - `exact_idle_time` (default): streams keyed by (device, stream), nanoseconds, the launching
+//    call found by correlation id among runtime and driver calls, threshold 30 us;
+//  - `hta_idle_time`: HTA's frame (hta_frame.hpp), streams keyed by stream alone, whole
+//    microseconds, the launching call its correlation partner, threshold 30 (us), and its
+//    statistics rounded to two decimals, as HTA prints them.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "tracemodel/algo/hta_frame.hpp"
+#include "tracemodel/algo/temporal_breakdown.hpp"
+#include "tracemodel/config.hpp"
+#include "tracemodel/model/table.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+
+enum class idle_category : std::uint8_t { host_wait, kernel_wait, other };
+inline constexpr std::string_view idle_category_names[] = {"host_wait", "kernel_wait", "other"};
+
+/// One piece of work on a stream, and when the call that launched it started (if known).
+struct stream_work {
+  std::int32_t device = -1;
+  std::int64_t stream = -1;
+  std::int64_t start = 0, end = 0;
+  std::optional<std::int64_t> launched;
+};
+
+/// count, mean, std (n - 1), min, 25%, 50%, 75%, max; NaN where pandas' describe() has NaN.
+struct interval_stats {
+  std::uint64_t count = 0;
+  double mean = NAN, std = NAN, min = NAN, q25 = NAN, q50 = NAN, q75 = NAN, max = NAN;
+};
+
+struct idle_row {
+  std::int32_t device = -1;
+  std::int64_t stream = -1;
+  idle_category category = idle_category::other;
+  std::int64_t idle_time = 0;
+  std::optional<double> ratio;  ///< of the stream's idle time; empty when that is 0
+  interval_stats stats;
+};
+
+/// Statistics of `v` (sorted here), as pandas' describe().
+[[nodiscard]] inline interval_stats describe(std::vector<std::int64_t> v) {
+  interval_stats s;
+  s.count = v.size();
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (const auto x : v) sum += static_cast<double>(x);
+  s.mean = sum / static_cast<double>(v.size());
+  if (v.size() > 1) {
+    double sq = 0;
+    for (const auto x : v)
+      sq += (static_cast<double>(x) - s.mean) * (static_cast<double>(x) - s.mean);
+    s.std = std::sqrt(sq / static_cast<double>(v.size() - 1));
+  }
+  auto q = [&](double p) {
+    const double h = p * static_cast<double>(v.size() - 1);
+    const auto lo = static_cast<std::size_t>(std::floor(h));
+    const std::size_t hi = std::min(lo + 1, v.size() - 1);
+    return static_cast<double>(v[lo]) +
+           (h - static_cast<double>(lo)) * static_cast<double>(v[hi] - v[lo]);
+  };
+  s.min = static_cast<double>(v.front());
+  s.q25 = q(0.25);
+  s.q50 = q(0.5);
+  s.q75 = q(0.75);
+  s.max = static_cast<double>(v.back());
+  return s;
+}
+
+/// The breakdown of `work`, streams in order of their first work in `work`.
+[[nodiscard]] inline std::vector<idle_row> idle_time_breakdown(std::vector<stream_work> work,
+                                                               std::int64_t threshold) {
+  std::vector<std::pair<std::int32_t, std::int64_t>> order;  // the streams, first seen first
+  std::unordered_map<std::int64_t, std::vector<stream_work>> by_stream;
+  auto key = [](std::int32_t device, std::int64_t stream) {
+    return (static_cast<std::int64_t>(device) << 40) ^ stream;
+  };
+  for (const stream_work& w : work) {
+    auto& v = by_stream[key(w.device, w.stream)];
+    if (v.empty()) order.emplace_back(w.device, w.stream);
+    v.push_back(w);
+  }
+  std::vector<idle_row> rows;
+  for (const auto& [device, stream] : order) {
+    auto& v = by_stream[key(device, stream)];
+    std::stable_sort(v.begin(), v.end(),
+                     [](const stream_work& a, const stream_work& b) { return a.start < b.start; });
+    std::vector<std::int64_t> gaps[3];
+    bool present[3] = {false, false, true};  // the first work of a stream is `other`
+    for (std::size_t k = 1; k < v.size(); ++k) {
+      const std::int64_t prev_end = v[k - 1].end;
+      const std::int64_t gap = v[k].start - prev_end;
+      const idle_category c = v[k].launched && *v[k].launched > prev_end ? idle_category::host_wait
+                              : gap < threshold ? idle_category::kernel_wait
+                                                : idle_category::other;
+      gaps[static_cast<int>(c)].push_back(gap);
+      present[static_cast<int>(c)] = true;
+    }
+    std::int64_t total = 0;
+    std::int64_t sums[3] = {0, 0, 0};
+    for (int c = 0; c < 3; ++c) {
+      for (const auto g : gaps[c]) sums[c] += g;
+      total += sums[c];
+    }
+    for (int c = 0; c < 3; ++c) {
+      if (!present[c]) continue;
+      idle_row r{device,  stream,       static_cast<idle_category>(c),
+                 sums[c], std::nullopt, describe(gaps[c])};
+      if (total != 0) r.ratio = static_cast<double>(sums[c]) / static_cast<double>(total);
+      rows.push_back(r);
+    }
+  }
+  return rows;
+}
+
+/// The default: device work on a stream, in nanoseconds, launched by the runtime or driver call
+/// with its correlation id.
+struct exact_idle_time {
+  std::int64_t threshold = 30'000;  ///< ns
+
+  template <class Schema>
+  [[nodiscard]] std::vector<idle_row> operator()(const basic_event_table<Schema>& t) const {
+    std::unordered_map<std::uint64_t, std::int64_t> call_start;
+    for (const auto& e : t.events) {
+      const auto* d = e.template get_if<event_kind::device_activity>();
+      if (d == nullptr || d->correlation_id == 0) continue;
+      if (d->activity == activity_type::cuda_runtime || d->activity == activity_type::cuda_driver ||
+          d->activity == activity_type::xpu_runtime || d->activity == activity_type::xpu_driver ||
+          d->activity == activity_type::mtia_runtime ||
+          d->activity == activity_type::privateuse1_runtime ||
+          d->activity == activity_type::privateuse1_driver)
+        call_start[d->correlation_id] = e.start_ns;
+    }
+    std::vector<stream_work> work;
+    for (const auto& e : t.events) {
+      const auto* d = e.template get_if<event_kind::device_activity>();
+      if (d == nullptr || d->stream < 0 || e.instant_scope != 0) continue;
+      if (d->activity != activity_type::kernel && d->activity != activity_type::gpu_memcpy &&
+          d->activity != activity_type::gpu_memset)
+        continue;
+      stream_work w{d->device, d->stream, e.start_ns, d->end_ns, std::nullopt};
+      if (const auto it = call_start.find(d->correlation_id);
+          d->correlation_id != 0 && it != call_start.end())
+        w.launched = it->second;
+      work.push_back(w);
+    }
+    return idle_time_breakdown(std::move(work), threshold);
+  }
+};
+
+/// Holistic Trace Analysis's idle time breakdown (hta-analyses.md, section 4).
+struct hta_idle_time {
+  std::int64_t threshold = 30;  ///< us (HTA's `consecutive_kernel_delay`)
+  bool drop_last_step = false;  ///< as hta_device_time's
+
+  template <class Schema>
+  [[nodiscard]] std::vector<idle_row> operator()(const basic_event_table<Schema>& t) const {
+    return (*this)(t, hta_frame(t, drop_last_step));
+  }
+  template <class Schema>
+  [[nodiscard]] std::vector<idle_row> operator()(const basic_event_table<Schema>& t,
+                                                 const hta_frame& f) const {
+    std::vector<stream_work> work;
+    for (const hta_row& r : f.rows) {
+      if (r.stream == -1) continue;
+      const std::string_view cat = t.category(t.events[r.event]);
+      if (cat != "kernel" && cat != "Kernel" && cat != "gpu_memset" && cat != "Memset" &&
+          cat != "gpu_memcpy" && cat != "Memcpy" && cat != "mtia_ccp_events")
+        continue;
+      stream_work w{-1, r.stream, r.ts, r.end, std::nullopt};
+      if (r.partner != -1) w.launched = f.rows[static_cast<std::size_t>(r.partner)].ts;
+      work.push_back(w);
+    }
+    std::vector<idle_row> rows = idle_time_breakdown(std::move(work), threshold);
+    for (idle_row& r : rows) {  // HTA rounds what it prints to two decimals
+      if (r.ratio) r.ratio = detail::round_decimals(*r.ratio, 2);
+      for (double* x : {&r.stats.mean, &r.stats.std, &r.stats.min, &r.stats.q25, &r.stats.q50,
+                        &r.stats.q75, &r.stats.max})
+        if (!std::isnan(*x)) *x = detail::round_decimals(*x, 2);
+    }
+    return rows;
+  }
+};
+
+/// The idle time breakdown of `t` under `policy` (default: exact).
+template <class Schema, class Policy = exact_idle_time>
+[[nodiscard]] std::vector<idle_row> idle_time_breakdown(const basic_event_table<Schema>& t,
+                                                        const Policy& policy = {}) {
+  return policy(t);
+}
+
+TRACEMODEL_END_NAMESPACE

@@ -1,0 +1,121 @@
+// tracemodel/formats — every device-time analysis of a set of rank traces, in one call.
+//
+//   tracemodel::gpu_report_options o;
+//   o.hta = true;                                     // Holistic Trace Analysis's rules
+//   const tracemodel::gpu_report r = tracemodel::make_gpu_report({"run/"}, o);
+//
+// The files are read in parallel (formats/ranks.hpp: rank detection, the thread cap, each table
+// dropped once its results are taken). Per rank: the temporal breakdown, the overlap of
+// communication and computation, the idle time breakdown; over the ranks: the kernel types.
+// Under `hta`, HTA drops the last profiler step when the ranks together name two or more steps,
+// which is known only once every rank is read: each rank's results are taken both ways and the
+// right ones kept.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tracemodel/algo/comm_comp_overlap.hpp"
+#include "tracemodel/algo/device_time.hpp"
+#include "tracemodel/algo/hta_frame.hpp"
+#include "tracemodel/algo/idle_time.hpp"
+#include "tracemodel/algo/kernel_type_breakdown.hpp"
+#include "tracemodel/algo/temporal_breakdown.hpp"
+#include "tracemodel/config.hpp"
+#include "tracemodel/formats/ranks.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+
+struct gpu_report_options : read_options {
+  bool hta = false;  ///< Holistic Trace Analysis's rules (else exact)
+};
+
+/// One rank's results.
+struct gpu_rank {
+  std::int64_t rank = 0;
+  temporal_breakdown_row temporal;
+  std::optional<double> overlap;  ///< communication hidden behind computation, %
+  std::vector<idle_row> idle;
+  std::array<std::int64_t, 8> class_sets{};  ///< time per set of kernel classes
+  anomaly_counts repairs;                    ///< what reading repaired
+};
+
+struct gpu_report {
+  bool hta = false;
+  std::string_view unit;  ///< of every time: "ns" or "us"
+  std::vector<gpu_rank> ranks;
+  std::vector<kernel_type_row> kernel_types;  ///< over the ranks
+  anomaly_counts repairs;                     ///< over the ranks
+};
+
+namespace detail {
+template <class IntervalPolicy, class IdlePolicy, class Frame>
+gpu_rank gpu_rank_of(const event_table& t, const IntervalPolicy& ip, const IdlePolicy& idle,
+                     const Frame* f) {
+  gpu_rank r;
+  std::vector<device_interval> iv;
+  if constexpr (std::is_same_v<Frame, hta_frame>) {
+    iv = IntervalPolicy::intervals(t, *f);
+    r.idle = idle(t, *f);
+  } else {
+    iv = ip.intervals(t);
+    r.idle = idle(t);
+  }
+  r.temporal = temporal_breakdown(iv);
+  r.overlap = comm_comp_overlap(iv);
+  r.class_sets = class_overlap_times(iv);
+  r.repairs = t.anomalies;
+  return r;
+}
+}  // namespace detail
+
+/// Reads `paths` (files or folders of one rank each) and analyses every rank.
+[[nodiscard]] inline gpu_report make_gpu_report(const std::vector<std::string>& paths,
+                                                const gpu_report_options& o = {}) {
+  const std::vector<std::string> files = trace_files(paths);
+  if (files.empty()) throw input_error("no trace files in the paths given");
+  struct both {
+    gpu_rank kept[2];  // HTA: all steps, the last one dropped
+    std::vector<std::string> steps;
+  };
+  auto ranks = for_each_rank(files, o, [&](std::int64_t rank, event_table& t) {
+    both b;
+    if (o.hta) {
+      for (int drop = 0; drop < 2; ++drop) {
+        const hta_frame f(t, drop == 1);
+        b.kept[drop] = detail::gpu_rank_of(t, hta_device_time{}, hta_idle_time{}, &f);
+      }
+      b.steps = hta_step_names(t);
+    } else {
+      b.kept[0] = detail::gpu_rank_of(t, exact_device_time{}, exact_idle_time{},
+                                      static_cast<const void*>(nullptr));
+    }
+    b.kept[0].rank = b.kept[1].rank = rank;
+    return b;
+  });
+  std::vector<std::string> steps;
+  for (const auto& [rank, b] : ranks) steps.insert(steps.end(), b.steps.begin(), b.steps.end());
+  std::sort(steps.begin(), steps.end());
+  const bool drop = std::unique(steps.begin(), steps.end()) - steps.begin() >= 2;
+  gpu_report out;
+  out.hta = o.hta;
+  out.unit = o.hta ? hta_device_time::unit_name : exact_device_time::unit_name;
+  std::array<std::int64_t, 8> sets{};
+  for (auto& [rank, b] : ranks) {
+    gpu_rank& r = b.kept[drop ? 1 : 0];
+    for (std::size_t k = 1; k < 8; ++k) sets[k] += r.class_sets[k];
+    out.repairs += r.repairs;
+    out.ranks.push_back(std::move(r));
+  }
+  out.kernel_types = kernel_type_rows(sets);
+  return out;
+}
+
+TRACEMODEL_END_NAMESPACE
