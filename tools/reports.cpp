@@ -312,6 +312,28 @@ int cmd_gpu(const options& o) {
       }
       out.ch('}');
     }
+  // Kernels: by class, name, then rank (HTA's order).
+  std::vector<std::pair<const tmod::kernel_row*, std::int64_t>> kernels;
+  for (const auto& r : rep.ranks)
+    for (const auto& k : r.kernels) kernels.emplace_back(&k, r.rank);
+  std::stable_sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) {
+    const std::string_view ca = tmod::to_string(a.first->cls), cb = tmod::to_string(b.first->cls);
+    if (ca != cb) return ca < cb;
+    if (a.first->name != b.first->name) return a.first->name < b.first->name;
+    return a.second < b.second;
+  });
+  out.raw("],\n\"kernel_breakdown\":[");
+  for (std::size_t k = 0; k < kernels.size(); ++k) {
+    const tmod::kernel_row& r = *kernels[k].first;
+    out.raw(k ? ",\n" : "\n").raw("{\"rank\":").integer(kernels[k].second);
+    out.raw(",\"kernel_type\":").string(tmod::to_string(r.cls)).raw(",\"name\":").string(r.name);
+    if (!o.hta) out.raw(",\"count\":").unsigned_integer(r.count);
+    out.raw(",\"sum (").raw(unit).raw(")\":").integer(r.sum);
+    out.raw(",\"max (").raw(unit).raw(")\":").integer(r.max);
+    out.raw(",\"min (").raw(unit).raw(")\":").integer(r.min);
+    out.raw(",\"stddev\":").floating(r.std);
+    out.raw(",\"mean (").raw(unit).raw(")\":").floating(r.mean).ch('}');
+  }
   out.raw("]}\n");
   out.flush();
   std::fputs(s.c_str(), stdout);

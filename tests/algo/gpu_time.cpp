@@ -14,6 +14,8 @@
 
 #include <tracemodel/algo/comm_comp_overlap.hpp>
 #include <tracemodel/algo/device_time.hpp>
+#include <tracemodel/algo/idle_time.hpp>
+#include <tracemodel/algo/kernel_breakdown.hpp>
 #include <tracemodel/algo/kernel_type_breakdown.hpp>
 #include <tracemodel/algo/temporal_breakdown.hpp>
 #include <tracemodel/formats/chrome_trace_reader.hpp>
@@ -229,7 +231,7 @@ TEST_CASE(
        {"trace_filter_sampled_rank-0.json.gz", "trace_filter_sampled_rank-1.json.gz"}},
       {"triton", {"triton_example_triton_example.json.gz"}},
   };
-  std::size_t rows = 0, idle_rows = 0;
+  std::size_t rows = 0, idle_rows = 0, kernel_rows_seen = 0;
   for (const hta_case& c : cases) {
     CAPTURE(c.answers);
     std::vector<std::string> files;
@@ -312,6 +314,27 @@ TEST_CASE(
         idle_rows += 2;
       }
     }
+    if (!failed(doc.root, "kernel_breakdown")) {
+      std::map<std::tuple<std::int64_t, std::string, std::string>, const kernel_row*> got;
+      for (const gpu_rank& g : r.ranks)
+        for (const kernel_row& kr : g.kernels)
+          got[{g.rank, std::string(to_string(kr.cls)), kr.name}] = &kr;
+      simdjson::dom::array want = doc.root["kernel_breakdown"].get_array();
+      REQUIRE(want.size() == got.size());
+      for (simdjson::dom::element w : want) {
+        const auto it = got.find({w["rank"].get_int64().value(),
+                                  std::string(w["kernel_type"].get_string().value()),
+                                  std::string(w["name"].get_string().value())});
+        REQUIRE(it != got.end());
+        const kernel_row& kr = *it->second;
+        CHECK(w["sum (us)"].get_double().value() == static_cast<double>(kr.sum));
+        CHECK(w["max (us)"].get_double().value() == static_cast<double>(kr.max));
+        CHECK(w["min (us)"].get_double().value() == static_cast<double>(kr.min));
+        CHECK(w["mean (us)"].get_double().value() == doctest::Approx(kr.mean).epsilon(1e-9));
+        CHECK(w["stddev"].get_double().value() == doctest::Approx(kr.std).epsilon(1e-9));
+        ++kernel_rows_seen;
+      }
+    }
     if (!failed(doc.root, "comm_comp_overlap")) {
       simdjson::dom::array want = doc.root["comm_comp_overlap"].get_array();
       REQUIRE(want.size() == r.ranks.size());
@@ -327,8 +350,9 @@ TEST_CASE(
       }
     }
   }
-  CHECK(rows == 60);        // every row HTA answered of these three analyses
-  CHECK(idle_rows == 140);  // and of the idle time breakdown and its statistics
+  CHECK(rows == 60);               // every row HTA answered of these three analyses
+  CHECK(idle_rows == 140);         // and of the idle time breakdown and its statistics
+  CHECK(kernel_rows_seen == 117);  // and of the per-kernel table
 }
 
 TEST_CASE(
@@ -439,4 +463,44 @@ TEST_CASE("idle time: host wait, kernel wait and other, by hand, exact and as HT
   CHECK(hta[2].idle_time == 80);
   CHECK(hta[2].stats.count == 1);
   CHECK(std::isnan(hta[2].stats.std));
+}
+
+TEST_CASE("kernel breakdown: per class and name, exact, with the rest as others") {
+  const event_table t = read_text(small_trace);
+  const std::vector<kernel_row> rows = kernel_breakdown(t);
+  REQUIRE(rows.size() == 3);  // the stream wait (other) is not counted
+  CHECK(rows[0].cls == kernel_class::communication);
+  CHECK(rows[0].name == "ncclKernel_AllReduce_RING_LL_Sum_float");
+  CHECK(rows[0].sum == 15000);
+  const kernel_row& gemm = rows[1];
+  CHECK(gemm.cls == kernel_class::computation);
+  CHECK(gemm.name == "gemm");
+  CHECK(gemm.count == 2);
+  CHECK(gemm.sum == 11500);
+  CHECK(gemm.min == 1500);
+  CHECK(gemm.max == 10000);
+  CHECK(gemm.mean == 5750);
+  CHECK(gemm.std == doctest::Approx(6010.4076));
+  CHECK(rows[2].cls == kernel_class::memory);
+  CHECK(rows[2].sum == 7000);
+  // No name kept: every class is one "others" row of its kernels' durations.
+  exact_kernel_breakdown none;
+  none.top = 0;
+  const std::vector<kernel_row> others = kernel_breakdown(t, none);
+  REQUIRE(others.size() == 3);
+  for (const kernel_row& r : others) CHECK(r.name == "others");
+  CHECK(others[1].count == 2);
+  CHECK(others[1].std == doctest::Approx(6010.4076));
+  // HTA's rule takes the names' totals instead: gemm's 11 us (10, and 1.5 floored to 1) and the
+  // Triton CPU op's 1 us that HTA counts as a kernel.
+  hta_kernel_breakdown hta;
+  hta.top = 0;
+  const std::vector<kernel_row> h = kernel_breakdown(t, hta);
+  REQUIRE(h.size() == 3);
+  CHECK(h[1].name == "others");
+  CHECK(h[1].count == 2);
+  CHECK(h[1].sum == 12);
+  CHECK(h[1].min == 1);
+  CHECK(h[1].max == 11);
+  CHECK(h[1].std == doctest::Approx(7.0711));
 }
