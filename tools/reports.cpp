@@ -334,7 +334,26 @@ int cmd_gpu(const options& o) {
     out.raw(",\"stddev\":").floating(r.std);
     out.raw(",\"mean (").raw(unit).raw(")\":").floating(r.mean).ch('}');
   }
-  out.raw("]}\n");
+  out.raw("],\n\"launch_stats\":{");
+  for (std::size_t k = 0; k < rep.ranks.size(); ++k) {
+    const auto& r = rep.ranks[k];
+    out.raw(k ? ",\n" : "\n").string(std::to_string(r.rank)).raw(":[");
+    for (std::size_t j = 0; j < r.launches.size(); ++j) {
+      const tmod::launch_row& l = r.launches[j];
+      out.raw(j ? ",\n" : "\n").raw("{\"correlation\":").unsigned_integer(l.correlation);
+      out.raw(",\"cpu_duration\":").integer(l.cpu_duration);
+      out.raw(",\"gpu_duration\":").integer(l.gpu_duration);
+      out.raw(",\"launch_delay\":").integer(l.launch_delay);
+      if (!o.hta) {
+        out.raw(",\"short_kernel\":").raw(l.short_kernel ? "true" : "false");
+        out.raw(",\"runtime_outlier\":").raw(l.runtime_outlier ? "true" : "false");
+        out.raw(",\"delay_outlier\":").raw(l.delay_outlier ? "true" : "false");
+      }
+      out.ch('}');
+    }
+    out.ch(']');
+  }
+  out.raw("}}\n");
   out.flush();
   std::fputs(s.c_str(), stdout);
   return 0;

@@ -17,6 +17,7 @@
 #include <tracemodel/algo/idle_time.hpp>
 #include <tracemodel/algo/kernel_breakdown.hpp>
 #include <tracemodel/algo/kernel_type_breakdown.hpp>
+#include <tracemodel/algo/launch_stats.hpp>
 #include <tracemodel/algo/temporal_breakdown.hpp>
 #include <tracemodel/formats/chrome_trace_reader.hpp>
 #include <tracemodel/formats/gpu_report.hpp>
@@ -45,6 +46,21 @@ const char* const small_trace = R"json({"traceEvents":[
 ]})json";
 // clang-format on
 
+// clang-format off
+// Four launches on device 0, stream 7, a memset without its call, and a kernel of device 1.
+const char* const launches_trace = R"json({"traceEvents":[
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":100,"dur":2,"args":{"correlation":1}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":105,"dur":2,"args":{"correlation":2}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":150,"dur":2,"args":{"correlation":4}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":200,"dur":2,"args":{"correlation":3}},
+{"ph":"X","cat":"kernel","name":"k1","pid":0,"tid":7,"ts":110,"dur":10,"args":{"device":0,"stream":7,"correlation":1}},
+{"ph":"X","cat":"kernel","name":"k2","pid":0,"tid":7,"ts":125,"dur":5,"args":{"device":0,"stream":7,"correlation":2}},
+{"ph":"X","cat":"kernel","name":"k3","pid":0,"tid":7,"ts":210,"dur":10,"args":{"device":0,"stream":7,"correlation":3}},
+{"ph":"X","cat":"kernel","name":"k4","pid":0,"tid":7,"ts":300,"dur":1,"args":{"device":0,"stream":7,"correlation":4}},
+{"ph":"X","cat":"gpu_memset","name":"Memset (Device)","pid":0,"tid":7,"ts":301,"dur":1,"args":{"device":0,"stream":7,"correlation":99}},
+{"ph":"X","cat":"kernel","name":"k6","pid":1,"tid":7,"ts":0,"dur":5,"args":{"device":1,"stream":7,"correlation":98}}
+]})json";
+// clang-format on
 }  // namespace
 
 TEST_CASE("device intervals: the exact policy takes device work on a stream, classed by kind") {
@@ -231,7 +247,7 @@ TEST_CASE(
        {"trace_filter_sampled_rank-0.json.gz", "trace_filter_sampled_rank-1.json.gz"}},
       {"triton", {"triton_example_triton_example.json.gz"}},
   };
-  std::size_t rows = 0, idle_rows = 0, kernel_rows_seen = 0;
+  std::size_t rows = 0, idle_rows = 0, kernel_rows_seen = 0, launches_seen = 0;
   for (const hta_case& c : cases) {
     CAPTURE(c.answers);
     std::vector<std::string> files;
@@ -335,6 +351,26 @@ TEST_CASE(
         ++kernel_rows_seen;
       }
     }
+    if (!failed(doc.root, "launch_stats")) {
+      simdjson::dom::object want = doc.root["launch_stats"].get_object();
+      REQUIRE(want.size() == r.ranks.size());
+      for (const gpu_rank& g : r.ranks) {
+        using launch = std::array<std::int64_t, 4>;
+        std::vector<launch> a, b;
+        for (const launch_row& l : g.launches)
+          a.push_back({static_cast<std::int64_t>(l.correlation), l.cpu_duration, l.gpu_duration,
+                       l.launch_delay});
+        for (simdjson::dom::element w : want[std::to_string(g.rank)].get_array())
+          b.push_back({w["correlation"].get_int64().value(),
+                       static_cast<std::int64_t>(w["cpu_duration"].get_double().value()),
+                       static_cast<std::int64_t>(w["gpu_duration"].get_double().value()),
+                       static_cast<std::int64_t>(w["launch_delay"].get_double().value())});
+        std::sort(a.begin(), a.end());
+        std::sort(b.begin(), b.end());
+        CHECK(a == b);
+        launches_seen += b.size();
+      }
+    }
     if (!failed(doc.root, "comm_comp_overlap")) {
       simdjson::dom::array want = doc.root["comm_comp_overlap"].get_array();
       REQUIRE(want.size() == r.ranks.size());
@@ -353,6 +389,7 @@ TEST_CASE(
   CHECK(rows == 60);               // every row HTA answered of these three analyses
   CHECK(idle_rows == 140);         // and of the idle time breakdown and its statistics
   CHECK(kernel_rows_seen == 117);  // and of the per-kernel table
+  CHECK(launches_seen == 16903);   // and every launch
 }
 
 TEST_CASE(
@@ -400,20 +437,7 @@ TEST_CASE(
 }
 
 TEST_CASE("idle time: host wait, kernel wait and other, by hand, exact and as HTA") {
-  // clang-format off
-  std::string text = R"json({"traceEvents":[
-{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":100,"dur":2,"args":{"correlation":1}},
-{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":105,"dur":2,"args":{"correlation":2}},
-{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":150,"dur":2,"args":{"correlation":4}},
-{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":200,"dur":2,"args":{"correlation":3}},
-{"ph":"X","cat":"kernel","name":"k1","pid":0,"tid":7,"ts":110,"dur":10,"args":{"device":0,"stream":7,"correlation":1}},
-{"ph":"X","cat":"kernel","name":"k2","pid":0,"tid":7,"ts":125,"dur":5,"args":{"device":0,"stream":7,"correlation":2}},
-{"ph":"X","cat":"kernel","name":"k3","pid":0,"tid":7,"ts":210,"dur":10,"args":{"device":0,"stream":7,"correlation":3}},
-{"ph":"X","cat":"kernel","name":"k4","pid":0,"tid":7,"ts":300,"dur":1,"args":{"device":0,"stream":7,"correlation":4}},
-{"ph":"X","cat":"gpu_memset","name":"Memset (Device)","pid":0,"tid":7,"ts":301,"dur":1,"args":{"device":0,"stream":7,"correlation":99}},
-{"ph":"X","cat":"kernel","name":"k6","pid":1,"tid":7,"ts":0,"dur":5,"args":{"device":1,"stream":7,"correlation":98}}
-]})json";
-  // clang-format on
+  std::string text = launches_trace;
   const event_table t = read_chrome_trace(text, text.size());
   // Exact: (device 0, stream 7) and (device 1, stream 7) apart. k2 waits 5 us for k1 (kernel
   // wait), k3 was launched after k2 ended (host wait, 80 us), k4 was launched early but starts
@@ -503,4 +527,29 @@ TEST_CASE("kernel breakdown: per class and name, exact, with the rest as others"
   CHECK(h[1].min == 1);
   CHECK(h[1].max == 11);
   CHECK(h[1].std == doctest::Approx(7.0711));
+}
+
+TEST_CASE("launch statistics: each call with its work, exact and as HTA") {
+  std::string text = launches_trace;
+  const event_table t = read_chrome_trace(text, text.size());
+  const std::vector<launch_row> rows = launch_stats(t);
+  REQUIRE(rows.size() == 4);  // in the order of the calls: correlation 1, 2, 4, 3
+  CHECK(rows[0].correlation == 1);
+  CHECK(rows[0].cpu_duration == 2000);
+  CHECK(rows[0].gpu_duration == 10000);
+  CHECK(rows[0].launch_delay == 8000);  // 110 - (100 + 2) us
+  CHECK_FALSE(rows[0].short_kernel);
+  CHECK(rows[1].correlation == 2);
+  CHECK(rows[1].launch_delay == 18000);
+  CHECK(rows[2].correlation == 4);
+  CHECK(rows[2].launch_delay == 148000);
+  CHECK(rows[2].delay_outlier);
+  CHECK(rows[2].short_kernel);  // 1 us of work for a 2 us call
+  CHECK_FALSE(rows[2].runtime_outlier);
+  CHECK(rows[3].correlation == 3);
+  // HTA: the same pairs in microseconds (its names include cudaLaunchKernel).
+  const std::vector<launch_row> hta = launch_stats(t, hta_launch_stats{});
+  REQUIRE(hta.size() == 4);
+  CHECK(hta[2].launch_delay == 148);
+  CHECK(hta[2].cpu_duration == 2);
 }

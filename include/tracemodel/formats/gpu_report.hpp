@@ -6,8 +6,8 @@
 //
 // The files are read in parallel (formats/ranks.hpp: rank detection, the thread cap, each table
 // dropped once its results are taken). Per rank: the temporal breakdown, the overlap of
-// communication and computation, the idle time breakdown, the kernels; over the ranks: the
-// kernel types.
+// communication and computation, the idle time breakdown, the kernels, the launches; over the
+// ranks: the kernel types.
 // Under `hta`, HTA drops the last profiler step when the ranks together name two or more steps,
 // which is known only once every rank is read: each rank's results are taken both ways and the
 // right ones kept.
@@ -29,6 +29,7 @@
 #include "tracemodel/algo/idle_time.hpp"
 #include "tracemodel/algo/kernel_breakdown.hpp"
 #include "tracemodel/algo/kernel_type_breakdown.hpp"
+#include "tracemodel/algo/launch_stats.hpp"
 #include "tracemodel/algo/temporal_breakdown.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/formats/ranks.hpp"
@@ -45,7 +46,8 @@ struct gpu_rank {
   temporal_breakdown_row temporal;
   std::optional<double> overlap;  ///< communication hidden behind computation, %
   std::vector<idle_row> idle;
-  std::vector<kernel_row> kernels;           ///< by class, then name
+  std::vector<kernel_row> kernels;  ///< by class, then name
+  std::vector<launch_row> launches;
   std::array<std::int64_t, 8> class_sets{};  ///< time per set of kernel classes
   anomaly_counts repairs;                    ///< what reading repaired
 };
@@ -69,11 +71,15 @@ gpu_rank gpu_rank_of(const event_table& t, const IntervalPolicy& ip, const IdleP
     r.idle = idle(t, *f);
     const hta_kernel_breakdown kernels;
     r.kernels = kernels(t, *f);
+    const hta_launch_stats launches;
+    r.launches = launches(t, *f);
   } else {
     iv = ip.intervals(t);
     r.idle = idle(t);
     const exact_kernel_breakdown kernels;
     r.kernels = kernels(t);
+    const exact_launch_stats launches;
+    r.launches = launches(t);
   }
   r.temporal = temporal_breakdown(iv);
   r.overlap = comm_comp_overlap(iv);

@@ -1,0 +1,148 @@
+// tracemodel/algo — how long launches take and wait: each host call that launched device work,
+// with the work it launched.
+//
+//   auto rows = tracemodel::launch_stats(table);                           // exact, ns
+//   auto hta = tracemodel::launch_stats(table, tracemodel::hta_launch_stats{});
+//
+// One row per (call, device work) pair that share a correlation id: the call's duration, the
+// work's duration, and the launch delay, from the end of the call to the start of the work.
+// Rows come in the order of the calls, then of the work. Each row is flagged as HTA's plots
+// flag them: a short kernel (the call took at most `runtime_cutoff` and longer than the work),
+// a runtime outlier (the call took longer than `runtime_cutoff`), a delay outlier (the delay is
+// longer than `delay_cutoff`).
+//  - `exact_launch_stats` (default): every runtime or driver call (of any device API) that has a
+//    device activity with its correlation id, as the host/device linker pairs them; nanoseconds;
+//    the delay as it is (negative when the work started before the call returned).
+//  - `hta_launch_stats`: HTA's (hta-analyses.md, section 7): only calls named
+//    `cudaLaunchKernel`, `cudaLaunchKernelExC`, `cudaMemcpyAsync`, `cudaMemsetAsync` or MTIA's
+//    `runFunction - job_prep_and_submit_for_execution` (so no `cuLaunchKernel`, no HIP), its
+//    frame's rows (`stream == -1` the calls, `stream != -1` the work), microseconds, the delay
+//    clamped at 0.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "tracemodel/algo/hta_frame.hpp"
+#include "tracemodel/config.hpp"
+#include "tracemodel/model/table.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+
+struct launch_row {
+  std::uint64_t correlation = 0;
+  std::int64_t cpu_duration = 0, gpu_duration = 0, launch_delay = 0;
+  bool short_kernel = false, runtime_outlier = false, delay_outlier = false;
+};
+
+namespace detail {
+inline void flag_launch(launch_row& r, std::int64_t runtime_cutoff, std::int64_t delay_cutoff) {
+  r.short_kernel = r.cpu_duration <= runtime_cutoff && r.gpu_duration < r.cpu_duration;
+  r.runtime_outlier = r.cpu_duration > runtime_cutoff;
+  r.delay_outlier = r.launch_delay > delay_cutoff;
+}
+}  // namespace detail
+
+struct exact_launch_stats {
+  std::int64_t runtime_cutoff = 50'000;  ///< ns
+  std::int64_t delay_cutoff = 100'000;   ///< ns
+
+  template <class Schema>
+  [[nodiscard]] std::vector<launch_row> operator()(const basic_event_table<Schema>& t) const {
+    std::unordered_map<std::uint64_t, std::vector<event_index>> work;  // by correlation id
+    for (event_index i = 0; i < t.size(); ++i) {
+      const auto* d = t.events[i].template get_if<event_kind::device_activity>();
+      if (d != nullptr && d->stream >= 0 && d->correlation_id != 0 && is_device_work(d->activity))
+        work[d->correlation_id].push_back(i);
+    }
+    std::vector<launch_row> rows;
+    for (const auto& e : t.events) {
+      const auto* d = e.template get_if<event_kind::device_activity>();
+      if (d == nullptr || d->stream >= 0 || d->correlation_id == 0 || !is_call(d->activity))
+        continue;
+      const auto it = work.find(d->correlation_id);
+      if (it == work.end()) continue;
+      for (const event_index k : it->second) {
+        const auto& w = t.events[k];
+        launch_row r;
+        r.correlation = d->correlation_id;
+        r.cpu_duration = d->end_ns - e.start_ns;
+        r.gpu_duration = w.end_ns() - w.start_ns;
+        r.launch_delay = w.start_ns - d->end_ns;
+        detail::flag_launch(r, runtime_cutoff, delay_cutoff);
+        rows.push_back(r);
+      }
+    }
+    return rows;
+  }
+
+ private:
+  static constexpr bool is_call(activity_type a) noexcept {
+    return a == activity_type::cuda_runtime || a == activity_type::cuda_driver ||
+           a == activity_type::xpu_runtime || a == activity_type::xpu_driver ||
+           a == activity_type::mtia_runtime || a == activity_type::privateuse1_runtime ||
+           a == activity_type::privateuse1_driver;
+  }
+  static constexpr bool is_device_work(activity_type a) noexcept {
+    return a == activity_type::kernel || a == activity_type::gpu_memcpy ||
+           a == activity_type::gpu_memset;
+  }
+};
+
+struct hta_launch_stats {
+  std::int64_t runtime_cutoff = 50;  ///< us
+  std::int64_t delay_cutoff = 100;   ///< us
+  bool include_memory_events = true;
+  bool drop_last_step = false;
+
+  template <class Schema>
+  [[nodiscard]] std::vector<launch_row> operator()(const basic_event_table<Schema>& t) const {
+    return (*this)(t, hta_frame(t, drop_last_step));
+  }
+  template <class Schema>
+  [[nodiscard]] std::vector<launch_row> operator()(const basic_event_table<Schema>& t,
+                                                   const hta_frame& f) const {
+    std::vector<std::int64_t> launches;  // correlation ids of the named calls
+    for (const hta_row& r : f.rows) {
+      const std::string_view n = t.name(t.events[r.event]);
+      if (n == "cudaLaunchKernel" || n == "cudaLaunchKernelExC" ||
+          n == "runFunction - job_prep_and_submit_for_execution" ||
+          (include_memory_events && (n == "cudaMemcpyAsync" || n == "cudaMemsetAsync")))
+        launches.push_back(r.correlation);
+    }
+    std::sort(launches.begin(), launches.end());
+    auto launched = [&](std::int64_t c) {
+      return std::binary_search(launches.begin(), launches.end(), c);
+    };
+    std::unordered_map<std::int64_t, std::vector<const hta_row*>> gpu;
+    for (const hta_row& r : f.rows)
+      if (r.stream != -1 && launched(r.correlation)) gpu[r.correlation].push_back(&r);
+    std::vector<launch_row> rows;
+    for (const hta_row& c : f.rows) {
+      if (c.stream != -1 || !launched(c.correlation)) continue;
+      const auto it = gpu.find(c.correlation);
+      if (it == gpu.end()) continue;
+      for (const hta_row* g : it->second) {
+        launch_row r;
+        r.correlation = static_cast<std::uint64_t>(c.correlation);
+        r.cpu_duration = c.end - c.ts;
+        r.gpu_duration = g->end - g->ts;
+        r.launch_delay = std::max<std::int64_t>(0, g->ts - c.ts - (c.end - c.ts));
+        detail::flag_launch(r, runtime_cutoff, delay_cutoff);
+        rows.push_back(r);
+      }
+    }
+    return rows;
+  }
+};
+
+template <class Schema, class Policy = exact_launch_stats>
+[[nodiscard]] std::vector<launch_row> launch_stats(const basic_event_table<Schema>& t,
+                                                   const Policy& policy = {}) {
+  return policy(t);
+}
+
+TRACEMODEL_END_NAMESPACE
