@@ -353,7 +353,64 @@ int cmd_gpu(const options& o) {
     }
     out.ch(']');
   }
-  out.raw("}}\n");
+  out.raw("},\n\"queue_length_summary\":[");
+  auto stats = [&](const char* prefix, const tmod::interval_stats& st) {
+    const std::pair<const char*, double> fields[] = {{"count", static_cast<double>(st.count)},
+                                                     {"mean", st.mean},
+                                                     {"std", st.std},
+                                                     {"min", st.min},
+                                                     {"25%", st.q25},
+                                                     {"50%", st.q50},
+                                                     {"75%", st.q75},
+                                                     {"max", st.max}};
+    for (const auto& [name, v] : fields) {
+      out.raw(",\"").raw(prefix).ch('/').raw(name).raw("\":");
+      number(v);
+    }
+  };
+  first = true;
+  for (const auto& r : rep.ranks)
+    for (const auto& q : r.queues) {
+      out.raw(first ? "\n" : ",\n").raw("{\"rank\":").integer(r.rank);
+      if (!o.hta) out.raw(",\"device\":").integer(q.device);
+      out.raw(",\"stream\":").integer(q.stream);
+      stats("queue_length", q.summary);
+      out.raw(",\"time_at_max_queue_length\":").integer(q.time_full).ch('}');
+      first = false;
+    }
+  out.raw("],\n\"memory_bw_summary\":[");
+  first = true;
+  for (const auto& r : rep.ranks)
+    for (const auto& m : r.bandwidth) {
+      out.raw(first ? "\n" : ",\n").raw("{\"rank\":").integer(r.rank);
+      out.raw(",\"name\":").string(m.kind);
+      stats("memory_bw_gbps", m.summary);
+      out.ch('}');
+      first = false;
+    }
+  out.raw("],\n\"gpu_user_annotation_breakdown\":");
+  bool any_annotations = false;
+  for (const auto& r : rep.ranks) any_annotations = any_annotations || r.has_gpu_annotations;
+  if (!any_annotations) {
+    out.raw("null");  // HTA's None: the trace has no GPU annotations
+  } else {
+    out.ch('[');
+    first = true;
+    for (const auto& r : rep.ranks)
+      for (const auto& a : r.gpu_annotations) {
+        out.raw(first ? "\n" : ",\n").raw("{\"rank\":").integer(r.rank);
+        out.raw(",\"name\":").string(a.name);
+        if (!o.hta) out.raw(",\"count\":").unsigned_integer(a.count);
+        out.raw(",\"sum (").raw(unit).raw(")\":").integer(a.sum);
+        out.raw(",\"max (").raw(unit).raw(")\":").integer(a.max);
+        out.raw(",\"min (").raw(unit).raw(")\":").integer(a.min);
+        out.raw(",\"stddev\":").floating(a.std);
+        out.raw(",\"mean (").raw(unit).raw(")\":").floating(a.mean).ch('}');
+        first = false;
+      }
+    out.ch(']');
+  }
+  out.raw("}\n");
   out.flush();
   std::fputs(s.c_str(), stdout);
   return 0;

@@ -4,7 +4,8 @@
 //   const tracemodel::hta_frame f(table, /*drop_last_step=*/true);
 //
 // A row per complete event (instants, allocations, flows, metadata and the `Trace` span are not
-// rows), in table order, with:
+// rows), in the file's order when the reader kept it (`read_options::keep_file_order`), else in
+// the table's, with:
 //  - its times in integer microseconds: when any start is fractional, `ceil(ts)` and
 //    `floor(ts + dur)` computed in doubles from the correctly rounded decimal values, as pandas
 //    does (so an event shorter than a microsecond can end before it starts); else the times cut
@@ -55,6 +56,110 @@ namespace detail {
 }
 }  // namespace detail
 
+/// The permutation that sorts `v` as NumPy's `argsort(kind="quicksort")` does (an introsort
+/// that is not stable: equal keys come out in an order its partitioning decides). pandas'
+/// `sort_values` uses it, and some of HTA's numbers depend on that order among equal times.
+template <class T>
+[[nodiscard]] std::vector<std::size_t> numpy_argsort(const std::vector<T>& v) {
+  const std::size_t n = v.size();
+  std::vector<std::size_t> idx(n);
+  for (std::size_t k = 0; k < n; ++k) idx[k] = k;
+  if (n < 2) return idx;
+  auto less = [&](std::size_t a, std::size_t b) { return v[a] < v[b]; };
+  auto heapsort = [&](std::size_t* a, std::ptrdiff_t len) {  // NumPy's aheapsort, 1-based
+    std::size_t* h = a - 1;
+    std::ptrdiff_t i = 0, j = 0, l = 0;
+    std::size_t tmp = 0;
+    for (l = len >> 1; l > 0; --l) {
+      tmp = h[l];
+      for (i = l, j = l << 1; j <= len;) {
+        if (j < len && less(h[j], h[j + 1])) j += 1;
+        if (less(tmp, h[j])) {
+          h[i] = h[j];
+          i = j;
+          j += j;
+        } else {
+          break;
+        }
+      }
+      h[i] = tmp;
+    }
+    for (; len > 1;) {
+      tmp = h[len];
+      h[len] = h[1];
+      len -= 1;
+      for (i = 1, j = 2; j <= len;) {
+        if (j < len && less(h[j], h[j + 1])) j++;
+        if (less(tmp, h[j])) {
+          h[i] = h[j];
+          i = j;
+          j += j;
+        } else {
+          break;
+        }
+      }
+      h[i] = tmp;
+    }
+  };
+  int msb = 0;
+  for (std::size_t m = n; m > 1; m >>= 1) ++msb;
+  std::size_t* pl = idx.data();
+  std::size_t* pr = idx.data() + n - 1;
+  std::vector<std::size_t*> stack;
+  std::vector<int> depth;
+  int cdepth = msb * 2;
+  for (;;) {
+    if (cdepth < 0) {
+      heapsort(pl, pr - pl + 1);
+    } else {
+      while (pr - pl > 16) {
+        std::size_t* pm = pl + ((pr - pl) >> 1);
+        if (less(*pm, *pl)) std::swap(*pm, *pl);
+        if (less(*pr, *pm)) std::swap(*pr, *pm);
+        if (less(*pm, *pl)) std::swap(*pm, *pl);
+        const std::size_t vp = *pm;
+        std::size_t* pi = pl;
+        std::size_t* pj = pr - 1;
+        std::swap(*pm, *pj);
+        for (;;) {
+          do ++pi;
+          while (less(*pi, vp));
+          do --pj;
+          while (less(vp, *pj));
+          if (pi >= pj) break;
+          std::swap(*pi, *pj);
+        }
+        std::swap(*pi, *(pr - 1));
+        if (pi - pl < pr - pi) {
+          stack.push_back(pi + 1);
+          stack.push_back(pr);
+          pr = pi - 1;
+        } else {
+          stack.push_back(pl);
+          stack.push_back(pi - 1);
+          pl = pi + 1;
+        }
+        depth.push_back(--cdepth);
+      }
+      for (std::size_t* pi = pl + 1; pi <= pr; ++pi) {  // insertion sort
+        const std::size_t vi = *pi;
+        std::size_t* pj = pi;
+        std::size_t* pk = pi - 1;
+        while (pj > pl && less(vi, *pk)) *pj-- = *pk--;
+        *pj = vi;
+      }
+    }
+    if (stack.empty()) break;
+    pr = stack.back();
+    stack.pop_back();
+    pl = stack.back();
+    stack.pop_back();
+    cdepth = depth.back();
+    depth.pop_back();
+  }
+  return idx;
+}
+
 struct hta_row {
   event_index event = no_event;
   std::int64_t ts = 0, end = 0;  ///< microseconds; `end < ts` can happen (see above)
@@ -81,7 +186,11 @@ struct hta_frame {
                   bw_key = key_id(t, "memory bandwidth (GB/s)");
     std::int64_t last_step = std::numeric_limits<std::int64_t>::max();
     bool any_step = false;
-    for (event_index i = 0; i < t.size(); ++i) {
+    // HTA's frame is in file order: the table's when the reader kept it (read_options).
+    std::vector<event_index> by_file(t.size());
+    for (event_index i = 0; i < t.size(); ++i)
+      by_file[t.info.file_order.empty() ? i : t.info.file_order[i]] = i;
+    for (const event_index i : by_file) {
       const auto& e = t.events[i];
       const std::int64_t end_ns = e.end_ns();
       if (e.instant_scope != 0 || end_ns == no_end_ns || e.kind() == event_kind::allocation ||
@@ -160,6 +269,19 @@ struct hta_frame {
     rows.resize(n);
     for (hta_row& r : rows)
       if (r.partner != -1) r.partner = new_index[static_cast<std::size_t>(r.partner)];
+    // The filtered frame lists the GPU rows first, then the others.
+    std::vector<std::int64_t> moved(rows.size());
+    std::vector<hta_row> ordered;
+    ordered.reserve(rows.size());
+    for (int pass = 0; pass < 2; ++pass)
+      for (std::size_t k = 0; k < rows.size(); ++k)
+        if (rows[k].gpu == (pass == 0)) {
+          moved[k] = static_cast<std::int64_t>(ordered.size());
+          ordered.push_back(rows[k]);
+        }
+    for (hta_row& r : ordered)
+      if (r.partner != -1) r.partner = moved[static_cast<std::size_t>(r.partner)];
+    rows = std::move(ordered);
   }
 
  private:

@@ -62,61 +62,70 @@ inline void fill_stats(kernel_row& r, const std::vector<std::int64_t>& v) {
   }
 }
 
-/// Rows per class and name of (interval, name) pairs, `hta` choosing HTA's "others" rule.
+/// Rows per name of (name, duration) pairs, the `top` names by summed time kept and the rest
+/// one "others" row; `hta` chooses HTA's rule (see the header comment). Ordered by sum.
+inline std::vector<kernel_row> name_rows(
+    const std::vector<std::pair<std::string_view, std::int64_t>>& items, std::size_t top,
+    bool hta) {
+  std::map<std::string_view, std::vector<std::int64_t>> by_name;
+  for (const auto& [name, d] : items) by_name[name].push_back(d);
+  std::vector<kernel_row> rows;
+  for (const auto& [name, durations] : by_name) {
+    kernel_row r;
+    r.name = std::string(name);
+    fill_stats(r, durations);
+    rows.push_back(std::move(r));
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const kernel_row& a, const kernel_row& b) { return a.sum > b.sum; });
+  if (rows.size() <= top) return rows;
+  std::vector<bool> other(rows.size(), false);
+  for (std::size_t k = top; k < rows.size(); ++k) other[k] = true;
+  if (hta) {  // past the 80% quantile of the cumulative sums, by rank position
+    std::vector<double> cum(rows.size());
+    double run = 0;
+    for (std::size_t k = 0; k < rows.size(); ++k) cum[k] = run += static_cast<double>(rows[k].sum);
+    const double h = 0.8 * static_cast<double>(rows.size() - 1);
+    const auto lo = static_cast<std::size_t>(std::floor(h));
+    const std::size_t hi = std::min(lo + 1, rows.size() - 1);
+    const double q = cum[lo] + (h - static_cast<double>(lo)) * (cum[hi] - cum[lo]);
+    for (std::size_t k = 0; k < rows.size(); ++k)
+      if (cum[k] > q) other[k] = true;
+  }
+  std::vector<kernel_row> kept;
+  std::vector<std::int64_t> other_values;  // HTA: the names' totals; else every duration
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    if (!other[k]) {
+      if (hta) fill_stats(rows[k], {rows[k].sum});
+      kept.push_back(std::move(rows[k]));
+    } else if (hta) {
+      other_values.push_back(rows[k].sum);
+    } else {
+      const auto& v = by_name[rows[k].name];
+      other_values.insert(other_values.end(), v.begin(), v.end());
+    }
+  }
+  kernel_row others;
+  others.name = "others";
+  fill_stats(others, other_values);
+  kept.push_back(std::move(others));
+  return kept;
+}
+
+/// Rows per class and name of the intervals, ordered by class name, then name.
 template <class Table>
 std::vector<kernel_row> kernel_rows(const Table& t, const std::vector<device_interval>& iv,
                                     std::size_t top, bool hta) {
   std::vector<kernel_row> out;
   for (int c = 0; c < 3; ++c) {
     const auto cls = static_cast<kernel_class>(c);
-    std::map<std::string_view, std::vector<std::int64_t>> by_name;
+    std::vector<std::pair<std::string_view, std::int64_t>> items;
     for (const device_interval& d : iv)
-      if (d.cls == cls) by_name[t.name(t.events[d.event])].push_back(d.end - d.start);
-    std::vector<kernel_row> rows;
-    for (const auto& [name, durations] : by_name) {
-      kernel_row r;
-      r.name = std::string(name);
+      if (d.cls == cls) items.emplace_back(t.name(t.events[d.event]), d.end - d.start);
+    for (kernel_row& r : name_rows(items, top, hta)) {
       r.cls = cls;
-      fill_stats(r, durations);
-      rows.push_back(std::move(r));
+      out.push_back(std::move(r));
     }
-    std::stable_sort(rows.begin(), rows.end(),
-                     [](const kernel_row& a, const kernel_row& b) { return a.sum > b.sum; });
-    if (rows.size() > top) {
-      std::vector<bool> other(rows.size(), false);
-      for (std::size_t k = top; k < rows.size(); ++k) other[k] = true;
-      if (hta) {  // past the 80% quantile of the cumulative sums, by rank position
-        std::vector<double> cum(rows.size());
-        double run = 0;
-        for (std::size_t k = 0; k < rows.size(); ++k)
-          cum[k] = run += static_cast<double>(rows[k].sum);
-        const double h = 0.8 * static_cast<double>(rows.size() - 1);
-        const auto lo = static_cast<std::size_t>(std::floor(h));
-        const std::size_t hi = std::min(lo + 1, rows.size() - 1);
-        const double q = cum[lo] + (h - static_cast<double>(lo)) * (cum[hi] - cum[lo]);
-        for (std::size_t k = 0; k < rows.size(); ++k)
-          if (cum[k] > q) other[k] = true;
-      }
-      std::vector<kernel_row> kept;
-      std::vector<std::int64_t> other_values;  // HTA: the names' totals; else every duration
-      for (std::size_t k = 0; k < rows.size(); ++k) {
-        if (!other[k]) {
-          if (hta) fill_stats(rows[k], {rows[k].sum});
-          kept.push_back(std::move(rows[k]));
-        } else if (hta) {
-          other_values.push_back(rows[k].sum);
-        } else {
-          for (const auto& x : by_name[rows[k].name]) other_values.push_back(x);
-        }
-      }
-      kernel_row others;
-      others.name = "others";
-      others.cls = cls;
-      fill_stats(others, other_values);
-      kept.push_back(std::move(others));
-      rows = std::move(kept);
-    }
-    for (auto& r : rows) out.push_back(std::move(r));
   }
   std::stable_sort(out.begin(), out.end(), [](const kernel_row& a, const kernel_row& b) {
     const std::string_view ca = to_string(a.cls), cb = to_string(b.cls);

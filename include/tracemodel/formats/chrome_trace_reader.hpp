@@ -53,6 +53,7 @@ template <class Schema>
 void read_into(basic_event_table<Schema>& t, std::span<char> buf, std::size_t len,
                const read_options& opt, trace_text* owner) {
   table_builder<Schema> builder(t, len, opt);
+  builder.keep_file_order(opt.keep_file_order);
   parse_text(buf, len, opt, owner, builder);
   builder.finish();
 }

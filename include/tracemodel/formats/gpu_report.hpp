@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "tracemodel/algo/annotation_breakdown.hpp"
 #include "tracemodel/algo/comm_comp_overlap.hpp"
 #include "tracemodel/algo/device_time.hpp"
 #include "tracemodel/algo/hta_frame.hpp"
@@ -30,6 +31,7 @@
 #include "tracemodel/algo/kernel_breakdown.hpp"
 #include "tracemodel/algo/kernel_type_breakdown.hpp"
 #include "tracemodel/algo/launch_stats.hpp"
+#include "tracemodel/algo/queue_length.hpp"
 #include "tracemodel/algo/temporal_breakdown.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/formats/ranks.hpp"
@@ -48,6 +50,10 @@ struct gpu_rank {
   std::vector<idle_row> idle;
   std::vector<kernel_row> kernels;  ///< by class, then name
   std::vector<launch_row> launches;
+  std::vector<stream_queue> queues;
+  std::vector<memory_bandwidth_series> bandwidth;
+  std::vector<kernel_row> gpu_annotations;   ///< by name
+  bool has_gpu_annotations = false;          ///< HTA answers nothing without the category
   std::array<std::int64_t, 8> class_sets{};  ///< time per set of kernel classes
   anomaly_counts repairs;                    ///< what reading repaired
 };
@@ -73,6 +79,9 @@ gpu_rank gpu_rank_of(const event_table& t, const IntervalPolicy& ip, const IdleP
     r.kernels = kernels(t, *f);
     const hta_launch_stats launches;
     r.launches = launches(t, *f);
+    r.queues = hta_queue_length{}(t, *f);
+    r.bandwidth = hta_memory_bandwidth{}(t, *f);
+    r.gpu_annotations = hta_annotation_breakdown{}(t, *f);
   } else {
     iv = ip.intervals(t);
     r.idle = idle(t);
@@ -80,10 +89,18 @@ gpu_rank gpu_rank_of(const event_table& t, const IntervalPolicy& ip, const IdleP
     r.kernels = kernels(t);
     const exact_launch_stats launches;
     r.launches = launches(t);
+    r.queues = exact_queue_length{}(t);
+    r.bandwidth = exact_memory_bandwidth{}(t);
+    r.gpu_annotations = exact_annotation_breakdown{}(t);
   }
   r.temporal = temporal_breakdown(iv);
   r.overlap = comm_comp_overlap(iv);
   r.class_sets = class_overlap_times(iv);
+  for (const auto& e : t.events)
+    if (t.activity(e) == activity_type::gpu_user_annotation) {
+      r.has_gpu_annotations = true;
+      break;
+    }
   r.repairs = t.anomalies;
   return r;
 }
@@ -98,7 +115,9 @@ gpu_rank gpu_rank_of(const event_table& t, const IntervalPolicy& ip, const IdleP
     gpu_rank kept[2];  // HTA: all steps, the last one dropped
     std::vector<std::string> steps;
   };
-  auto ranks = for_each_rank(files, o, [&](std::int64_t rank, event_table& t) {
+  read_options ro = o;
+  ro.keep_file_order = ro.keep_file_order || o.hta;  // HTA's frame is in file order
+  auto ranks = for_each_rank(files, ro, [&](std::int64_t rank, event_table& t) {
     both b;
     if (o.hta) {
       for (int drop = 0; drop < 2; ++drop) {

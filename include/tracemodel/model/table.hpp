@@ -87,6 +87,10 @@ struct trace_info {
   std::vector<std::pair<name_id, name_id>> metadata;
   /// Metadata records, in file order.
   std::vector<metadata_record> records;
+  /// When a reader was asked to keep it and the file did not list the events in start order:
+  /// `file_order[i]` is the place of event i among the events as the file listed them. Empty
+  /// otherwise (then the table's order is the file's, or it was not kept).
+  std::vector<std::uint32_t> file_order;
 };
 
 /// The vector type of an event table's arrays (huge pages for large ones).

@@ -49,6 +49,9 @@ class table_builder final : public record_sink, public flow_events {
   table_builder(table_t& t, std::size_t len, const thread_options& opt)
       : t_(t), len_(len), opt_(opt), inputs_(t.strings, t.inputs, t.ints) {}
 
+  /// Keep the file's order of the events in `trace_info::file_order` (read_options).
+  void keep_file_order(bool keep) noexcept { keep_file_order_ = keep; }
+
   /// After the parse: repairs what is left open, sorts the events, binds the flows.
   void finish() {
     if (t_.info.base_time_ns != base_) shift_times(t_.info.base_time_ns - base_, base_at_);
@@ -447,6 +450,7 @@ class table_builder final : public record_sink, public flow_events {
     if (in_order_) return;
     const std::size_t n = t_.events.size();
     const auto order = start_order(t_.events);
+    if (keep_file_order_) t_.info.file_order.assign(order.begin(), order.end());
     {  // and what each event got for the binding of flows
       detail::scratch_vector<std::uint32_t> track(n);
       detail::scratch_vector<bind_key> keys(n);
@@ -500,6 +504,7 @@ class table_builder final : public record_sink, public flow_events {
   std::vector<event_index> open_;  // `B` records waiting for their `E`
   std::int64_t last_start_ = std::numeric_limits<std::int64_t>::min();  // of the last event built
   bool in_order_ = true;  // every event built so far started at or after the one before
+  bool keep_file_order_ = false;
   // The tracks (pid, tid) of events and flows, in order of first appearance, and each event's.
   pair_ids tracks_;
   scratch_vector<std::uint32_t> event_track_;

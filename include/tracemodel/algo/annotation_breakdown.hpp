@@ -1,0 +1,89 @@
+// tracemodel/algo — time per user annotation, on the GPU or on the CPU.
+//
+//   auto gpu = tracemodel::annotation_breakdown(table);                  // GPU annotations, ns
+//   auto cpu = tracemodel::annotation_breakdown(table, {.on_gpu = false}); // record_function
+//   auto hta = tracemodel::annotation_breakdown(table, tracemodel::hta_annotation_breakdown{});
+//
+// Per annotation name: count, sum, min, max, mean and sample standard deviation of the
+// annotations' durations, the `top` names by summed time kept and the rest as "others", rows
+// ordered by name. On the GPU: the `gpu_user_annotation` spans a device profiler draws over the
+// work an annotation launched; on the CPU: the user annotations themselves (`record_function`,
+// `ProfilerStep#N` among them).
+//  - `exact_annotation_breakdown` (default): nanoseconds, every annotation of the table.
+//  - `hta_annotation_breakdown`: HTA's (hta-analyses.md, 5.3): its frame's rows of category
+//    `gpu_user_annotation` (or `user_annotation`), microseconds, its 1,000 names and its rule for
+//    "others" (kernel_breakdown.hpp).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tracemodel/algo/hta_frame.hpp"
+#include "tracemodel/algo/kernel_breakdown.hpp"
+#include "tracemodel/config.hpp"
+#include "tracemodel/model/table.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+
+namespace detail {
+inline void by_name(std::vector<kernel_row>& rows) {
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const kernel_row& a, const kernel_row& b) { return a.name < b.name; });
+}
+}  // namespace detail
+
+struct exact_annotation_breakdown {
+  bool on_gpu = true;
+  std::size_t top = 1000;
+
+  template <class Schema>
+  [[nodiscard]] std::vector<kernel_row> operator()(const basic_event_table<Schema>& t) const {
+    const activity_type want =
+        on_gpu ? activity_type::gpu_user_annotation : activity_type::user_annotation;
+    std::vector<std::pair<std::string_view, std::int64_t>> items;
+    for (const auto& e : t.events) {
+      if (e.instant_scope != 0 || t.activity(e) != want) continue;
+      const std::int64_t end = e.end_ns();
+      if (end == no_end_ns) continue;
+      items.emplace_back(t.name(e), end - e.start_ns);
+    }
+    std::vector<kernel_row> rows = detail::name_rows(items, top, false);
+    detail::by_name(rows);
+    return rows;
+  }
+};
+
+struct hta_annotation_breakdown {
+  bool on_gpu = true;  ///< HTA's `use_gpu_annotation`
+  std::size_t top = 1000;
+  bool drop_last_step = false;
+
+  template <class Schema>
+  [[nodiscard]] std::vector<kernel_row> operator()(const basic_event_table<Schema>& t) const {
+    return (*this)(t, hta_frame(t, drop_last_step));
+  }
+  template <class Schema>
+  [[nodiscard]] std::vector<kernel_row> operator()(const basic_event_table<Schema>& t,
+                                                   const hta_frame& f) const {
+    const std::string_view want = on_gpu ? "gpu_user_annotation" : "user_annotation";
+    std::vector<std::pair<std::string_view, std::int64_t>> items;
+    for (const hta_row& r : f.rows) {
+      const auto& e = t.events[r.event];
+      if (t.category(e) == want) items.emplace_back(t.name(e), r.end - r.ts);
+    }
+    std::vector<kernel_row> rows = detail::name_rows(items, top, true);
+    detail::by_name(rows);
+    return rows;
+  }
+};
+
+template <class Schema, class Policy = exact_annotation_breakdown>
+[[nodiscard]] std::vector<kernel_row> annotation_breakdown(const basic_event_table<Schema>& t,
+                                                           const Policy& policy = {}) {
+  return policy(t);
+}
+
+TRACEMODEL_END_NAMESPACE

@@ -1,0 +1,278 @@
+// tracemodel/algo — how deep each stream's queue runs, and the bandwidth of copies and sets.
+//
+//   auto q = tracemodel::queue_length(table);                          // exact
+//   auto hta = tracemodel::queue_length(table, tracemodel::hta_queue_length{});
+//   auto bw = tracemodel::memory_bandwidth(table, tracemodel::hta_memory_bandwidth{});
+//
+// Queue length: work launched on a stream and not started yet. Each launching call adds one at
+// its start, each piece of work takes one away at its start; the series is the running count
+// per stream, one step per change, with its summary (pandas' describe()) and the time the queue
+// spent at or above `full` (the device runtime's limit; 1024 for CUDA).
+//  - `exact_queue_length` (default): streams keyed by (device, stream), every runtime or driver
+//    call that has device work with its correlation id; nanoseconds; a start and a launch at one
+//    instant take the start first.
+//  - `hta_queue_length`: HTA's (hta-analyses.md, 8.1): the calls named in its list (CUDA runtime
+//    and driver launches and async copies and sets, HIP's, MTIA's) that have a partner, the
+//    work whose correlation one of them has; streams keyed by stream alone; microseconds; the
+//    calls before the work at one instant.
+// Memory bandwidth (HTA's augmented counter, 8.3): per memory kind (`Memcpy DtoH`, `Memset`,
+// ...; the first 11 characters of a copy's name), the running sum of the `memory bandwidth
+// (GB/s)` the device profiler states for each copy or set while it runs (a duration of 0
+// counts as one unit); summarized over the steps where it is above 0.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "tracemodel/algo/describe.hpp"
+#include "tracemodel/algo/device_time.hpp"
+#include "tracemodel/algo/hta_frame.hpp"
+#include "tracemodel/config.hpp"
+#include "tracemodel/model/table.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+
+struct queue_step {
+  std::int64_t ts = 0;
+  std::int64_t length = 0;
+};
+
+struct stream_queue {
+  std::int32_t device = -1;
+  std::int64_t stream = -1;
+  std::vector<queue_step> steps;  ///< in time order
+  interval_stats summary;         ///< of the steps' lengths
+  std::int64_t time_full = 0;     ///< time at or above `full` (to the last step)
+};
+
+namespace detail {
+struct queue_change {
+  std::int32_t device;
+  std::int64_t stream, ts;
+  int delta;
+};
+/// Queues from changes, in the given order at equal times; streams by (device, stream).
+inline std::vector<stream_queue> queues_of(std::vector<queue_change> changes, std::int64_t full) {
+  std::stable_sort(changes.begin(), changes.end(),
+                   [](const queue_change& a, const queue_change& b) { return a.ts < b.ts; });
+  std::map<std::pair<std::int32_t, std::int64_t>, stream_queue> by;
+  for (const queue_change& c : changes) {
+    stream_queue& q = by[{c.device, c.stream}];
+    q.device = c.device;
+    q.stream = c.stream;
+    const std::int64_t before = q.steps.empty() ? 0 : q.steps.back().length;
+    q.steps.push_back({c.ts, before + c.delta});
+  }
+  std::vector<stream_queue> out;
+  for (auto& [key, q] : by) {
+    std::vector<std::int64_t> lengths;
+    lengths.reserve(q.steps.size());
+    for (std::size_t k = 0; k < q.steps.size(); ++k) {
+      lengths.push_back(q.steps[k].length);
+      if (k + 1 < q.steps.size() && q.steps[k].length >= full)
+        q.time_full += q.steps[k + 1].ts - q.steps[k].ts;
+    }
+    q.summary = describe(std::move(lengths));
+    out.push_back(std::move(q));
+  }
+  return out;
+}
+}  // namespace detail
+
+struct exact_queue_length {
+  std::int64_t full = 1024;
+
+  template <class Schema>
+  [[nodiscard]] std::vector<stream_queue> operator()(const basic_event_table<Schema>& t) const {
+    std::unordered_map<std::uint64_t, std::int64_t> call_start;
+    for (const auto& e : t.events) {
+      const auto* d = e.template get_if<event_kind::device_activity>();
+      if (d != nullptr && d->stream < 0 && d->correlation_id != 0 &&
+          d->activity != activity_type::gpu_user_annotation)
+        call_start[d->correlation_id] = e.start_ns;
+    }
+    std::vector<detail::queue_change> changes;
+    for (const auto& e : t.events) {
+      const auto* d = e.template get_if<event_kind::device_activity>();
+      if (d == nullptr || d->stream < 0 || d->correlation_id == 0 || e.instant_scope != 0) continue;
+      if (d->activity != activity_type::kernel && d->activity != activity_type::gpu_memcpy &&
+          d->activity != activity_type::gpu_memset)
+        continue;
+      const auto it = call_start.find(d->correlation_id);
+      if (it == call_start.end()) continue;
+      changes.push_back({d->device, d->stream, e.start_ns, -1});
+      changes.push_back({d->device, d->stream, it->second, +1});
+    }
+    // Starts before launches at one instant: order by (time, delta).
+    std::stable_sort(changes.begin(), changes.end(),
+                     [](const detail::queue_change& a, const detail::queue_change& b) {
+                       return a.ts != b.ts ? a.ts < b.ts : a.delta < b.delta;
+                     });
+    return detail::queues_of(std::move(changes), full);
+  }
+};
+
+struct hta_queue_length {
+  std::int64_t full = 1024;
+  bool drop_last_step = false;
+
+  template <class Schema>
+  [[nodiscard]] std::vector<stream_queue> operator()(const basic_event_table<Schema>& t) const {
+    return (*this)(t, hta_frame(t, drop_last_step));
+  }
+  template <class Schema>
+  [[nodiscard]] std::vector<stream_queue> operator()(const basic_event_table<Schema>& t,
+                                                     const hta_frame& f) const {
+    static constexpr std::string_view calls[] = {"cudaLaunchKernel",
+                                                 "cudaLaunchKernelExC",
+                                                 "cuLaunchKernel",
+                                                 "cuLaunchKernelEx",
+                                                 "cudaMemcpyAsync",
+                                                 "cudaMemsetAsync",
+                                                 "runFunction - job_prep_and_submit_for_execution",
+                                                 "hipLaunchKernel",
+                                                 "hipExtModuleLaunchKernel",
+                                                 "hipMemsetAsync",
+                                                 "hipMemcpyAsync",
+                                                 "hipMemcpyWithStream"};
+    std::vector<detail::queue_change> launches, starts;
+    std::vector<std::int64_t> ids;
+    for (const hta_row& r : f.rows) {
+      if (r.partner < 0)
+        continue;  // HTA: index_correlation > 0 (a partner; the first record of
+                   // a file is never one)
+      const std::string_view n = t.name(t.events[r.event]);
+      if (std::find(std::begin(calls), std::end(calls), n) == std::end(calls)) continue;
+      const hta_row& g = f.rows[static_cast<std::size_t>(r.partner)];
+      launches.push_back({-1, g.stream, r.ts, +1});
+      ids.push_back(r.correlation);
+    }
+    std::sort(ids.begin(), ids.end());
+    for (const hta_row& r : f.rows)
+      if (r.stream != -1 && std::binary_search(ids.begin(), ids.end(), r.correlation))
+        starts.push_back({-1, r.stream, r.ts, -1});
+    launches.insert(launches.end(), starts.begin(), starts.end());  // HTA's concat order
+    std::vector<std::int64_t> ts;
+    for (const auto& c : launches) ts.push_back(c.ts);
+    std::vector<detail::queue_change> sorted;  // as pandas' sort_values orders equal times
+    for (const std::size_t k : numpy_argsort(ts)) sorted.push_back(launches[k]);
+    return detail::queues_of(std::move(sorted), full);
+  }
+};
+
+template <class Schema, class Policy = exact_queue_length>
+[[nodiscard]] std::vector<stream_queue> queue_length(const basic_event_table<Schema>& t,
+                                                     const Policy& policy = {}) {
+  return policy(t);
+}
+
+/// The running bandwidth of one memory kind, and its summary over the steps above 0.
+struct memory_bandwidth_series {
+  std::string kind;                                    ///< "Memcpy DtoH", "Memset", ...
+  std::vector<std::pair<std::int64_t, double>> steps;  ///< (time, GB/s)
+  interval_stats summary;
+};
+
+/// HTA's memory kind of a copy's or set's name.
+[[nodiscard]] inline std::string memory_kind(std::string_view name) {
+  if (name.starts_with("Memset")) return "Memset";
+  if (!name.starts_with("Memcpy")) return "Memcpy Unknown";
+  return std::string(name.substr(0, 11));
+}
+
+namespace detail {
+struct bw_change {
+  std::int64_t ts;
+  double bw;
+  std::string kind;
+};
+/// Running sums per kind from changes (stable at equal times), summarized above 0.
+inline std::vector<memory_bandwidth_series> bandwidth_of(std::vector<bw_change> changes) {
+  std::stable_sort(changes.begin(), changes.end(),
+                   [](const bw_change& a, const bw_change& b) { return a.ts < b.ts; });
+  std::map<std::string, memory_bandwidth_series> by;
+  for (const bw_change& c : changes) {
+    memory_bandwidth_series& s = by[c.kind];
+    s.kind = c.kind;
+    const double before = s.steps.empty() ? 0.0 : s.steps.back().second;
+    s.steps.emplace_back(c.ts, before + c.bw);
+  }
+  std::vector<memory_bandwidth_series> out;
+  for (auto& [kind, s] : by) {
+    std::vector<double> above;
+    for (const auto& [ts, v] : s.steps)
+      if (v > 0) above.push_back(v);
+    if (above.empty()) continue;
+    s.summary = describe(std::move(above));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+}  // namespace detail
+
+/// The default: copies and sets by their activity, each one's bandwidth recomputed from its
+/// `bytes` and its duration in nanoseconds (bytes per ns are GB/s); those without bytes or with
+/// no duration are left out. Ends before starts at one instant.
+struct exact_memory_bandwidth {
+  template <class Schema>
+  [[nodiscard]] std::vector<memory_bandwidth_series> operator()(
+      const basic_event_table<Schema>& t) const {
+    std::vector<detail::bw_change> changes;
+    for (const auto& e : t.events) {
+      const auto* d = e.template get_if<event_kind::device_activity>();
+      if (d == nullptr || d->stream < 0 || d->bytes == 0 || d->end_ns <= e.start_ns) continue;
+      if (d->activity != activity_type::gpu_memcpy && d->activity != activity_type::gpu_memset)
+        continue;
+      const double bw = static_cast<double>(d->bytes) / static_cast<double>(d->end_ns - e.start_ns);
+      const std::string kind = d->activity == activity_type::gpu_memset
+                                   ? std::string("Memset")
+                                   : memory_kind(t.strings.view(d->name));
+      changes.push_back({d->end_ns, -bw, kind});
+      changes.push_back({e.start_ns, bw, kind});
+    }
+    std::stable_sort(changes.begin(), changes.end(),
+                     [](const detail::bw_change& a, const detail::bw_change& b) {
+                       return a.ts != b.ts ? a.ts < b.ts : a.bw < b.bw;
+                     });
+    return detail::bandwidth_of(std::move(changes));
+  }
+};
+
+struct hta_memory_bandwidth {
+  bool drop_last_step = false;
+
+  template <class Schema>
+  [[nodiscard]] std::vector<memory_bandwidth_series> operator()(
+      const basic_event_table<Schema>& t) const {
+    return (*this)(t, hta_frame(t, drop_last_step));
+  }
+  template <class Schema>
+  [[nodiscard]] std::vector<memory_bandwidth_series> operator()(const basic_event_table<Schema>& t,
+                                                                const hta_frame& f) const {
+    std::vector<detail::bw_change> ups, downs;
+    for (const hta_row& r : f.rows) {
+      if (r.stream == -1) continue;
+      const std::string_view n = t.name(t.events[r.event]);
+      if (hta_kernel_class(n) != kernel_class::memory) continue;
+      const std::int64_t dur = r.end - r.ts == 0 ? 1 : r.end - r.ts;
+      ups.push_back({r.ts, r.memory_bw, memory_kind(n)});
+      downs.push_back({r.ts + dur, -r.memory_bw, memory_kind(n)});
+    }
+    ups.insert(ups.end(), downs.begin(), downs.end());  // HTA's concat order
+    return detail::bandwidth_of(std::move(ups));
+  }
+};
+
+template <class Schema, class Policy = exact_memory_bandwidth>
+[[nodiscard]] std::vector<memory_bandwidth_series> memory_bandwidth(
+    const basic_event_table<Schema>& t, const Policy& policy = {}) {
+  return policy(t);
+}
+
+TRACEMODEL_END_NAMESPACE
