@@ -632,3 +632,61 @@ TEST_CASE("launch statistics: each call with its work, exact and as HTA") {
   CHECK(hta[2].launch_delay == 148);
   CHECK(hta[2].cpu_duration == 2);
 }
+
+TEST_CASE("queue length, memory bandwidth and annotations: exact, by hand") {
+  std::string text = launches_trace;
+  const event_table t = read_chrome_trace(text, text.size());
+  // Device 0, stream 7: launches at 100, 105, 150, 200 us; starts at 110, 125, 210, 300 (the
+  // memset has no call and does not count). Steps: 1, 2, 1, 0, 1, 2, 1, 0.
+  const std::vector<stream_queue> q = queue_length(t);
+  REQUIRE(q.size() == 1);
+  CHECK(q[0].device == 0);
+  CHECK(q[0].stream == 7);
+  std::vector<std::int64_t> lengths, times;
+  for (const queue_step& s : q[0].steps) {
+    lengths.push_back(s.length);
+    times.push_back(s.ts / 1000);
+  }
+  CHECK(lengths == std::vector<std::int64_t>{1, 2, 1, 0, 1, 2, 1, 0});
+  CHECK(times == std::vector<std::int64_t>{100, 105, 110, 125, 150, 200, 210, 300});
+  CHECK(q[0].summary.count == 8);
+  CHECK(q[0].summary.mean == 1.0);
+  CHECK(q[0].summary.max == 2.0);
+  // At or above 2: from 105 to 110 and from 200 to 210 us.
+  exact_queue_length two;
+  two.full = 2;
+  CHECK(queue_length(t, two)[0].time_full == 15000);
+
+  // Copies: 1000 bytes in 1 us and 3000 bytes in 2 us overlapping: 1 GB/s, then 2.5, then 1.5.
+  // clang-format off
+  std::string copies = R"json({"traceEvents":[
+{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pinned -> Device)","pid":0,"tid":7,"ts":10,"dur":1,"args":{"device":0,"stream":7,"bytes":1000}},
+{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pinned -> Device)","pid":0,"tid":8,"ts":10.5,"dur":2,"args":{"device":0,"stream":8,"bytes":3000}},
+{"ph":"X","cat":"gpu_memset","name":"Memset (Device)","pid":0,"tid":7,"ts":20,"dur":1,"args":{"device":0,"stream":7,"bytes":500}},
+{"ph":"X","cat":"gpu_user_annotation","name":"step","pid":0,"tid":7,"ts":9,"dur":4},
+{"ph":"X","cat":"gpu_user_annotation","name":"step","pid":0,"tid":7,"ts":19,"dur":2}
+]})json";
+  // clang-format on
+  const event_table c = read_chrome_trace(copies, copies.size());
+  const std::vector<memory_bandwidth_series> bw = memory_bandwidth(c);
+  REQUIRE(bw.size() == 2);
+  CHECK(bw[0].kind == "Memcpy HtoD");
+  std::vector<double> values;
+  for (const auto& [ts, v] : bw[0].steps) values.push_back(v);
+  CHECK(values == std::vector<double>{1.0, 2.5, 1.5, 0.0});
+  CHECK(bw[0].summary.count == 3);  // the steps above 0
+  CHECK(bw[0].summary.max == 2.5);
+  CHECK(bw[1].kind == "Memset");
+  CHECK(bw[1].summary.mean == 0.5);
+
+  const std::vector<kernel_row> ann = annotation_breakdown(c);
+  REQUIRE(ann.size() == 1);
+  CHECK(ann[0].name == "step");
+  CHECK(ann[0].count == 2);
+  CHECK(ann[0].sum == 6000);
+  CHECK(ann[0].min == 2000);
+  CHECK(ann[0].max == 4000);
+  exact_annotation_breakdown cpu;
+  cpu.on_gpu = false;
+  CHECK(annotation_breakdown(c, cpu).empty());
+}
