@@ -690,3 +690,17 @@ TEST_CASE("queue length, memory bandwidth and annotations: exact, by hand") {
   cpu.on_gpu = false;
   CHECK(annotation_breakdown(c, cpu).empty());
 }
+
+TEST_CASE("HTA's microseconds: the fast conversion is the correctly rounded one") {
+  std::mt19937_64 rng(461);
+  for (int k = 0; k < 200000; ++k) {
+    // Epoch-sized times and small ones, and values that end in .125, .375, ... (exact halves
+    // between two doubles at 2^50 us and beyond).
+    std::int64_t ns = static_cast<std::int64_t>(rng() % (std::uint64_t{1} << 61));
+    if (k % 3 == 1) ns = static_cast<std::int64_t>(rng() % 10'000'000);
+    if (k % 3 == 2) ns = ns / 1000 * 1000 + 125 * static_cast<std::int64_t>(1 + 2 * (rng() % 4));
+    if (k % 2 == 1) ns = -ns;
+    CAPTURE(ns);
+    CHECK(detail::micros_as_python(ns) == detail::micros_from_text(ns));
+  }
+}

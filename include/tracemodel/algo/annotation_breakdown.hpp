@@ -66,13 +66,12 @@ struct hta_annotation_breakdown {
     return (*this)(t, hta_frame(t, drop_last_step));
   }
   template <class Schema>
-  [[nodiscard]] std::vector<kernel_row> operator()(const basic_event_table<Schema>& t,
-                                                   const hta_frame& f) const {
+  [[nodiscard]] std::vector<kernel_row> operator()(
+      [[maybe_unused]] const basic_event_table<Schema>& t, const hta_frame& f) const {
     const std::string_view want = on_gpu ? "gpu_user_annotation" : "user_annotation";
     std::vector<std::pair<std::string_view, std::int64_t>> items;
     for (const hta_row& r : f.rows) {
-      const auto& e = t.events[r.event];
-      if (t.category(e) == want) items.emplace_back(t.name(e), r.end - r.ts);
+      if (r.cat == want) items.emplace_back(r.name, r.end - r.ts);
     }
     std::vector<kernel_row> rows = detail::name_rows(items, top, true);
     detail::by_name(rows);

@@ -140,13 +140,11 @@ struct hta_device_time {
   }
   /// The same from a frame made already.
   template <class Schema>
-  [[nodiscard]] static std::vector<device_interval> intervals(const basic_event_table<Schema>& t,
-                                                              const hta_frame& f) {
+  [[nodiscard]] static std::vector<device_interval> intervals(
+      [[maybe_unused]] const basic_event_table<Schema>& t, const hta_frame& f) {
     std::vector<device_interval> out;
     for (const hta_row& r : f.rows)
-      if (r.stream != -1)
-        out.push_back(
-            {r.ts, r.end, hta_kernel_class(t.name(t.events[r.event])), r.event, r.stream});
+      if (r.stream != -1) out.push_back({r.ts, r.end, hta_kernel_class(r.name), r.event, r.stream});
     return out;
   }
 };

@@ -148,12 +148,12 @@ struct hta_idle_time {
     return (*this)(t, hta_frame(t, drop_last_step));
   }
   template <class Schema>
-  [[nodiscard]] std::vector<idle_row> operator()(const basic_event_table<Schema>& t,
-                                                 const hta_frame& f) const {
+  [[nodiscard]] std::vector<idle_row> operator()(
+      [[maybe_unused]] const basic_event_table<Schema>& t, const hta_frame& f) const {
     std::vector<stream_work> work;
     for (const hta_row& r : f.rows) {
       if (r.stream == -1) continue;
-      const std::string_view cat = t.category(t.events[r.event]);
+      const std::string_view cat = r.cat;
       if (cat != "kernel" && cat != "Kernel" && cat != "gpu_memset" && cat != "Memset" &&
           cat != "gpu_memcpy" && cat != "Memcpy" && cat != "mtia_ccp_events")
         continue;

@@ -103,11 +103,11 @@ struct hta_launch_stats {
     return (*this)(t, hta_frame(t, drop_last_step));
   }
   template <class Schema>
-  [[nodiscard]] std::vector<launch_row> operator()(const basic_event_table<Schema>& t,
-                                                   const hta_frame& f) const {
+  [[nodiscard]] std::vector<launch_row> operator()(
+      [[maybe_unused]] const basic_event_table<Schema>& t, const hta_frame& f) const {
     std::vector<std::int64_t> launches;  // correlation ids of the named calls
     for (const hta_row& r : f.rows) {
-      const std::string_view n = t.name(t.events[r.event]);
+      const std::string_view n = r.name;
       if (n == "cudaLaunchKernel" || n == "cudaLaunchKernelExC" ||
           n == "runFunction - job_prep_and_submit_for_execution" ||
           (include_memory_events && (n == "cudaMemcpyAsync" || n == "cudaMemsetAsync")))

@@ -127,8 +127,8 @@ struct hta_queue_length {
     return (*this)(t, hta_frame(t, drop_last_step));
   }
   template <class Schema>
-  [[nodiscard]] std::vector<stream_queue> operator()(const basic_event_table<Schema>& t,
-                                                     const hta_frame& f) const {
+  [[nodiscard]] std::vector<stream_queue> operator()(
+      [[maybe_unused]] const basic_event_table<Schema>& t, const hta_frame& f) const {
     static constexpr std::string_view calls[] = {"cudaLaunchKernel",
                                                  "cudaLaunchKernelExC",
                                                  "cuLaunchKernel",
@@ -147,7 +147,7 @@ struct hta_queue_length {
       if (r.partner < 0)
         continue;  // HTA: index_correlation > 0 (a partner; the first record of
                    // a file is never one)
-      const std::string_view n = t.name(t.events[r.event]);
+      const std::string_view n = r.name;
       if (std::find(std::begin(calls), std::end(calls), n) == std::end(calls)) continue;
       const hta_row& g = f.rows[static_cast<std::size_t>(r.partner)];
       launches.push_back({-1, g.stream, r.ts, +1});
@@ -253,12 +253,12 @@ struct hta_memory_bandwidth {
     return (*this)(t, hta_frame(t, drop_last_step));
   }
   template <class Schema>
-  [[nodiscard]] std::vector<memory_bandwidth_series> operator()(const basic_event_table<Schema>& t,
-                                                                const hta_frame& f) const {
+  [[nodiscard]] std::vector<memory_bandwidth_series> operator()(
+      [[maybe_unused]] const basic_event_table<Schema>& t, const hta_frame& f) const {
     std::vector<detail::bw_change> ups, downs;
     for (const hta_row& r : f.rows) {
       if (r.stream == -1) continue;
-      const std::string_view n = t.name(t.events[r.event]);
+      const std::string_view n = r.name;
       if (hta_kernel_class(n) != kernel_class::memory) continue;
       const std::int64_t dur = r.end - r.ts == 0 ? 1 : r.end - r.ts;
       ups.push_back({r.ts, r.memory_bw, memory_kind(n)});

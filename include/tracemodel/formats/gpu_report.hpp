@@ -120,11 +120,18 @@ gpu_rank gpu_rank_of(const event_table& t, const IntervalPolicy& ip, const IdleP
   auto ranks = for_each_rank(files, ro, [&](std::int64_t rank, event_table& t) {
     both b;
     if (o.hta) {
-      for (int drop = 0; drop < 2; ++drop) {
-        const hta_frame f(t, drop == 1);
-        b.kept[drop] = detail::gpu_rank_of(t, hta_device_time{}, hta_idle_time{}, &f);
-      }
+      // HTA drops the last step when the ranks together name two or more: known now if this
+      // rank names two, else both ways are taken and the choice made once every rank is read.
       b.steps = hta_step_names(t);
+      const hta_frame all(t);
+      if (b.steps.size() >= 2) {
+        const hta_frame f = all.without_last_step();
+        b.kept[1] = detail::gpu_rank_of(t, hta_device_time{}, hta_idle_time{}, &f);
+      } else {
+        b.kept[0] = detail::gpu_rank_of(t, hta_device_time{}, hta_idle_time{}, &all);
+        const hta_frame f = all.without_last_step();
+        b.kept[1] = detail::gpu_rank_of(t, hta_device_time{}, hta_idle_time{}, &f);
+      }
     } else {
       b.kept[0] = detail::gpu_rank_of(t, exact_device_time{}, exact_idle_time{},
                                       static_cast<const void*>(nullptr));
