@@ -25,12 +25,15 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "tracemodel/algo/kernel_class.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/model/table.hpp"
 
@@ -172,9 +175,62 @@ template <class T>
   return idx;
 }
 
+/// What HTA's analyses ask of a row's name and category, computed once per distinct one.
+namespace hta_flag {
+inline constexpr std::uint8_t step = 1;         ///< the name starts with `ProfilerStep`
+inline constexpr std::uint8_t sync = 2;         ///< "Event Sync" or "Context Sync"
+inline constexpr std::uint8_t launch = 4;       ///< a kernel launch of the launch statistics
+inline constexpr std::uint8_t launch_copy = 8;  ///< `cudaMemcpyAsync` or `cudaMemsetAsync`
+inline constexpr std::uint8_t queued = 16;      ///< a call of the queue length's list
+inline constexpr std::uint8_t idle_cat = 32;    ///< a category of the idle time breakdown
+}  // namespace hta_flag
+
+namespace detail {
+/// Views equal when they are the same characters at the same address (interned strings).
+struct same_view {
+  std::size_t operator()(std::string_view v) const noexcept {
+    return std::hash<const void*>{}(v.data()) ^ v.size();
+  }
+  bool operator()(std::string_view a, std::string_view b) const noexcept {
+    return a.data() == b.data() && a.size() == b.size();
+  }
+};
+
+[[nodiscard]] inline std::uint8_t hta_name_flags(std::string_view n) noexcept {
+  static constexpr std::string_view queued[] = {"cudaLaunchKernel",
+                                                "cudaLaunchKernelExC",
+                                                "cuLaunchKernel",
+                                                "cuLaunchKernelEx",
+                                                "cudaMemcpyAsync",
+                                                "cudaMemsetAsync",
+                                                "runFunction - job_prep_and_submit_for_execution",
+                                                "hipLaunchKernel",
+                                                "hipExtModuleLaunchKernel",
+                                                "hipMemsetAsync",
+                                                "hipMemcpyAsync",
+                                                "hipMemcpyWithStream"};
+  std::uint8_t f = 0;
+  if (n.starts_with("ProfilerStep")) f |= hta_flag::step;
+  if (n == "Event Sync" || n == "Context Sync") f |= hta_flag::sync;
+  if (n == "cudaLaunchKernel" || n == "cudaLaunchKernelExC" ||
+      n == "runFunction - job_prep_and_submit_for_execution")
+    f |= hta_flag::launch;
+  if (n == "cudaMemcpyAsync" || n == "cudaMemsetAsync") f |= hta_flag::launch_copy;
+  for (std::string_view q : queued)
+    if (n == q) f |= hta_flag::queued;
+  return f;
+}
+[[nodiscard]] inline bool hta_idle_category(std::string_view c) noexcept {
+  return c == "kernel" || c == "Kernel" || c == "gpu_memset" || c == "Memset" ||
+         c == "gpu_memcpy" || c == "Memcpy" || c == "mtia_ccp_events";
+}
+}  // namespace detail
+
 struct hta_row {
   event_index event = no_event;
-  std::string_view name, cat;    ///< the event's (views into the table)
+  std::string_view name, cat;                    ///< the event's (views into the table)
+  kernel_class cls = kernel_class::computation;  ///< HTA's class of the name
+  std::uint8_t flags = 0;                        ///< hta_flag bits
   std::int64_t ts = 0, end = 0;  ///< microseconds; `end < ts` can happen (see above)
   std::int64_t stream = -1, correlation = -1;
   bool gpu = false;
@@ -206,6 +262,10 @@ struct hta_frame {
       }
     const name_id stream_key = key_id(t, "stream"), corr_key = key_id(t, "correlation"),
                   bw_key = key_id(t, "memory bandwidth (GB/s)");
+    std::unordered_map<std::string_view, std::pair<kernel_class, std::uint8_t>, detail::same_view,
+                       detail::same_view>
+        names;
+    std::unordered_map<std::string_view, bool, detail::same_view, detail::same_view> cats;
     // HTA's frame is in file order: the table's when the reader kept it (read_options).
     std::vector<event_index> by_file(t.size());
     for (event_index i = 0; i < t.size(); ++i)
@@ -222,6 +282,15 @@ struct hta_frame {
       r.event = i;
       r.cat = cat;
       r.name = t.name(e);
+      {
+        auto [it, added] = names.try_emplace(r.name, std::pair<kernel_class, std::uint8_t>{});
+        if (added) it->second = {hta_kernel_class(r.name), detail::hta_name_flags(r.name)};
+        r.cls = it->second.first;
+        r.flags = it->second.second;
+        auto [c, new_cat] = cats.try_emplace(cat, false);
+        if (new_cat) c->second = detail::hta_idle_category(cat);
+        if (c->second) r.flags |= hta_flag::idle_cat;
+      }
       if (rounded) {
         const double ts = detail::micros_as_python(e.start_ns - base);
         const double dur = detail::micros_as_python(end_ns - e.start_ns);
@@ -254,9 +323,8 @@ struct hta_frame {
         }
         (a.key == stream_key ? r.stream : r.correlation) = v;
       }
-      r.gpu = (r.stream >= 0 && r.correlation >= 0) || r.name == "Event Sync" ||
-              r.name == "Context Sync";
-      if (r.name.starts_with("ProfilerStep") && (!any_step || r.ts > last_step)) {
+      r.gpu = (r.stream >= 0 && r.correlation >= 0) || (r.flags & hta_flag::sync) != 0;
+      if ((r.flags & hta_flag::step) != 0 && (!any_step || r.ts > last_step)) {
         last_step = r.ts;
         any_step = true;
       }

@@ -153,10 +153,7 @@ struct hta_idle_time {
     std::vector<stream_work> work;
     for (const hta_row& r : f.rows) {
       if (r.stream == -1) continue;
-      const std::string_view cat = r.cat;
-      if (cat != "kernel" && cat != "Kernel" && cat != "gpu_memset" && cat != "Memset" &&
-          cat != "gpu_memcpy" && cat != "Memcpy" && cat != "mtia_ccp_events")
-        continue;
+      if ((r.flags & hta_flag::idle_cat) == 0) continue;
       stream_work w{-1, r.stream, r.ts, r.end, std::nullopt};
       if (r.partner != -1) w.launched = f.rows[static_cast<std::size_t>(r.partner)].ts;
       work.push_back(w);

@@ -70,14 +70,6 @@ inline std::vector<kernel_row> name_rows(
     bool hta) {
   // Names are mostly views of one interned string each: grouped by their characters' address
   // first, then the groups of equal text joined.
-  struct same_view {  // the same characters at the same address
-    std::size_t operator()(std::string_view v) const noexcept {
-      return std::hash<const void*>{}(v.data()) ^ v.size();
-    }
-    bool operator()(std::string_view a, std::string_view b) const noexcept {
-      return a.data() == b.data() && a.size() == b.size();
-    }
-  };
   std::unordered_map<std::string_view, std::vector<std::int64_t>, same_view, same_view> by_address;
   for (const auto& [name, d] : items) by_address[name].push_back(d);
   std::map<std::string_view, std::vector<std::int64_t>> by_name;

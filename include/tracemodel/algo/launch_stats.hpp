@@ -107,10 +107,8 @@ struct hta_launch_stats {
       [[maybe_unused]] const basic_event_table<Schema>& t, const hta_frame& f) const {
     std::vector<std::int64_t> launches;  // correlation ids of the named calls
     for (const hta_row& r : f.rows) {
-      const std::string_view n = r.name;
-      if (n == "cudaLaunchKernel" || n == "cudaLaunchKernelExC" ||
-          n == "runFunction - job_prep_and_submit_for_execution" ||
-          (include_memory_events && (n == "cudaMemcpyAsync" || n == "cudaMemsetAsync")))
+      if ((r.flags & hta_flag::launch) != 0 ||
+          (include_memory_events && (r.flags & hta_flag::launch_copy) != 0))
         launches.push_back(r.correlation);
     }
     std::sort(launches.begin(), launches.end());

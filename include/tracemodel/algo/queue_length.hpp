@@ -129,26 +129,13 @@ struct hta_queue_length {
   template <class Schema>
   [[nodiscard]] std::vector<stream_queue> operator()(
       [[maybe_unused]] const basic_event_table<Schema>& t, const hta_frame& f) const {
-    static constexpr std::string_view calls[] = {"cudaLaunchKernel",
-                                                 "cudaLaunchKernelExC",
-                                                 "cuLaunchKernel",
-                                                 "cuLaunchKernelEx",
-                                                 "cudaMemcpyAsync",
-                                                 "cudaMemsetAsync",
-                                                 "runFunction - job_prep_and_submit_for_execution",
-                                                 "hipLaunchKernel",
-                                                 "hipExtModuleLaunchKernel",
-                                                 "hipMemsetAsync",
-                                                 "hipMemcpyAsync",
-                                                 "hipMemcpyWithStream"};
     std::vector<detail::queue_change> launches, starts;
     std::vector<std::int64_t> ids;
     for (const hta_row& r : f.rows) {
       if (r.partner < 0)
         continue;  // HTA: index_correlation > 0 (a partner; the first record of
                    // a file is never one)
-      const std::string_view n = r.name;
-      if (std::find(std::begin(calls), std::end(calls), n) == std::end(calls)) continue;
+      if ((r.flags & hta_flag::queued) == 0) continue;
       const hta_row& g = f.rows[static_cast<std::size_t>(r.partner)];
       launches.push_back({-1, g.stream, r.ts, +1});
       ids.push_back(r.correlation);
@@ -258,8 +245,8 @@ struct hta_memory_bandwidth {
     std::vector<detail::bw_change> ups, downs;
     for (const hta_row& r : f.rows) {
       if (r.stream == -1) continue;
+      if (r.cls != kernel_class::memory) continue;
       const std::string_view n = r.name;
-      if (hta_kernel_class(n) != kernel_class::memory) continue;
       const std::int64_t dur = r.end - r.ts == 0 ? 1 : r.end - r.ts;
       ups.push_back({r.ts, r.memory_bw, memory_kind(n)});
       downs.push_back({r.ts + dur, -r.memory_bw, memory_kind(n)});
