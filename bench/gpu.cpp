@@ -7,7 +7,8 @@
 //   gpu/report/53MB        the same with the exact rules
 //   gpu/read_ranks/16      reading 16 rank files (TRACEMODEL_BENCH_RANK_EVENTS events each,
 //                          default 250,000) in parallel, as `tracemodel stats` would read them
-//   gpu/report_ranks/16    every analysis of the 16 ranks (HTA's rules)
+//   gpu/report_ranks/16    every analysis of the 16 ranks (exact)
+//   gpu/report_ranks_hta/16  the same with HTA's rules
 // The first run of each reports the peak resident memory (MB) beyond the process's start.
 // bench/gpu.sh times `tracemodel gpu --hta --json` as a whole process on the 53 MB trace.
 #include <benchmark/benchmark.h>
@@ -176,11 +177,11 @@ void gpu_read_ranks(benchmark::State& state) {
   });
 }
 
-void gpu_report_ranks(benchmark::State& state) {
+void gpu_report_ranks(benchmark::State& state, bool hta) {
   const auto& files = rank_files();
   measured(state, [&] {
     tmod::gpu_report_options o;
-    o.hta = true;
+    o.hta = hta;
     const tmod::gpu_report r = tmod::make_gpu_report(files, o);
     benchmark::DoNotOptimize(r.ranks.size());
   });
@@ -198,8 +199,12 @@ BENCHMARK_CAPTURE(gpu_report, exact, false)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(gpu_read_ranks)->Name("gpu/read_ranks/16")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(gpu_report_ranks)
+BENCHMARK_CAPTURE(gpu_report_ranks, exact, false)
     ->Name("gpu/report_ranks/16")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(gpu_report_ranks, hta, true)
+    ->Name("gpu/report_ranks_hta/16")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -68,10 +68,10 @@ struct hta_annotation_breakdown {
   template <class Schema>
   [[nodiscard]] std::vector<kernel_row> operator()(
       [[maybe_unused]] const basic_event_table<Schema>& t, const hta_frame& f) const {
-    const std::string_view want = on_gpu ? "gpu_user_annotation" : "user_annotation";
+    const std::uint8_t want = on_gpu ? hta_flag::gpu_annotation : hta_flag::cpu_annotation;
     std::vector<std::pair<std::string_view, std::int64_t>> items;
     for (const hta_row& r : f.rows) {
-      if (r.cat == want) items.emplace_back(r.name, r.end - r.ts);
+      if ((r.flags & want) != 0) items.emplace_back(r.name, r.end - r.ts);
     }
     std::vector<kernel_row> rows = detail::name_rows(items, top, true);
     detail::by_name(rows);

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "tracemodel/algo/hta_frame.hpp"
@@ -66,15 +67,18 @@ struct exact_device_time {
   template <class Schema>
   [[nodiscard]] std::vector<device_interval> intervals(const basic_event_table<Schema>& t) const {
     std::vector<device_interval> out;
+    std::unordered_map<std::uint32_t, bool> communication;  // per name, asked once
     for (event_index i = 0; i < t.size(); ++i) {
       const auto* d = t.events[i].template get_if<event_kind::device_activity>();
       if (d == nullptr || d->stream < 0 || t.events[i].instant_scope != 0) continue;
       kernel_class c = kernel_class::computation;
       switch (d->activity) {
-        case activity_type::kernel:
-          c = classifier.communication(t.strings.view(d->name)) ? kernel_class::communication
-                                                                : kernel_class::computation;
+        case activity_type::kernel: {
+          auto [it, added] = communication.try_emplace(static_cast<std::uint32_t>(d->name), false);
+          if (added) it->second = classifier.communication(t.strings.view(d->name));
+          c = it->second ? kernel_class::communication : kernel_class::computation;
           break;
+        }
         case activity_type::gpu_memcpy:
         case activity_type::gpu_memset:
           c = kernel_class::memory;
@@ -135,7 +139,9 @@ template <class Pred>
   std::vector<span> s;
   for (const device_interval& d : iv)
     if (keep(d)) s.push_back({d.start, d.end});
-  std::sort(s.begin(), s.end(), [](const span& a, const span& b) { return a.start < b.start; });
+  auto by_start = [](const span& a, const span& b) { return a.start < b.start; };
+  if (!std::is_sorted(s.begin(), s.end(), by_start))  // a table's intervals mostly are
+    std::sort(s.begin(), s.end(), by_start);
   std::vector<span> out;
   std::int64_t reach = 0;  // the greatest end so far (of every interval, not only the group's)
   for (const span& x : s) {

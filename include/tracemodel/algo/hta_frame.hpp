@@ -177,12 +177,14 @@ template <class T>
 
 /// What HTA's analyses ask of a row's name and category, computed once per distinct one.
 namespace hta_flag {
-inline constexpr std::uint8_t step = 1;         ///< the name starts with `ProfilerStep`
-inline constexpr std::uint8_t sync = 2;         ///< "Event Sync" or "Context Sync"
-inline constexpr std::uint8_t launch = 4;       ///< a kernel launch of the launch statistics
-inline constexpr std::uint8_t launch_copy = 8;  ///< `cudaMemcpyAsync` or `cudaMemsetAsync`
-inline constexpr std::uint8_t queued = 16;      ///< a call of the queue length's list
-inline constexpr std::uint8_t idle_cat = 32;    ///< a category of the idle time breakdown
+inline constexpr std::uint8_t step = 1;              ///< the name starts with `ProfilerStep`
+inline constexpr std::uint8_t sync = 2;              ///< "Event Sync" or "Context Sync"
+inline constexpr std::uint8_t launch = 4;            ///< a kernel launch of the launch statistics
+inline constexpr std::uint8_t launch_copy = 8;       ///< `cudaMemcpyAsync` or `cudaMemsetAsync`
+inline constexpr std::uint8_t queued = 16;           ///< a call of the queue length's list
+inline constexpr std::uint8_t idle_cat = 32;         ///< a category of the idle time breakdown
+inline constexpr std::uint8_t gpu_annotation = 64;   ///< category `gpu_user_annotation`
+inline constexpr std::uint8_t cpu_annotation = 128;  ///< category `user_annotation`
 }  // namespace hta_flag
 
 namespace detail {
@@ -220,9 +222,13 @@ struct same_view {
     if (n == q) f |= hta_flag::queued;
   return f;
 }
-[[nodiscard]] inline bool hta_idle_category(std::string_view c) noexcept {
-  return c == "kernel" || c == "Kernel" || c == "gpu_memset" || c == "Memset" ||
-         c == "gpu_memcpy" || c == "Memcpy" || c == "mtia_ccp_events";
+[[nodiscard]] inline std::uint8_t hta_category_flags(std::string_view c) noexcept {
+  if (c == "kernel" || c == "Kernel" || c == "gpu_memset" || c == "Memset" || c == "gpu_memcpy" ||
+      c == "Memcpy" || c == "mtia_ccp_events")
+    return hta_flag::idle_cat;
+  if (c == "gpu_user_annotation") return hta_flag::gpu_annotation;
+  if (c == "user_annotation") return hta_flag::cpu_annotation;
+  return 0;
 }
 }  // namespace detail
 
@@ -265,7 +271,8 @@ struct hta_frame {
     std::unordered_map<std::string_view, std::pair<kernel_class, std::uint8_t>, detail::same_view,
                        detail::same_view>
         names;
-    std::unordered_map<std::string_view, bool, detail::same_view, detail::same_view> cats;
+    std::unordered_map<std::string_view, std::uint8_t, detail::same_view, detail::same_view> cats;
+    rows.reserve(t.size());
     // HTA's frame is in file order: the table's when the reader kept it (read_options).
     std::vector<event_index> by_file(t.size());
     for (event_index i = 0; i < t.size(); ++i)
@@ -280,16 +287,15 @@ struct hta_frame {
       if (cat == "Trace") continue;
       hta_row& r = rows.emplace_back();
       r.event = i;
-      r.cat = cat;
       r.name = t.name(e);
       {
         auto [it, added] = names.try_emplace(r.name, std::pair<kernel_class, std::uint8_t>{});
         if (added) it->second = {hta_kernel_class(r.name), detail::hta_name_flags(r.name)};
         r.cls = it->second.first;
         r.flags = it->second.second;
-        auto [c, new_cat] = cats.try_emplace(cat, false);
-        if (new_cat) c->second = detail::hta_idle_category(cat);
-        if (c->second) r.flags |= hta_flag::idle_cat;
+        auto [c, new_cat] = cats.try_emplace(cat, std::uint8_t{0});
+        if (new_cat) c->second = detail::hta_category_flags(cat);
+        r.flags |= c->second;
       }
       if (rounded) {
         const double ts = detail::micros_as_python(e.start_ns - base);
@@ -354,29 +360,25 @@ struct hta_frame {
     for (const hta_row& r : rows)
       if (!r.gpu && r.ts < last_step) kept.push_back(r.correlation);
     std::sort(kept.begin(), kept.end());
-    std::vector<std::int64_t> new_index(rows.size(), -1);
-    std::vector<hta_row> kept_rows;
+    std::vector<unsigned char> keep(rows.size());
+    std::size_t n = 0;
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const hta_row& r = rows[k];
-      const bool keep =
+      keep[k] =
           r.gpu ? std::binary_search(kept.begin(), kept.end(), r.correlation) : r.ts < last_step;
-      if (!keep) continue;
-      new_index[k] = static_cast<std::int64_t>(kept_rows.size());
-      kept_rows.push_back(r);
+      n += keep[k];
     }
-    for (hta_row& r : kept_rows)
-      if (r.partner != -1) r.partner = new_index[static_cast<std::size_t>(r.partner)];
     // The filtered frame lists the GPU rows first, then the others.
-    std::vector<std::int64_t> moved(kept_rows.size());
-    f.rows.reserve(kept_rows.size());
+    std::vector<std::int64_t> new_index(rows.size(), -1);
+    f.rows.reserve(n);
     for (int pass = 0; pass < 2; ++pass)
-      for (std::size_t k = 0; k < kept_rows.size(); ++k)
-        if (kept_rows[k].gpu == (pass == 0)) {
-          moved[k] = static_cast<std::int64_t>(f.rows.size());
-          f.rows.push_back(kept_rows[k]);
+      for (std::size_t k = 0; k < rows.size(); ++k)
+        if (keep[k] && rows[k].gpu == (pass == 0)) {
+          new_index[k] = static_cast<std::int64_t>(f.rows.size());
+          f.rows.push_back(rows[k]);
         }
     for (hta_row& r : f.rows)
-      if (r.partner != -1) r.partner = moved[static_cast<std::size_t>(r.partner)];
+      if (r.partner != -1) r.partner = new_index[static_cast<std::size_t>(r.partner)];
     return f;
   }
 

@@ -106,8 +106,11 @@ template <class Fn>
   std::atomic<std::size_t> next{0};
   std::mutex m;
   std::exception_ptr error;
+  // The files are the parallel part; threads left over (fewer files than threads) read them.
+  const unsigned budget = detail::thread_budget(options);
   read_options one = options;
-  one.threads = 1;  // the files are the parallel part
+  one.threads =
+      std::max<unsigned>(1, budget / static_cast<unsigned>(std::max<std::size_t>(1, files.size())));
   auto work = [&] {
     for (std::size_t i; (i = next.fetch_add(1)) < files.size();) {
       try {
