@@ -229,6 +229,13 @@ int cmd_gpu(const options& o) {
       else
         std::printf("  rank %lld: no communication\n", static_cast<long long>(r.rank));
     }
+    if (rep.ranks.size() > 1) {
+      std::printf("\nacross ranks: %zu steps and %zu collectives met on two ranks or more\n",
+                  rep.spread.steps.size(), rep.spread.collectives.size());
+      std::printf("%6s %24s %16s\n", "rank", "collectives started last", "mean lag (ns)");
+      for (const auto& r : rep.spread.stragglers)
+        std::printf("%6lld %24zu %16.0f\n", static_cast<long long>(r.rank), r.last, r.mean_lag);
+    }
     std::printf("\nidle time per stream\n%6s %8s %8s %-12s %14s %7s %8s %12s %12s\n", "rank",
                 "device", "stream", "category", "idle", "share", "gaps", "mean", "max");
     for (const auto& r : rep.ranks)
@@ -410,7 +417,31 @@ int cmd_gpu(const options& o) {
       }
     out.ch(']');
   }
-  out.raw("}\n");
+  out.raw(",\n\"rank_spread\":{\"unit\":\"ns\"");
+  for (const auto& [key, rows] :
+       {std::pair<const char*, const std::vector<tmod::spread_row>*>{"steps", &rep.spread.steps},
+        {"collectives", &rep.spread.collectives}}) {
+    out.raw(",\"").raw(key).raw("\":[");
+    for (std::size_t k = 0; k < rows->size(); ++k) {
+      const tmod::spread_row& r = (*rows)[k];
+      out.raw(k ? ",\n" : "\n").raw("{\"name\":").string(r.key);
+      out.raw(",\"ranks\":").unsigned_integer(r.ranks);
+      out.raw(",\"first_start\":").integer(r.first_start);
+      out.raw(",\"start_spread\":").integer(r.start_spread);
+      out.raw(",\"min_duration\":").integer(r.min_duration);
+      out.raw(",\"max_duration\":").integer(r.max_duration);
+      out.raw(",\"last_rank\":").integer(r.last_rank).ch('}');
+    }
+    out.ch(']');
+  }
+  out.raw(",\"stragglers\":[");
+  for (std::size_t k = 0; k < rep.spread.stragglers.size(); ++k) {
+    const tmod::straggler_row& r = rep.spread.stragglers[k];
+    out.raw(k ? ",\n" : "\n").raw("{\"rank\":").integer(r.rank);
+    out.raw(",\"collectives_started_last\":").unsigned_integer(r.last);
+    out.raw(",\"mean_lag\":").floating(r.mean_lag).ch('}');
+  }
+  out.raw("]}}\n");
   out.flush();
   std::fputs(s.c_str(), stdout);
   return 0;

@@ -25,6 +25,7 @@
 #include "tracemodel/algo/patterns.hpp"
 #include "tracemodel/algo/pytorch_patterns.hpp"
 #include "tracemodel/algo/queue_length.hpp"
+#include "tracemodel/algo/rank_spread.hpp"
 #include "tracemodel/algo/temporal_breakdown.hpp"
 #include "tracemodel/algo/tensor_ids.hpp"
 #include "tracemodel/algo/tree.hpp"

@@ -704,3 +704,59 @@ TEST_CASE("HTA's microseconds: the fast conversion is the correctly rounded one"
     CHECK(detail::micros_as_python(ns) == detail::micros_from_text(ns));
   }
 }
+
+TEST_CASE("across ranks: steps and collectives matched by kind and order, stragglers") {
+  CHECK(collective_of_kernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*)") ==
+        "AllReduce");
+  CHECK(collective_of_kernel("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096>)") ==
+        "AllGather");
+  CHECK(collective_of_kernel("void x::rcclKernel_SendRecv<1>()") == "SendRecv");
+  CHECK(collective_of_kernel("gemm").empty());
+  // Rank 0 names its collectives through `Collective name` (the kernel name says nothing);
+  // rank 1 through the kernel names NCCL 2.19 uses. Both: AllReduce, AllGather, AllReduce.
+  // clang-format off
+  std::string r0 = R"json({"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#7","pid":1,"tid":1,"ts":0,"dur":100},
+{"ph":"X","cat":"cpu_op","name":"record_param_comms","pid":1,"tid":1,"ts":1,"dur":1,"args":{"External id":11,"Collective name":"allreduce"}},
+{"ph":"X","cat":"cpu_op","name":"record_param_comms","pid":1,"tid":1,"ts":2,"dur":1,"args":{"External id":12,"Collective name":"allgather"}},
+{"ph":"X","cat":"cpu_op","name":"record_param_comms","pid":1,"tid":1,"ts":3,"dur":1,"args":{"External id":13,"Collective name":"allreduce"}},
+{"ph":"X","cat":"kernel","name":"ncclKernel_x","pid":0,"tid":9,"ts":10,"dur":5,"args":{"stream":9,"External id":11}},
+{"ph":"X","cat":"kernel","name":"ncclKernel_x","pid":0,"tid":9,"ts":20,"dur":5,"args":{"stream":9,"External id":12}},
+{"ph":"X","cat":"kernel","name":"ncclKernel_x","pid":0,"tid":9,"ts":40,"dur":5,"args":{"stream":9,"External id":13}}
+]})json";
+  std::string r1 = R"json({"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#7","pid":1,"tid":1,"ts":3,"dur":90},
+{"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)","pid":0,"tid":9,"ts":12,"dur":3,"args":{"stream":9}},
+{"ph":"X","cat":"kernel","name":"ncclDevKernel_AllGather_RING_LL(x)","pid":0,"tid":9,"ts":19,"dur":6,"args":{"stream":9}},
+{"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)","pid":0,"tid":9,"ts":44,"dur":1,"args":{"stream":9}}
+]})json";
+  // clang-format on
+  const event_table t0 = read_chrome_trace(r0, r0.size());
+  const event_table t1 = read_chrome_trace(r1, r1.size());
+  std::vector<std::pair<std::int64_t, rank_timeline>> ranks;
+  ranks.emplace_back(0, rank_timeline_of(t0));
+  ranks.emplace_back(1, rank_timeline_of(t1));
+  REQUIRE(ranks[0].second.collectives.size() == 3);
+  CHECK(ranks[0].second.collectives[0].key == "allreduce #0");
+  CHECK(ranks[1].second.collectives[0].key == "allreduce #0");  // "AllReduce" in the name
+  const rank_spread s = spread_across_ranks(ranks);
+  REQUIRE(s.steps.size() == 1);
+  CHECK(s.steps[0].key == "ProfilerStep#7");
+  CHECK(s.steps[0].start_spread == 3000);
+  CHECK(s.steps[0].min_duration == 90000);
+  CHECK(s.steps[0].max_duration == 100000);
+  CHECK(s.steps[0].last_rank == 1);
+  REQUIRE(s.collectives.size() == 3);  // in order of their first start
+  CHECK(s.collectives[0].key == "allreduce #0");
+  CHECK(s.collectives[0].start_spread == 2000);
+  CHECK(s.collectives[0].last_rank == 1);
+  CHECK(s.collectives[1].key == "allgather #0");
+  CHECK(s.collectives[1].last_rank == 0);  // rank 0 at 20, rank 1 at 19
+  CHECK(s.collectives[2].key == "allreduce #1");
+  CHECK(s.collectives[2].start_spread == 4000);
+  REQUIRE(s.stragglers.size() == 2);
+  CHECK(s.stragglers[0].last == 1);
+  CHECK(s.stragglers[0].mean_lag == doctest::Approx(1000.0 / 3));  // 0 + 1 + 0 us
+  CHECK(s.stragglers[1].last == 2);
+  CHECK(s.stragglers[1].mean_lag == doctest::Approx(6000.0 / 3));  // 2 + 0 + 4 us
+}

@@ -562,6 +562,12 @@ TEST_SUITE("tools") {
         }
       }
     }
+    // Across the two ranks: their 10 SendRecv collectives matched, rank 1 started 8 of them last.
+    simdjson::dom::array collectives = got["rank_spread"]["collectives"];
+    CHECK(collectives.size() == 10);
+    CHECK(std::string_view(collectives.at(0)["name"]) == "sendrecv #0");
+    simdjson::dom::array stragglers = got["rank_spread"]["stragglers"];
+    CHECK(int64_t(stragglers.at(1)["collectives_started_last"]) == 8);
     simdjson::dom::array types = got["kernel_type_breakdown"];
     CHECK(types.size() == 7);
     CHECK(std::string_view(types.at(0)["kernel_type"]) == "COMMUNICATION");

@@ -32,6 +32,7 @@
 #include "tracemodel/algo/kernel_type_breakdown.hpp"
 #include "tracemodel/algo/launch_stats.hpp"
 #include "tracemodel/algo/queue_length.hpp"
+#include "tracemodel/algo/rank_spread.hpp"
 #include "tracemodel/algo/temporal_breakdown.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/formats/ranks.hpp"
@@ -54,6 +55,7 @@ struct gpu_rank {
   std::vector<memory_bandwidth_series> bandwidth;
   std::vector<kernel_row> gpu_annotations;   ///< by name
   bool has_gpu_annotations = false;          ///< HTA answers nothing without the category
+  rank_timeline timeline;                    ///< steps and collectives (ns)
   std::array<std::int64_t, 8> class_sets{};  ///< time per set of kernel classes
   anomaly_counts repairs;                    ///< what reading repaired
 };
@@ -63,6 +65,7 @@ struct gpu_report {
   std::string_view unit;  ///< of every time: "ns" or "us"
   std::vector<gpu_rank> ranks;
   std::vector<kernel_type_row> kernel_types;  ///< over the ranks
+  rank_spread spread;                         ///< steps and collectives across ranks (ns)
   anomaly_counts repairs;                     ///< over the ranks
 };
 
@@ -101,6 +104,7 @@ gpu_rank gpu_rank_of(const event_table& t, const IntervalPolicy& ip, const IdleP
       r.has_gpu_annotations = true;
       break;
     }
+  r.timeline = rank_timeline_of(t);
   r.repairs = t.anomalies;
   return r;
 }
@@ -154,6 +158,9 @@ gpu_rank gpu_rank_of(const event_table& t, const IntervalPolicy& ip, const IdleP
     out.ranks.push_back(std::move(r));
   }
   out.kernel_types = kernel_type_rows(sets);
+  std::vector<std::pair<std::int64_t, rank_timeline>> timelines;
+  for (gpu_rank& r : out.ranks) timelines.emplace_back(r.rank, std::move(r.timeline));
+  out.spread = spread_across_ranks(timelines);
   return out;
 }
 
