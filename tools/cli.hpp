@@ -15,6 +15,8 @@
 
 TRACEMODEL_BEGIN_NAMESPACE
 enum class group_by : std::uint8_t;  // algo/key_averages.hpp
+struct gpu_report;                   // formats/gpu_report.hpp
+struct gpu_report_options;
 enum class sort_by : std::uint8_t;
 TRACEMODEL_END_NAMESPACE
 
@@ -62,6 +64,12 @@ int cmd_link(const options& o, tmod::event_table& t);
 int cmd_patterns(const options& o, tmod::event_table& t);
 /// `tracemodel gpu PATH...`: reads the ranks itself.
 int cmd_gpu(const options& o);
+/// `tracemodel report PATH... -o FILE.html`.
+int cmd_report(const options& o);
+/// The device analyses of `o.traces` (what reading repaired said on stderr).
+tmod::gpu_report gpu_report_of(const options& o, const tmod::gpu_report_options& go);
+/// `gpu --json`'s object.
+std::string gpu_json(const options& o, const tmod::gpu_report& rep);
 /// Says on stderr what reading `trace` repaired (counts per kind); nothing when nothing was.
 void report_repairs(const std::string& trace, const tmod::anomaly_counts& a);
 /// `"repairs":{"kind":count,...}` (every kind with a count).

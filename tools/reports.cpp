@@ -197,56 +197,57 @@ void write_repairs(tmod::json_output& out, const tmod::anomaly_counts& a) {
   out.ch('}');
 }
 
-int cmd_gpu(const options& o) {
-  tmod::gpu_report_options go;
-  go.hta = o.hta;
-  const tmod::gpu_report rep = tmod::make_gpu_report(o.traces, go);
-  report_repairs(o.traces.size() == 1 ? o.traces[0] : std::to_string(rep.ranks.size()) + " ranks",
-                 rep.repairs);
+namespace {
+
+/// `gpu`'s text tables.
+void print_gpu(const options& o, const tmod::gpu_report& rep) {
   const std::string unit(rep.unit);
-  if (!o.json) {
-    std::printf("%s\n", o.hta ? "GPU time (Holistic Trace Analysis's rules), in us"
-                              : ("GPU time, in " + unit).c_str());
-    std::printf("%6s %14s %14s %14s %14s %7s %9s %12s\n", "rank", "idle", "compute", "non-compute",
-                "kernel time", "idle%", "compute%", "non-compute%");
-    for (const auto& r : rep.ranks) {
-      const auto& b = r.temporal;
-      std::printf("%6lld %14lld %14lld %14lld %14lld %7.2f %9.2f %12.2f\n",
-                  static_cast<long long>(r.rank), static_cast<long long>(b.idle),
-                  static_cast<long long>(b.compute), static_cast<long long>(b.non_compute),
-                  static_cast<long long>(b.kernel_time), b.idle_pctg, b.compute_pctg,
-                  b.non_compute_pctg);
-    }
-    std::printf("\nkernel types (all ranks)\n");
-    if (rep.kernel_types.empty()) std::printf("  (no device work)\n");
-    for (const auto& r : rep.kernel_types)
-      std::printf("  %-58s %14lld %6.1f%%\n", r.kernel_type.c_str(), static_cast<long long>(r.sum),
-                  r.percentage);
-    std::printf("\ncommunication hidden behind computation\n");
-    for (const auto& r : rep.ranks) {
-      if (r.overlap)
-        std::printf("  rank %lld: %.2f%%\n", static_cast<long long>(r.rank), *r.overlap);
-      else
-        std::printf("  rank %lld: no communication\n", static_cast<long long>(r.rank));
-    }
-    if (rep.ranks.size() > 1) {
-      std::printf("\nacross ranks: %zu steps and %zu collectives met on two ranks or more\n",
-                  rep.spread.steps.size(), rep.spread.collectives.size());
-      std::printf("%6s %24s %16s\n", "rank", "collectives started last", "mean lag (ns)");
-      for (const auto& r : rep.spread.stragglers)
-        std::printf("%6lld %24zu %16.0f\n", static_cast<long long>(r.rank), r.last, r.mean_lag);
-    }
-    std::printf("\nidle time per stream\n%6s %8s %8s %-12s %14s %7s %8s %12s %12s\n", "rank",
-                "device", "stream", "category", "idle", "share", "gaps", "mean", "max");
-    for (const auto& r : rep.ranks)
-      for (const auto& i : r.idle)
-        std::printf("%6lld %8d %8lld %-12s %14lld %6.0f%% %8llu %12.2f %12.2f\n",
-                    static_cast<long long>(r.rank), i.device, static_cast<long long>(i.stream),
-                    std::string(tmod::idle_category_names[static_cast<int>(i.category)]).c_str(),
-                    static_cast<long long>(i.idle_time), 100 * i.ratio.value_or(0),
-                    static_cast<unsigned long long>(i.stats.count), i.stats.mean, i.stats.max);
-    return 0;
+  std::printf("%s\n", o.hta ? "GPU time (Holistic Trace Analysis's rules), in us"
+                            : ("GPU time, in " + unit).c_str());
+  std::printf("%6s %14s %14s %14s %14s %7s %9s %12s\n", "rank", "idle", "compute", "non-compute",
+              "kernel time", "idle%", "compute%", "non-compute%");
+  for (const auto& r : rep.ranks) {
+    const auto& b = r.temporal;
+    std::printf("%6lld %14lld %14lld %14lld %14lld %7.2f %9.2f %12.2f\n",
+                static_cast<long long>(r.rank), static_cast<long long>(b.idle),
+                static_cast<long long>(b.compute), static_cast<long long>(b.non_compute),
+                static_cast<long long>(b.kernel_time), b.idle_pctg, b.compute_pctg,
+                b.non_compute_pctg);
   }
+  std::printf("\nkernel types (all ranks)\n");
+  if (rep.kernel_types.empty()) std::printf("  (no device work)\n");
+  for (const auto& r : rep.kernel_types)
+    std::printf("  %-58s %14lld %6.1f%%\n", r.kernel_type.c_str(), static_cast<long long>(r.sum),
+                r.percentage);
+  std::printf("\ncommunication hidden behind computation\n");
+  for (const auto& r : rep.ranks) {
+    if (r.overlap)
+      std::printf("  rank %lld: %.2f%%\n", static_cast<long long>(r.rank), *r.overlap);
+    else
+      std::printf("  rank %lld: no communication\n", static_cast<long long>(r.rank));
+  }
+  if (rep.ranks.size() > 1) {
+    std::printf("\nacross ranks: %zu steps and %zu collectives met on two ranks or more\n",
+                rep.spread.steps.size(), rep.spread.collectives.size());
+    std::printf("%6s %24s %16s\n", "rank", "collectives started last", "mean lag (ns)");
+    for (const auto& r : rep.spread.stragglers)
+      std::printf("%6lld %24zu %16.0f\n", static_cast<long long>(r.rank), r.last, r.mean_lag);
+  }
+  std::printf("\nidle time per stream\n%6s %8s %8s %-12s %14s %7s %8s %12s %12s\n", "rank",
+              "device", "stream", "category", "idle", "share", "gaps", "mean", "max");
+  for (const auto& r : rep.ranks)
+    for (const auto& i : r.idle)
+      std::printf("%6lld %8d %8lld %-12s %14lld %6.0f%% %8llu %12.2f %12.2f\n",
+                  static_cast<long long>(r.rank), i.device, static_cast<long long>(i.stream),
+                  std::string(tmod::idle_category_names[static_cast<int>(i.category)]).c_str(),
+                  static_cast<long long>(i.idle_time), 100 * i.ratio.value_or(0),
+                  static_cast<unsigned long long>(i.stats.count), i.stats.mean, i.stats.max);
+}
+
+}  // namespace
+
+std::string gpu_json(const options& o, const tmod::gpu_report& rep) {
+  const std::string unit(rep.unit);
   std::string s;
   tmod::json_output out = tmod::json_output::to_string(s);
   out.raw("{\"policy\":").string(o.hta ? "hta" : "exact").raw(",\"unit\":").string(unit).ch(',');
@@ -443,7 +444,24 @@ int cmd_gpu(const options& o) {
   }
   out.raw("]}}\n");
   out.flush();
-  std::fputs(s.c_str(), stdout);
+  return s;
+}
+
+tmod::gpu_report gpu_report_of(const options& o, const tmod::gpu_report_options& go) {
+  tmod::gpu_report rep = tmod::make_gpu_report(o.traces, go);
+  report_repairs(o.traces.size() == 1 ? o.traces[0] : std::to_string(rep.ranks.size()) + " ranks",
+                 rep.repairs);
+  return rep;
+}
+
+int cmd_gpu(const options& o) {
+  tmod::gpu_report_options go;
+  go.hta = o.hta;
+  const tmod::gpu_report rep = gpu_report_of(o, go);
+  if (o.json)
+    std::fputs(gpu_json(o, rep).c_str(), stdout);
+  else
+    print_gpu(o, rep);
   return 0;
 }
 

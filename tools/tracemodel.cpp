@@ -15,6 +15,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -34,6 +36,7 @@
 #include <tracemodel/version.hpp>
 
 #include "cli.hpp"
+#include "report_html.hpp"
 
 using namespace tracemodel_cli;
 
@@ -198,6 +201,35 @@ int cmd_links(const options& o, tmod::event_table& t) {
   return 0;
 }
 
+int cmd_report(const options& o) {
+  std::mutex m;
+  std::map<std::int64_t, std::string> cpu;  // the stats table of each rank
+  tmod::gpu_report_options go;
+  go.hta = o.hta;
+  go.each_rank = [&](std::int64_t rank, tmod::event_table& t) {
+    tmod::analyze(t);
+    std::string text = tmod::format_key_averages(tmod::key_averages(t), 15);
+    const std::lock_guard lock(m);
+    cpu[rank] = std::move(text);
+  };
+  const tmod::gpu_report rep = gpu_report_of(o, go);
+  const std::string title =
+      "tracemodel report: " + (o.traces.size() == 1
+                                   ? o.traces[0].substr(o.traces[0].find_last_of('/') + 1)
+                                   : std::to_string(rep.ranks.size()) + " ranks");
+  const std::string page =
+      gpu_report_page(rep, gpu_json(o, rep), cpu.empty() ? "" : cpu.begin()->second, title);
+  std::FILE* f = std::fopen(o.output.c_str(), "wb");
+  if (f == nullptr || std::fwrite(page.data(), 1, page.size(), f) != page.size()) {
+    if (f != nullptr) std::fclose(f);
+    std::fprintf(stderr, "tracemodel: cannot write %s\n", o.output.c_str());
+    return 1;
+  }
+  std::fclose(f);
+  std::printf("wrote %s (%zu ranks)\n", o.output.c_str(), rep.ranks.size());
+  return 0;
+}
+
 }  // namespace tracemodel_cli
 
 namespace {
@@ -225,6 +257,8 @@ constexpr const char* usage_text =
     "          their overlaps, communication hidden behind computation (TRACE...: files of\n"
     "          one rank each, or folders of them)\n"
     "            --hta                          Holistic Trace Analysis's rules and columns\n"
+    "  report  gpu's analyses and the first rank's key averages as one HTML page\n"
+    "            -o FILE.html (required)        --hta\n"
     "\n"
     "options of every command:\n"
     "  --json  machine-readable output on stdout\n"
@@ -254,7 +288,8 @@ options parse(int argc, char** argv) {
     std::exit(0);
   }
   if (o.command != "stats" && o.command != "tree" && o.command != "links" &&
-      o.command != "patterns" && o.command != "flame" && o.command != "link" && o.command != "gpu")
+      o.command != "patterns" && o.command != "flame" && o.command != "link" &&
+      o.command != "gpu" && o.command != "report")
     throw usage_error{"unknown command '" + o.command + "'"};
   for (int i = 2; i < argc; ++i) {
     const std::string_view a = argv[i];
@@ -303,7 +338,8 @@ options parse(int argc, char** argv) {
     } else if (a == "--trace" && o.command == "link") {
       if (!o.trace.empty()) throw usage_error{"more than one trace given"};
       o.trace = value();
-    } else if (a == "-o" && (o.command == "flame" || o.command == "link")) {
+    } else if (a == "-o" &&
+               (o.command == "flame" || o.command == "link" || o.command == "report")) {
       o.output = value();
     } else if (a == "--width" && o.command == "flame") {
       o.width = static_cast<double>(parse_count(a, value()));
@@ -311,9 +347,9 @@ options parse(int argc, char** argv) {
         throw usage_error{"--width takes 100 to 100000 pixels"};
     } else if (a == "--no-for-loop" && o.command == "patterns") {
       o.for_loop = false;
-    } else if (a == "--hta" && o.command == "gpu") {
+    } else if (a == "--hta" && (o.command == "gpu" || o.command == "report")) {
       o.hta = true;
-    } else if (o.command == "gpu" && (!a.starts_with("-") || a == "-")) {
+    } else if ((o.command == "gpu" || o.command == "report") && (!a.starts_with("-") || a == "-")) {
       o.traces.emplace_back(a);
       if (o.trace.empty()) o.trace = a;
     } else if (a.starts_with("-") && a != "-") {
@@ -327,6 +363,7 @@ options parse(int argc, char** argv) {
   if (o.trace.empty())
     throw usage_error{o.command == "link" ? "link needs --trace TRACE.json" : "missing TRACE"};
   if (o.command == "flame" && o.output.empty()) throw usage_error{"flame needs -o FILE.svg"};
+  if (o.command == "report" && o.output.empty()) throw usage_error{"report needs -o FILE.html"};
   if (o.command == "link" && (o.et.empty() || o.output.empty()))
     throw usage_error{"link needs --et ET.json, --trace TRACE.json and -o OUT.json"};
   return o;
@@ -361,6 +398,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (o.command == "gpu") return cmd_gpu(o);
+    if (o.command == "report") return cmd_report(o);
     tmod::event_table t = read(o);
     if (o.command != "links") tmod::analyze(t);  // one unit instantiates the analysis
     const int status = o.command == "stats"      ? cmd_stats(o, t)

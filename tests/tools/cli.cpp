@@ -599,6 +599,20 @@ TEST_SUITE("tools") {
     CHECK(run("gpu " + quoted(r0 + ".missing")).status == 1);
     CHECK(run("gpu " + quoted(tmtest::data_path("kineto/hta"))).status == 1);
     CHECK(run("gpu").status == 2);
+    // The report: a page that carries gpu --json's object.
+    const std::string page = std::string(TRACEMODEL_TEST_BINARY_DIR) + "/report.html";
+    const run_result report =
+        run("report " + quoted(r0) + " " + quoted(r1) + " -o " + quoted(page));
+    CHECK(report.status == 0);
+    CHECK(report.out == "wrote " + page + " (2 ranks)\n");
+    const std::string html = tmtest::read_file(page);
+    CHECK(html.starts_with("<!DOCTYPE html>"));
+    CHECK(html.find(
+              "<script type=\"application/json\" id=\"tracemodel-data\">{\"policy\":\"exact\"") !=
+          std::string::npos);
+    CHECK(html.find("data-check=\"temporal_breakdown.1.idle_time_pctg\"") != std::string::npos);
+    CHECK(html.find("CPU: key averages") != std::string::npos);
+    CHECK(run("report " + quoted(r0)).status == 2);  // no -o
     CHECK(run("gpu --depth 1 " + quoted(r0)).status == 2);
   }
 }

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,6 +42,9 @@ TRACEMODEL_BEGIN_NAMESPACE
 
 struct gpu_report_options : read_options {
   bool hta = false;  ///< Holistic Trace Analysis's rules (else exact)
+  /// Called with each rank's table once its results are taken, before it is dropped (on the
+  /// thread that read it: several at once when ranks are read in parallel).
+  std::function<void(std::int64_t rank, event_table& table)> each_rank;
 };
 
 /// One rank's results.
@@ -141,6 +145,7 @@ gpu_rank gpu_rank_of(const event_table& t, const IntervalPolicy& ip, const IdleP
                                       static_cast<const void*>(nullptr));
     }
     b.kept[0].rank = b.kept[1].rank = rank;
+    if (o.each_rank) o.each_rank(rank, t);
     return b;
   });
   std::vector<std::string> steps;
