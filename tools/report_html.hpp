@@ -14,8 +14,8 @@
 
 #include <fmt/format.h>
 
+#include <tracemodel/formats/flame_svg.hpp>
 #include <tracemodel/formats/gpu_report.hpp>
-#include <tracemodel/formats/json_escape.hpp>
 
 namespace tracemodel_cli {
 
@@ -23,24 +23,7 @@ namespace report_html {
 
 inline std::string escape(std::string_view s) {
   std::string out;
-  for (const char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
+  tmod::detail::append_xml_escaped(out, s);  // as the flame chart escapes its text
   return out;
 }
 
