@@ -44,6 +44,7 @@ struct options {
   std::string et;
   std::vector<std::string> traces;  ///< gpu: every PATH
   bool hta = false;                 ///< gpu: Holistic Trace Analysis's rules and column names
+  std::string counters;             ///< gpu: a folder for each rank's trace with counter tracks
 };
 
 /// A thread id as the file wrote it: a number, or a string.

@@ -1,6 +1,7 @@
 // tracemodel stats, tree, patterns and gpu: the reports.
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <regex>
@@ -16,6 +17,7 @@
 #include <tracemodel/algo/pytorch_patterns.hpp>
 #include <tracemodel/algo/temporal_breakdown.hpp>
 #include <tracemodel/algo/walk.hpp>
+#include <tracemodel/formats/counter_tracks.hpp>
 #include <tracemodel/formats/device_properties.hpp>
 #include <tracemodel/formats/gpu_report.hpp>
 #include <tracemodel/formats/json_output.hpp>
@@ -457,6 +459,14 @@ tmod::gpu_report gpu_report_of(const options& o, const tmod::gpu_report_options&
 int cmd_gpu(const options& o) {
   tmod::gpu_report_options go;
   go.hta = o.hta;
+  if (!o.counters.empty()) {
+    std::filesystem::create_directories(o.counters);
+    go.each_rank = [&](std::int64_t rank, tmod::event_table& t) {
+      tmod::write_chrome_trace_file(
+          t, o.counters + "/rank-" + std::to_string(rank) + ".counters.json",
+          tmod::counter_tracks(tmod::queue_length(t), tmod::memory_bandwidth(t)));
+    };
+  }
   const tmod::gpu_report rep = gpu_report_of(o, go);
   if (o.json)
     std::fputs(gpu_json(o, rep).c_str(), stdout);

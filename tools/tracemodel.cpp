@@ -257,6 +257,8 @@ constexpr const char* usage_text =
     "          their overlaps, communication hidden behind computation (TRACE...: files of\n"
     "          one rank each, or folders of them)\n"
     "            --hta                          Holistic Trace Analysis's rules and columns\n"
+    "            --counters DIR                 write each rank's trace with its queue length\n"
+    "                                           and memory bandwidth as counter tracks\n"
     "  report  gpu's analyses and the first rank's key averages as one HTML page\n"
     "            -o FILE.html (required)        --hta\n"
     "\n"
@@ -347,6 +349,8 @@ options parse(int argc, char** argv) {
         throw usage_error{"--width takes 100 to 100000 pixels"};
     } else if (a == "--no-for-loop" && o.command == "patterns") {
       o.for_loop = false;
+    } else if (a == "--counters" && o.command == "gpu") {
+      o.counters = value();
     } else if (a == "--hta" && (o.command == "gpu" || o.command == "report")) {
       o.hta = true;
     } else if ((o.command == "gpu" || o.command == "report") && (!a.starts_with("-") || a == "-")) {

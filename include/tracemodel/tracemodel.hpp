@@ -34,6 +34,7 @@
 #include "tracemodel/config.hpp"
 #include "tracemodel/formats/chrome_trace_reader.hpp"
 #include "tracemodel/formats/chrome_trace_writer.hpp"
+#include "tracemodel/formats/counter_tracks.hpp"
 #include "tracemodel/formats/device_properties.hpp"
 #include "tracemodel/formats/execution_trace.hpp"
 #include "tracemodel/formats/execution_trace_writer.hpp"

@@ -613,6 +613,23 @@ TEST_SUITE("tools") {
     CHECK(html.find("data-check=\"temporal_breakdown.1.idle_time_pctg\"") != std::string::npos);
     CHECK(html.find("CPU: key averages") != std::string::npos);
     CHECK(run("report " + quoted(r0)).status == 2);  // no -o
+
+    // Counter tracks: each rank's trace again, with its queue lengths and bandwidth as `C`
+    // records (which the reader counts as records it does not model).
+    const std::string dir = std::string(TRACEMODEL_TEST_BINARY_DIR) + "/counters";
+    CHECK(run("gpu --counters " + quoted(dir) + " " + quoted(r0) + " " + quoted(r1)).status == 0);
+    const std::string with_counters = tmtest::read_file(dir + "/rank-0.counters.json");
+    std::size_t records = 0;
+    for (std::size_t at = with_counters.find("\"ph\":\"C\""); at != std::string::npos;
+         at = with_counters.find("\"ph\":\"C\"", at + 1))
+      ++records;
+    CHECK(records > 1000);
+    CHECK(with_counters.find("\"name\":\"Queue length (stream 7)\"") != std::string::npos);
+    const event_table again = read_chrome_trace_file(dir + "/rank-0.counters.json");
+    const event_table original = read_chrome_trace_file(r0);
+    CHECK(again.size() == original.size());
+    CHECK(again.anomalies[anomaly::unsupported_record] ==
+          original.anomalies[anomaly::unsupported_record] + records);
     CHECK(run("gpu --depth 1 " + quoted(r0)).status == 2);
   }
 }

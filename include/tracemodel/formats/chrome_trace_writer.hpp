@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <span>
 #include <string>
@@ -37,12 +38,17 @@
 
 TRACEMODEL_BEGIN_NAMESPACE
 
+/// Events a caller adds to a written trace (see `write_chrome_trace`).
+using extra_events = std::function<void(json_output& out, std::int64_t base_time_ns,
+                                        const std::function<void()>& next_event)>;
+
 namespace detail {
 
 template <class Table>
 class chrome_writer {
  public:
-  chrome_writer(const Table& t, json_output& out) : t_(t), out_(out) {}
+  chrome_writer(const Table& t, json_output& out, const extra_events* extra = nullptr)
+      : t_(t), out_(out), extra_(extra) {}
 
   void write() {
     base_ = base_time();
@@ -56,6 +62,7 @@ class chrome_writer {
     for (const metadata_record& m : t_.info.records) write_record(m);
     for (const auto& e : t_.events) write_event(e);
     write_flows();
+    if (extra_ != nullptr && *extra_) (*extra_)(out_, base_, [this] { next(); });
     out_.raw("\n]\n}\n");
     out_.flush();
   }
@@ -356,6 +363,7 @@ class chrome_writer {
 
   const Table& t_;
   json_output& out_;
+  const extra_events* extra_;
   std::int64_t base_ = 0;
   bool first_ = true;
   bool first_arg_ = true;
@@ -367,6 +375,14 @@ class chrome_writer {
 template <class Schema>
 void write_chrome_trace(const basic_event_table<Schema>& t, json_output& out) {
   detail::chrome_writer<basic_event_table<Schema>>(t, out).write();
+}
+/// The same, with events of the caller's after the table's (counter tracks, say): `extra` is
+/// called with the output, the trace's base time (`ts` values are microseconds after it) and a
+/// function to call before each event it writes.
+template <class Schema>
+void write_chrome_trace(const basic_event_table<Schema>& t, json_output& out,
+                        const extra_events& extra) {
+  detail::chrome_writer<basic_event_table<Schema>>(t, out, &extra).write();
 }
 
 /// The Chrome trace of `t` as a string.
@@ -385,6 +401,15 @@ void write_chrome_trace_file(const basic_event_table<Schema>& t, const std::stri
   trace_file_sink file(path);
   json_output out(file.as_sink());
   write_chrome_trace(t, out);
+  file.commit();
+}
+/// The same, with the caller's events (see `write_chrome_trace`).
+template <class Schema>
+void write_chrome_trace_file(const basic_event_table<Schema>& t, const std::string& path,
+                             const extra_events& extra) {
+  trace_file_sink file(path);
+  json_output out(file.as_sink());
+  write_chrome_trace(t, out, extra);
   file.commit();
 }
 
