@@ -324,7 +324,9 @@ TEST_CASE(
             {"mean", i.stats.mean}, {"std", i.stats.std}, {"min", i.stats.min},
             {"25%", i.stats.q25},   {"50%", i.stats.q50}, {"75%", i.stats.q75},
             {"max", i.stats.max}};
-        for (const auto& [name, v] : fields) {
+        for (const auto& field : fields) {
+          const char* name = field.first;
+          const double v = field.second;
           CAPTURE(name);
           CHECK(st[name].is_null() == std::isnan(v));
           if (!st[name].is_null() && !std::isnan(v)) CHECK(st[name].get_double().value() == v);
