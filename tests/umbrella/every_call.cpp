@@ -121,6 +121,31 @@ TEST_SUITE("umbrella") {
     const auto joined = tmod::link_execution_trace(et, back);
     CHECK(!tmod::enhanced_execution_trace(et, back, joined).empty());
 
+    // Device time (docs/gpu.md), exact and as HTA, and across ranks.
+    std::string dev = R"({"traceEvents":[)"
+                      R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,)"
+                      R"("ts":1,"dur":2,"args":{"correlation":1}},)"
+                      R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":5,"dur":4,)"
+                      R"("args":{"stream":7,"correlation":1,"device":0}}]})";
+    const tmod::event_table gpu = tmod::read_chrome_trace(dev, dev.size());
+    const auto iv = tmod::device_intervals(gpu);
+    CHECK(tmod::temporal_breakdown(iv).kernel_time == 4000);
+    CHECK(tmod::kernel_type_breakdown({iv}).size() == 1);
+    CHECK(!tmod::comm_comp_overlap(iv).has_value());
+    CHECK(tmod::idle_time_breakdown(gpu).size() == 1);
+    CHECK(tmod::kernel_breakdown(gpu, tmod::hta_kernel_breakdown{}).size() == 1);
+    CHECK(tmod::launch_stats(gpu).size() == 1);
+    CHECK(tmod::queue_length(gpu, tmod::hta_queue_length{}).size() == 1);
+    CHECK(tmod::memory_bandwidth(gpu).empty());
+    CHECK(tmod::annotation_breakdown(gpu).empty());
+    CHECK(tmod::spread_across_ranks({{0, tmod::rank_timeline_of(gpu)}}).steps.empty());
+    CHECK(!tmod::chrome_trace_string(gpu).empty());
+    std::string with_counters;
+    tmod::json_output cout = tmod::json_output::to_string(with_counters);
+    tmod::write_chrome_trace(gpu, cout, tmod::counter_tracks(tmod::queue_length(gpu), {}));
+    CHECK(with_counters.find("\"ph\":\"C\"") != std::string::npos);
+    CHECK(tmod::rank_in_name("x_rank-2.json") == 2);
+
     // Threads and memory.
     tmod::analyze_options own;
     own.threads = 2;

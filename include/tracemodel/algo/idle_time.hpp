@@ -58,7 +58,7 @@ struct idle_row {
 };
 
 /// The breakdown of `work`, streams in order of their first work in `work`.
-[[nodiscard]] inline std::vector<idle_row> idle_time_breakdown(std::vector<stream_work> work,
+[[nodiscard]] inline std::vector<idle_row> idle_time_breakdown(const std::vector<stream_work>& work,
                                                                std::int64_t threshold) {
   std::vector<std::pair<std::int32_t, std::int64_t>> order;  // the streams, first seen first
   std::unordered_map<std::int64_t, std::vector<stream_work>> by_stream;
@@ -134,7 +134,7 @@ struct exact_idle_time {
         w.launched = it->second;
       work.push_back(w);
     }
-    return idle_time_breakdown(std::move(work), threshold);
+    return idle_time_breakdown(work, threshold);
   }
 };
 
@@ -158,7 +158,7 @@ struct hta_idle_time {
       if (r.partner != -1) w.launched = f.rows[static_cast<std::size_t>(r.partner)].ts;
       work.push_back(w);
     }
-    std::vector<idle_row> rows = idle_time_breakdown(std::move(work), threshold);
+    std::vector<idle_row> rows = idle_time_breakdown(work, threshold);
     for (idle_row& r : rows) {  // HTA rounds what it prints to two decimals
       if (r.ratio) r.ratio = detail::round_decimals(*r.ratio, 2);
       for (double* x : {&r.stats.mean, &r.stats.std, &r.stats.min, &r.stats.q25, &r.stats.q50,

@@ -146,8 +146,10 @@ struct hta_queue_length {
         starts.push_back({-1, r.stream, r.ts, -1});
     launches.insert(launches.end(), starts.begin(), starts.end());  // HTA's concat order
     std::vector<std::int64_t> ts;
+    ts.reserve(launches.size());
     for (const auto& c : launches) ts.push_back(c.ts);
     std::vector<detail::queue_change> sorted;  // as pandas' sort_values orders equal times
+    sorted.reserve(launches.size());
     for (const std::size_t k : numpy_argsort(ts)) sorted.push_back(launches[k]);
     return detail::queues_of(std::move(sorted), full);
   }
