@@ -1,8 +1,12 @@
 // tracemodel stats, tree, patterns and gpu: the reports.
+#include <unistd.h>
+
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <string>
@@ -449,7 +453,19 @@ std::string gpu_json(const options& o, const tmod::gpu_report& rep) {
   return s;
 }
 
-tmod::gpu_report gpu_report_of(const options& o, const tmod::gpu_report_options& go) {
+tmod::gpu_report gpu_report_of(const options& o, const tmod::gpu_report_options& options) {
+  tmod::gpu_report_options go = options;
+  // Progress on a terminal when there are several ranks: "ranks: k/n" as each is done.
+  const std::size_t files = tmod::trace_files(o.traces).size();
+  if (::isatty(STDERR_FILENO) && files > 1) {
+    auto done = std::make_shared<std::atomic<std::size_t>>(0);
+    go.each_rank = [inner = options.each_rank, done, files](std::int64_t rank,
+                                                            tmod::event_table& t) {
+      if (inner) inner(rank, t);
+      const std::size_t k = ++*done;
+      std::fprintf(stderr, "\rranks: %zu/%zu%s", k, files, k == files ? "\n" : "");
+    };
+  }
   tmod::gpu_report rep = tmod::make_gpu_report(o.traces, go);
   report_repairs(o.traces.size() == 1 ? o.traces[0] : std::to_string(rep.ranks.size()) + " ranks",
                  rep.repairs);
