@@ -26,27 +26,10 @@ report() {  # each phase's time, also when one fails
   echo "total          ${SECONDS} s"
 }
 trap report EXIT
-echo "== checks"
-phase "checks config" cmake --preset checks >/dev/null
-phase "checks build" cmake --build --preset checks -j "$jobs"
-# The checks' tests wait on much (npm, the browser, the consumer project's configure): they run
-# beside the sanitizer build, their output kept and shown once they end.
-checks_log=build/checks/tests.log
-checks_start=$SECONDS
-ctest --preset checks -j "$jobs" >"$checks_log" 2>&1 &
-checks_pid=$!
-echo "== asan"
-phase "asan config" cmake --preset asan >/dev/null
-phase "asan build" cmake --build --preset asan -j "$jobs"
-checks_status=0
-wait "$checks_pid" || checks_status=$?
-echo "== checks tests"
-cat "$checks_log"
-times+=("$(printf '%-14s %4d s (beside the asan build)' "checks tests" $((SECONDS - checks_start)))")
-[ "$checks_status" -eq 0 ] || exit "$checks_status"
-phase "asan tests" ctest --preset asan -j "$jobs"
-echo "== tsan"
-phase "tsan config" cmake --preset tsan >/dev/null
-phase "tsan build" cmake --build --preset tsan -j "$jobs"
-phase "tsan tests" ctest --preset tsan -j "$jobs"
+for preset in checks asan tsan; do
+  echo "== $preset"
+  phase "$preset config" cmake --preset "$preset" >/dev/null
+  phase "$preset build" cmake --build --preset "$preset" -j "$jobs"
+  phase "$preset tests" ctest --preset "$preset" -j "$jobs"
+done
 echo "all test suites passed"
