@@ -762,3 +762,23 @@ TEST_CASE("across ranks: steps and collectives matched by kind and order, stragg
   CHECK(s.stragglers[1].last == 2);
   CHECK(s.stragglers[1].mean_lag == doctest::Approx(6000.0 / 3));  // 2 + 0 + 4 us
 }
+
+TEST_CASE("numpy_argsort: a permutation that sorts, on random keys with many ties") {
+  std::mt19937 rng(4646);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<std::int64_t> v(std::uniform_int_distribution<std::size_t>(0, 3000)(rng));
+    const auto range = std::uniform_int_distribution<std::int64_t>(1, 50)(rng);
+    for (auto& x : v) x = std::uniform_int_distribution<std::int64_t>(0, range)(rng);
+    if (round % 4 == 0) std::sort(v.begin(), v.end());  // sorted and reversed inputs too
+    if (round % 4 == 1) std::sort(v.rbegin(), v.rend());
+    const std::vector<std::size_t> p = numpy_argsort(v);
+    REQUIRE(p.size() == v.size());
+    std::vector<std::size_t> seen(p);
+    std::sort(seen.begin(), seen.end());
+    bool permutation = true, sorted = true;
+    for (std::size_t k = 0; k < seen.size(); ++k) permutation = permutation && seen[k] == k;
+    for (std::size_t k = 1; k < p.size(); ++k) sorted = sorted && v[p[k - 1]] <= v[p[k]];
+    CHECK(permutation);
+    CHECK(sorted);
+  }
+}
