@@ -475,6 +475,7 @@ tmod::gpu_report gpu_report_of(const options& o, const tmod::gpu_report_options&
 int cmd_gpu(const options& o) {
   tmod::gpu_report_options go;
   go.hta = o.hta;
+  go.series = o.json;  // the text tables show summaries only
   if (!o.counters.empty()) {
     std::filesystem::create_directories(o.counters);
     go.each_rank = [&](std::int64_t rank, tmod::event_table& t) {

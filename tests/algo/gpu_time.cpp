@@ -3,14 +3,18 @@
 // Analysis's own answers on every real trace that has them.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include <tracemodel/algo/annotation_breakdown.hpp>
 #include <tracemodel/algo/comm_comp_overlap.hpp>
@@ -780,5 +784,177 @@ TEST_CASE("numpy_argsort: a permutation that sorts, on random keys with many tie
     for (std::size_t k = 1; k < p.size(); ++k) sorted = sorted && v[p[k - 1]] <= v[p[k]];
     CHECK(permutation);
     CHECK(sorted);
+  }
+}
+
+namespace {
+// A random trace for the exact analyses' property test: launch calls (runtime and driver) and
+// device work (kernels, copies, sets, a stream wait that is not queued work) on two devices and
+// two streams each, correlation ids drawn from a small range (so that ids repeat among calls,
+// several pieces of work share a call, and some work has no call). Every start is distinct, so
+// the table's order is the order of the starts.
+struct random_call {
+  std::int64_t ts, dur;
+  std::uint64_t corr;
+};
+struct random_work {
+  std::int64_t ts, dur;
+  std::uint64_t corr;
+  int device;
+  std::int64_t stream;
+  bool queued;
+};
+struct random_trace {
+  std::vector<random_call> calls;  // in start order
+  std::vector<random_work> work;   // in start order
+  std::string json;
+};
+random_trace make_random_trace(std::mt19937_64& rng) {
+  random_trace r;
+  const int n = std::uniform_int_distribution<int>(1, 40)(rng);
+  std::vector<std::int64_t> starts(static_cast<std::size_t>(2 * n));
+  for (std::size_t k = 0; k < starts.size(); ++k) starts[k] = static_cast<std::int64_t>(k) * 7;
+  std::shuffle(starts.begin(), starts.end(), rng);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const int ids = pick(1, n);
+  r.json = R"({"traceEvents":[)";
+  for (int k = 0; k < 2 * n; ++k) {
+    const std::int64_t ts = starts[static_cast<std::size_t>(k)];
+    const auto corr = static_cast<std::uint64_t>(pick(1, ids + 2));
+    if (k > 0) r.json += ",";
+    if (k % 2 == 0) {
+      const random_call c{ts, pick(1, 5), corr};
+      r.calls.push_back(c);
+      const bool driver = pick(0, 1) == 1;
+      r.json += fmt::format(
+          R"({{"ph":"X","cat":"{}","name":"{}","pid":1,"tid":1,"ts":{},"dur":{},"args":{{"correlation":{}}}}})",
+          driver ? "cuda_driver" : "cuda_runtime", driver ? "cuLaunchKernel" : "cudaLaunchKernel",
+          c.ts, c.dur, c.corr);
+    } else {
+      const int kind = pick(0, 3);
+      const random_work w{ts, pick(1, 20), corr, pick(0, 1), 7 + pick(0, 1), kind != 3};
+      r.work.push_back(w);
+      const char* cat[] = {"kernel", "gpu_memcpy", "gpu_memset", "cuda_sync"};
+      const char* name[] = {"gemm", "Memcpy HtoD (Pageable to Device)", "Memset (Device)",
+                            "Stream Wait Event"};
+      r.json += fmt::format(
+          R"({{"ph":"X","cat":"{}","name":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{"device":{},"stream":{},"correlation":{}}}}})",
+          cat[kind], name[kind], w.device, w.stream, w.ts, w.dur, w.device, w.stream, w.corr);
+    }
+  }
+  r.json += "]}";
+  auto by_ts = [](const auto& a, const auto& b) { return a.ts < b.ts; };
+  std::sort(r.calls.begin(), r.calls.end(), by_ts);
+  std::sort(r.work.begin(), r.work.end(), by_ts);
+  return r;
+}
+}  // namespace
+
+TEST_CASE("exact launches, idle time and queues against brute force, on random traces") {
+  std::mt19937_64 rng(46);
+  for (int round = 0; round < 300; ++round) {
+    const random_trace r = make_random_trace(rng);
+    std::string text = r.json;
+    const event_table t = read_chrome_trace(text, text.size());
+    CAPTURE(round);
+    CAPTURE(r.json);
+    // Launches: every (call, queued work) pair of one correlation id, calls then work in order.
+    std::vector<launch_row> want;
+    for (const random_call& c : r.calls)
+      for (const random_work& w : r.work)
+        if (w.queued && w.corr == c.corr)
+          want.push_back({c.corr, c.dur * 1000, w.dur * 1000, (w.ts - c.ts - c.dur) * 1000});
+    const std::vector<launch_row> rows = launch_stats(t);
+    REQUIRE(rows.size() == want.size());
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      CHECK(rows[k].correlation == want[k].correlation);
+      CHECK(rows[k].cpu_duration == want[k].cpu_duration);
+      CHECK(rows[k].gpu_duration == want[k].gpu_duration);
+      CHECK(rows[k].launch_delay == want[k].launch_delay);
+    }
+    // The launching call of a piece of work: the last call of its id.
+    auto launched = [&](const random_work& w) -> std::optional<std::int64_t> {
+      std::optional<std::int64_t> at;
+      for (const random_call& c : r.calls)
+        if (c.corr == w.corr) at = c.ts * 1000;
+      return at;
+    };
+    // Idle time per (device, stream) and category: sums and counts.
+    std::map<std::tuple<int, std::int64_t, int>, std::pair<std::int64_t, std::uint64_t>> idle;
+    std::map<std::pair<int, std::int64_t>, std::vector<const random_work*>> streams;
+    for (const random_work& w : r.work)
+      if (w.queued) streams[{w.device, w.stream}].push_back(&w);
+    for (const auto& [key, ws] : streams) {
+      idle[{key.first, key.second, 2}];  // the first work of a stream: `other`, present
+      for (std::size_t k = 1; k < ws.size(); ++k) {
+        const std::int64_t prev_end = (ws[k - 1]->ts + ws[k - 1]->dur) * 1000;
+        const std::int64_t gap = ws[k]->ts * 1000 - prev_end;
+        const auto at = launched(*ws[k]);
+        const int c = at && *at > prev_end ? 0 : gap < 30'000 ? 1 : 2;
+        auto& [sum, count] = idle[{key.first, key.second, c}];
+        sum += gap;
+        ++count;
+      }
+    }
+    std::map<std::tuple<int, std::int64_t, int>, std::pair<std::int64_t, std::uint64_t>> got;
+    for (const idle_row& row : idle_time_breakdown(t))
+      got[{row.device, row.stream, static_cast<int>(row.category)}] = {row.idle_time,
+                                                                       row.stats.count};
+    CHECK(got == idle);
+    // Queue length per stream after each instant: calls made so far minus work started.
+    std::set<std::pair<int, std::int64_t>> queued;
+    for (const random_work& w : r.work)
+      if (w.queued && launched(w)) queued.insert({w.device, w.stream});
+    const std::vector<stream_queue> queues = queue_length(t);
+    CHECK(queues.size() == queued.size());
+    for (const stream_queue& q : queues) {
+      std::vector<std::int64_t> launches, work_starts;
+      for (const random_work& w : r.work)
+        if (w.queued && w.device == q.device && w.stream == q.stream)
+          if (const auto at = launched(w)) {
+            launches.push_back(*at);
+            work_starts.push_back(w.ts * 1000);
+          }
+      CHECK(q.steps.size() == 2 * launches.size());
+      for (std::size_t k = 0; k < q.steps.size(); ++k) {
+        if (k + 1 < q.steps.size() && q.steps[k + 1].ts == q.steps[k].ts) continue;
+        const std::int64_t ts = q.steps[k].ts;
+        const auto before = [ts](std::int64_t x) { return x <= ts; };
+        CHECK(q.steps[k].length == std::count_if(launches.begin(), launches.end(), before) -
+                                       std::count_if(work_starts.begin(), work_starts.end(), before));
+      }
+    }
+  }
+}
+
+TEST_CASE("describe: the quantiles found by selection equal a sorted copy's, on random series") {
+  std::mt19937_64 rng(2026);
+  for (int round = 0; round < 2000; ++round) {
+    const auto n = std::uniform_int_distribution<std::size_t>(1, 40)(rng);
+    const auto range = std::uniform_int_distribution<std::int64_t>(1, 1000)(rng);  // ties
+    std::vector<std::int64_t> v(n);
+    for (auto& x : v) x = std::uniform_int_distribution<std::int64_t>(-range, range)(rng);
+    std::vector<std::int64_t> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    auto q = [&](double p) {  // pandas' linear rule, on the sorted copy
+      const double h = p * static_cast<double>(n - 1);
+      const auto lo = static_cast<std::size_t>(h);
+      const std::size_t hi = std::min(lo + 1, n - 1);
+      return static_cast<double>(sorted[lo]) +
+             (h - static_cast<double>(lo)) *
+                 static_cast<double>(sorted[hi] - sorted[lo]);
+    };
+    const interval_stats s = describe(v);
+    CAPTURE(round);
+    CHECK(s.count == n);
+    CHECK(s.min == static_cast<double>(sorted.front()));
+    CHECK(s.max == static_cast<double>(sorted.back()));
+    CHECK(s.q25 == q(0.25));
+    CHECK(s.q50 == q(0.5));
+    CHECK(s.q75 == q(0.75));
+    double sum = 0;
+    for (const auto x : v) sum += static_cast<double>(x);
+    CHECK(s.mean == doctest::Approx(sum / static_cast<double>(n)));
+    CHECK(std::isnan(s.std) == (n == 1));
   }
 }

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "tracemodel/algo/device_time.hpp"
 #include "tracemodel/algo/hta_frame.hpp"
 #include "tracemodel/algo/kernel_breakdown.hpp"
 #include "tracemodel/config.hpp"
@@ -46,6 +47,22 @@ struct exact_annotation_breakdown {
     std::vector<std::pair<std::string_view, std::int64_t>> items;
     for (const auto& e : t.events) {
       if (e.instant_scope != 0 || t.activity(e) != want) continue;
+      const std::int64_t end = e.end_ns();
+      if (end == no_end_ns) continue;
+      items.emplace_back(t.name(e), end - e.start_ns);
+    }
+    std::vector<kernel_row> rows = detail::name_rows(items, top, false);
+    detail::by_name(rows);
+    return rows;
+  }
+  /// The same with the GPU's annotations taken from a view made already.
+  template <class Schema>
+  [[nodiscard]] std::vector<kernel_row> operator()(const basic_event_table<Schema>& t,
+                                                   const device_view& v) const {
+    if (!on_gpu) return (*this)(t);
+    std::vector<std::pair<std::string_view, std::int64_t>> items;
+    for (const event_index i : v.gpu_annotations) {
+      const auto& e = t.events[i];
       const std::int64_t end = e.end_ns();
       if (end == no_end_ns) continue;
       items.emplace_back(t.name(e), end - e.start_ns);

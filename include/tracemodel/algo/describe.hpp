@@ -16,13 +16,14 @@ struct interval_stats {
   double mean = NAN, std = NAN, min = NAN, q25 = NAN, q50 = NAN, q75 = NAN, max = NAN;
 };
 
-/// Statistics of `v` (sorted here), as pandas' describe().
+/// Statistics of `v`, as pandas' describe(): the moments summed in the order given, the
+/// quantiles interpolated linearly between order statistics (found by selection; `v` is
+/// reordered).
 template <class T>
 [[nodiscard]] interval_stats describe(std::vector<T> v) {
   interval_stats s;
   s.count = v.size();
   if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
   double sum = 0;
   for (const auto x : v) sum += static_cast<double>(x);
   s.mean = sum / static_cast<double>(v.size());
@@ -32,10 +33,28 @@ template <class T>
       sq += (static_cast<double>(x) - s.mean) * (static_cast<double>(x) - s.mean);
     s.std = std::sqrt(sq / static_cast<double>(v.size() - 1));
   }
+  // The order statistics needed, smallest first: each selection works on what lies above the
+  // one before it.
+  const std::size_t last = v.size() - 1;
+  std::size_t places[8] = {0, last};
+  std::size_t n = 2;
+  for (const double p : {0.25, 0.5, 0.75}) {
+    const auto lo = static_cast<std::size_t>(std::floor(p * static_cast<double>(last)));
+    places[n++] = lo;
+    places[n++] = std::min(lo + 1, last);
+  }
+  std::sort(places, places + n);
+  n = static_cast<std::size_t>(std::unique(places, places + n) - places);
+  std::size_t from = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const auto first = v.begin() + static_cast<std::ptrdiff_t>(from);
+    std::nth_element(first, v.begin() + static_cast<std::ptrdiff_t>(places[k]), v.end());
+    from = places[k] + 1;
+  }
   auto q = [&](double p) {
-    const double h = p * static_cast<double>(v.size() - 1);
+    const double h = p * static_cast<double>(last);
     const auto lo = static_cast<std::size_t>(std::floor(h));
-    const std::size_t hi = std::min(lo + 1, v.size() - 1);
+    const std::size_t hi = std::min(lo + 1, last);
     return static_cast<double>(v[lo]) +
            (h - static_cast<double>(lo)) *
                (static_cast<double>(v[hi]) - static_cast<double>(v[lo]));

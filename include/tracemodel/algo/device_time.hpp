@@ -24,12 +24,12 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "tracemodel/algo/hta_frame.hpp"
 #include "tracemodel/algo/kernel_class.hpp"
 #include "tracemodel/config.hpp"
+#include "tracemodel/detail/flat_map.hpp"
 #include "tracemodel/model/table.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
@@ -59,24 +59,88 @@ struct kernel_classifier {
   }
 };
 
-/// The default: device activities on a stream, nanoseconds as stated, classes by kind first.
-struct exact_device_time {
-  static constexpr std::string_view unit_name = "ns";
-  kernel_classifier classifier{};
+/// A host call that launches device work: a runtime or driver call of any device API.
+[[nodiscard]] constexpr bool is_launch_call(activity_type a) noexcept {
+  return a == activity_type::cuda_runtime || a == activity_type::cuda_driver ||
+         a == activity_type::xpu_runtime || a == activity_type::xpu_driver ||
+         a == activity_type::mtia_runtime || a == activity_type::privateuse1_runtime ||
+         a == activity_type::privateuse1_driver;
+}
+/// Work that occupies a stream's queue: kernels, copies and sets.
+[[nodiscard]] constexpr bool is_queued_work(activity_type a) noexcept {
+  return a == activity_type::kernel || a == activity_type::gpu_memcpy ||
+         a == activity_type::gpu_memset;
+}
 
+/// One piece of device work on a stream, with the call that launched it.
+struct device_work {
+  std::int64_t start = 0, end = 0;  ///< ns
+  std::int64_t stream = -1;
+  std::uint64_t correlation = 0;
+  std::int64_t launched = 0;     ///< when the launching call started (if there is one), ns
+  event_index event = no_event;
+  event_index call = no_event;   ///< the launching call: the last one of its correlation id
+  std::uint32_t call_place = 0;  ///< that call's place in the view's `calls`
+  std::int32_t device = -1;
+  name_id name{};
+  activity_type activity = activity_type::kernel;
+  kernel_class cls = kernel_class::computation;
+};
+
+/// A host call that launches device work, with a correlation id.
+struct launch_call {
+  event_index event = no_event;
+  std::int64_t start = 0, end = 0;  ///< ns
+  std::uint64_t correlation = 0;
+};
+
+/// The device side of one table in one pass, shared by the exact analyses as HTA's share its
+/// frame: every device activity on a stream that is device work (kernels, copies, sets,
+/// synchronization on a stream, collectives), in table order, classified (copies and sets
+/// `memory`, synchronization `other`, collectives and kernels the classifier names
+/// `communication`, other kernels `computation`), each with the runtime or driver call of its
+/// correlation id; and those calls, in table order. Each exact analysis takes a table alone (it
+/// makes the view) or a table and its view.
+struct device_view {
+  table_vector<device_work> work;
+  table_vector<launch_call> calls;  ///< launch calls with a correlation id, in table order
+  bool repeated_calls = false;      ///< two calls share a correlation id
+  table_vector<event_index> gpu_annotations;  ///< GPU user annotations (not instants), in order
+
+  device_view() = default;
   template <class Schema>
-  [[nodiscard]] std::vector<device_interval> intervals(const basic_event_table<Schema>& t) const {
-    std::vector<device_interval> out;
-    std::unordered_map<std::uint32_t, bool> communication;  // per name, asked once
+  explicit device_view(const basic_event_table<Schema>& t, const kernel_classifier& classifier = {}) {
+    // The place of the last call of each correlation id (sized for a trace that is mostly
+    // launches, their calls and their ops).
+    detail::flat_map<std::uint32_t> call_of(t.size() / 4);
+    detail::flat_map<bool> communication;   // per kernel name, asked once
     for (event_index i = 0; i < t.size(); ++i) {
-      const auto* d = t.events[i].template get_if<event_kind::device_activity>();
-      if (d == nullptr || d->stream < 0 || t.events[i].instant_scope != 0) continue;
+      const auto& e = t.events[i];
+      const auto* d = e.template get_if<event_kind::device_activity>();
+      if (d == nullptr) continue;
+      if (d->activity == activity_type::gpu_user_annotation) {
+        if (e.instant_scope == 0) gpu_annotations.push_back(i);
+        continue;
+      }
+      if (d->stream < 0) {
+        if (d->correlation_id != 0 && is_launch_call(d->activity)) {
+          auto [place, added] =
+              call_of.try_emplace(d->correlation_id, static_cast<std::uint32_t>(calls.size()));
+          if (!added) {
+            repeated_calls = true;
+            *place = static_cast<std::uint32_t>(calls.size());
+          }
+          calls.push_back({i, e.start_ns, d->end_ns, d->correlation_id});
+        }
+        continue;
+      }
+      if (e.instant_scope != 0) continue;
       kernel_class c = kernel_class::computation;
       switch (d->activity) {
         case activity_type::kernel: {
-          auto [it, added] = communication.try_emplace(static_cast<std::uint32_t>(d->name), false);
-          if (added) it->second = classifier.communication(t.strings.view(d->name));
-          c = it->second ? kernel_class::communication : kernel_class::computation;
+          auto [known, added] = communication.try_emplace(static_cast<std::uint32_t>(d->name), false);
+          if (added) *known = classifier.communication(t.strings.view(d->name));
+          c = *known ? kernel_class::communication : kernel_class::computation;
           break;
         }
         case activity_type::gpu_memcpy:
@@ -90,10 +154,38 @@ struct exact_device_time {
           c = kernel_class::communication;
           break;
         default:
-          continue;  // runtime calls, annotations, events: not device work
+          continue;  // annotations, events: not device work
       }
-      out.push_back({t.events[i].start_ns, d->end_ns, c, i, d->stream});
+      work.push_back({e.start_ns, d->end_ns, d->stream, d->correlation_id, 0, i, no_event, 0,
+                      d->device, d->name, d->activity, c});
     }
+    for (device_work& w : work)
+      if (w.correlation != 0)
+        if (const std::uint32_t* c = call_of.find(w.correlation)) {
+          w.call = calls[*c].event;
+          w.launched = calls[*c].start;
+          w.call_place = *c;
+        }
+  }
+};
+
+/// The default: device activities on a stream, nanoseconds as stated, classes by kind first.
+struct exact_device_time {
+  static constexpr std::string_view unit_name = "ns";
+  kernel_classifier classifier{};
+
+  template <class Schema>
+  [[nodiscard]] std::vector<device_interval> intervals(const basic_event_table<Schema>& t) const {
+    return intervals(t, device_view(t, classifier));
+  }
+  /// The same from a view made already (its classes are those of the classifier it was made
+  /// with).
+  template <class Schema>
+  [[nodiscard]] static std::vector<device_interval> intervals(
+      [[maybe_unused]] const basic_event_table<Schema>& t, const device_view& v) {
+    std::vector<device_interval> out;
+    out.reserve(v.work.size());
+    for (const device_work& w : v.work) out.push_back({w.start, w.end, w.cls, w.event, w.stream});
     return out;
   }
 };
@@ -136,7 +228,7 @@ struct span {
 };
 template <class Pred>
 [[nodiscard]] std::vector<span> merge_intervals(const std::vector<device_interval>& iv, Pred keep) {
-  std::vector<span> s;
+  table_vector<span> s;  // scratch: its pages come back from the allocator's cache
   for (const device_interval& d : iv)
     if (keep(d)) s.push_back({d.start, d.end});
   auto by_start = [](const span& a, const span& b) { return a.start < b.start; };

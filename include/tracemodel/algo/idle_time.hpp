@@ -24,12 +24,14 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "tracemodel/algo/describe.hpp"
+#include "tracemodel/algo/device_time.hpp"
 #include "tracemodel/algo/hta_frame.hpp"
 #include "tracemodel/algo/temporal_breakdown.hpp"
 #include "tracemodel/config.hpp"
@@ -58,10 +60,10 @@ struct idle_row {
 };
 
 /// The breakdown of `work`, streams in order of their first work in `work`.
-[[nodiscard]] inline std::vector<idle_row> idle_time_breakdown(const std::vector<stream_work>& work,
+[[nodiscard]] inline std::vector<idle_row> idle_time_breakdown(std::span<const stream_work> work,
                                                                std::int64_t threshold) {
   std::vector<std::pair<std::int32_t, std::int64_t>> order;  // the streams, first seen first
-  std::unordered_map<std::int64_t, std::vector<stream_work>> by_stream;
+  std::unordered_map<std::int64_t, table_vector<stream_work>> by_stream;
   auto key = [](std::int32_t device, std::int64_t stream) {
     return (static_cast<std::int64_t>(device) << 40) ^ stream;
   };
@@ -73,8 +75,9 @@ struct idle_row {
   std::vector<idle_row> rows;
   for (const auto& [device, stream] : order) {
     auto& v = by_stream[key(device, stream)];
-    std::stable_sort(v.begin(), v.end(),
-                     [](const stream_work& a, const stream_work& b) { return a.start < b.start; });
+    auto by_start = [](const stream_work& a, const stream_work& b) { return a.start < b.start; };
+    if (!std::is_sorted(v.begin(), v.end(), by_start))  // a table's work mostly is
+      std::stable_sort(v.begin(), v.end(), by_start);
     std::vector<std::int64_t> gaps[3];
     bool present[3] = {false, false, true};  // the first work of a stream is `other`
     for (std::size_t k = 1; k < v.size(); ++k) {
@@ -110,28 +113,17 @@ struct exact_idle_time {
 
   template <class Schema>
   [[nodiscard]] std::vector<idle_row> operator()(const basic_event_table<Schema>& t) const {
-    std::unordered_map<std::uint64_t, std::int64_t> call_start;
-    for (const auto& e : t.events) {
-      const auto* d = e.template get_if<event_kind::device_activity>();
-      if (d == nullptr || d->correlation_id == 0) continue;
-      if (d->activity == activity_type::cuda_runtime || d->activity == activity_type::cuda_driver ||
-          d->activity == activity_type::xpu_runtime || d->activity == activity_type::xpu_driver ||
-          d->activity == activity_type::mtia_runtime ||
-          d->activity == activity_type::privateuse1_runtime ||
-          d->activity == activity_type::privateuse1_driver)
-        call_start[d->correlation_id] = e.start_ns;
-    }
-    std::vector<stream_work> work;
-    for (const auto& e : t.events) {
-      const auto* d = e.template get_if<event_kind::device_activity>();
-      if (d == nullptr || d->stream < 0 || e.instant_scope != 0) continue;
-      if (d->activity != activity_type::kernel && d->activity != activity_type::gpu_memcpy &&
-          d->activity != activity_type::gpu_memset)
-        continue;
-      stream_work w{d->device, d->stream, e.start_ns, d->end_ns, std::nullopt};
-      if (const auto it = call_start.find(d->correlation_id);
-          d->correlation_id != 0 && it != call_start.end())
-        w.launched = it->second;
+    return (*this)(t, device_view(t));
+  }
+  template <class Schema>
+  [[nodiscard]] std::vector<idle_row> operator()([[maybe_unused]] const basic_event_table<Schema>& t,
+                                                 const device_view& v) const {
+    table_vector<stream_work> work;
+    work.reserve(v.work.size());
+    for (const device_work& d : v.work) {
+      if (!is_queued_work(d.activity)) continue;
+      stream_work w{d.device, d.stream, d.start, d.end, std::nullopt};
+      if (d.call != no_event) w.launched = d.launched;
       work.push_back(w);
     }
     return idle_time_breakdown(work, threshold);

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -66,8 +67,7 @@ inline void fill_stats(kernel_row& r, const std::vector<std::int64_t>& v) {
 /// Rows per name of (name, duration) pairs, the `top` names by summed time kept and the rest
 /// one "others" row; `hta` chooses HTA's rule (see the header comment). Ordered by sum.
 inline std::vector<kernel_row> name_rows(
-    const std::vector<std::pair<std::string_view, std::int64_t>>& items, std::size_t top,
-    bool hta) {
+    std::span<const std::pair<std::string_view, std::int64_t>> items, std::size_t top, bool hta) {
   // Names are mostly views of one interned string each: grouped by their characters' address
   // first, then the groups of equal text joined.
   std::unordered_map<std::string_view, std::vector<std::int64_t>, same_view, same_view> by_address;
@@ -123,16 +123,17 @@ inline std::vector<kernel_row> name_rows(
   return kept;
 }
 
-/// Rows per class and name of the intervals, ordered by class name, then name.
-template <class Table>
-std::vector<kernel_row> kernel_rows(const Table& t, const std::vector<device_interval>& iv,
-                                    std::size_t top, bool hta) {
+/// Rows per class and name of the intervals (each with `start`, `end` and `cls`; `name_of` gives
+/// its name), ordered by class name, then name.
+template <class Intervals, class NameOf>
+std::vector<kernel_row> kernel_rows(const Intervals& iv, NameOf name_of, std::size_t top,
+                                    bool hta) {
   std::vector<kernel_row> out;
   for (int c = 0; c < 3; ++c) {
     const auto cls = static_cast<kernel_class>(c);
-    std::vector<std::pair<std::string_view, std::int64_t>> items;
-    for (const device_interval& d : iv)
-      if (d.cls == cls) items.emplace_back(t.name(t.events[d.event]), d.end - d.start);
+    table_vector<std::pair<std::string_view, std::int64_t>> items;
+    for (const auto& d : iv)
+      if (d.cls == cls) items.emplace_back(name_of(d), d.end - d.start);
     for (kernel_row& r : name_rows(items, top, hta)) {
       r.cls = cls;
       out.push_back(std::move(r));
@@ -152,7 +153,14 @@ struct exact_kernel_breakdown {
 
   template <class Schema>
   [[nodiscard]] std::vector<kernel_row> operator()(const basic_event_table<Schema>& t) const {
-    return detail::kernel_rows(t, intervals.intervals(t), top, false);
+    return (*this)(t, device_view(t, intervals.classifier));
+  }
+  /// From a view made already (with the classifier of `intervals`).
+  template <class Schema>
+  [[nodiscard]] std::vector<kernel_row> operator()(const basic_event_table<Schema>& t,
+                                                   const device_view& v) const {
+    return detail::kernel_rows(
+        v.work, [&](const device_work& w) { return t.strings.view(w.name); }, top, false);
   }
 };
 
@@ -167,7 +175,9 @@ struct hta_kernel_breakdown {
   template <class Schema>
   [[nodiscard]] std::vector<kernel_row> operator()(const basic_event_table<Schema>& t,
                                                    const hta_frame& f) const {
-    return detail::kernel_rows(t, hta_device_time::intervals(t, f), top, true);
+    return detail::kernel_rows(
+        hta_device_time::intervals(t, f),
+        [&](const device_interval& d) { return t.name(t.events[d.event]); }, top, true);
   }
 };
 

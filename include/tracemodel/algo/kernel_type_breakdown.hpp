@@ -32,21 +32,31 @@ struct kernel_type_row {
 /// The time of each set of classes (bit 0 computation, 1 communication, 2 memory) in one rank.
 [[nodiscard]] inline std::array<std::int64_t, 8> class_overlap_times(
     const std::vector<device_interval>& iv) {
-  std::vector<std::pair<std::int64_t, int>> edges;  // (time, +bit or -bit)
+  // (time, +bit or -bit), in time order: each class's merged spans are disjoint and sorted, so
+  // its edges are; the three lists are merged (the order at one instant adds no time).
+  table_vector<std::pair<std::int64_t, int>> edges;
+  auto by_time = [](const std::pair<std::int64_t, int>& a, const std::pair<std::int64_t, int>& b) {
+    return a.first < b.first;
+  };
   for (int c = 0; c < 3; ++c) {
     const auto cls = static_cast<kernel_class>(c);
+    const std::size_t from = edges.size();
     for (const span& s :
          merge_intervals(iv, [cls](const device_interval& d) { return d.cls == cls; })) {
       edges.emplace_back(s.start, 1 << c);
       edges.emplace_back(s.end, -(1 << c));
     }
+    const auto mid = edges.begin() + static_cast<std::ptrdiff_t>(from);
+    if (!std::is_sorted(mid, edges.end(), by_time))  // HTA's rounding: an end before its start
+      std::sort(mid, edges.end());
+    std::inplace_merge(edges.begin(), mid, edges.end(), by_time);
   }
-  std::sort(edges.begin(), edges.end());
   std::array<std::int64_t, 8> t{};
   int running = 0;
   for (std::size_t k = 0; k + 1 < edges.size(); ++k) {
     running += edges[k].second;
-    if (running > 0) t[static_cast<std::size_t>(running)] += edges[k + 1].first - edges[k].first;
+    if (running > 0 && running < 8)
+      t[static_cast<std::size_t>(running)] += edges[k + 1].first - edges[k].first;
   }
   return t;
 }

@@ -26,8 +26,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tracemodel/algo/device_time.hpp"
 #include "tracemodel/algo/hta_frame.hpp"
 #include "tracemodel/config.hpp"
+#include "tracemodel/detail/flat_map.hpp"
 #include "tracemodel/model/table.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
@@ -52,43 +54,53 @@ struct exact_launch_stats {
 
   template <class Schema>
   [[nodiscard]] std::vector<launch_row> operator()(const basic_event_table<Schema>& t) const {
-    std::unordered_map<std::uint64_t, std::vector<event_index>> work;  // by correlation id
-    for (event_index i = 0; i < t.size(); ++i) {
-      const auto* d = t.events[i].template get_if<event_kind::device_activity>();
-      if (d != nullptr && d->stream >= 0 && d->correlation_id != 0 && is_device_work(d->activity))
-        work[d->correlation_id].push_back(i);
+    return (*this)(t, device_view(t));
+  }
+  template <class Schema>
+  [[nodiscard]] std::vector<launch_row> operator()([[maybe_unused]] const basic_event_table<Schema>& t,
+                                                   const device_view& v) const {
+    // The work of each call, in table order: its first place in the view's work, then a chain.
+    // When two calls share a correlation id each gets the id's work, so the chains are by id.
+    constexpr std::uint32_t none = ~std::uint32_t{0};
+    table_vector<std::uint32_t> next(v.work.size(), none);
+    table_vector<std::uint32_t> head(v.repeated_calls ? 0 : v.calls.size(), none);
+    detail::flat_map<std::uint32_t> first(v.repeated_calls ? v.work.size() : 0);
+    for (std::size_t k = v.work.size(); k-- > 0;) {
+      const device_work& w = v.work[k];
+      if (w.call == no_event || !is_queued_work(w.activity)) continue;
+      std::uint32_t* h = nullptr;
+      if (v.repeated_calls)
+        h = first.try_emplace(w.correlation, none).first;
+      else
+        h = &head[w.call_place];
+      next[k] = *h;
+      *h = static_cast<std::uint32_t>(k);
     }
     std::vector<launch_row> rows;
-    for (const auto& e : t.events) {
-      const auto* d = e.template get_if<event_kind::device_activity>();
-      if (d == nullptr || d->stream >= 0 || d->correlation_id == 0 || !is_call(d->activity))
-        continue;
-      const auto it = work.find(d->correlation_id);
-      if (it == work.end()) continue;
-      for (const event_index k : it->second) {
-        const auto& w = t.events[k];
+    if (!v.repeated_calls)  // then every piece of work with a call makes one row
+      rows.reserve(static_cast<std::size_t>(
+          std::count_if(v.work.begin(), v.work.end(), [](const device_work& w) {
+            return w.call != no_event && is_queued_work(w.activity);
+          })));
+    for (std::size_t place = 0; place < v.calls.size(); ++place) {
+      const launch_call& c = v.calls[place];
+      std::uint32_t k = none;
+      if (!v.repeated_calls)
+        k = head[place];
+      else if (const std::uint32_t* h = first.find(c.correlation))
+        k = *h;
+      for (; k != none; k = next[k]) {
+        const device_work& w = v.work[k];
         launch_row r;
-        r.correlation = d->correlation_id;
-        r.cpu_duration = d->end_ns - e.start_ns;
-        r.gpu_duration = w.end_ns() - w.start_ns;
-        r.launch_delay = w.start_ns - d->end_ns;
+        r.correlation = c.correlation;
+        r.cpu_duration = c.end - c.start;
+        r.gpu_duration = w.end - w.start;
+        r.launch_delay = w.start - c.end;
         detail::flag_launch(r, runtime_cutoff, delay_cutoff);
         rows.push_back(r);
       }
     }
     return rows;
-  }
-
- private:
-  static constexpr bool is_call(activity_type a) noexcept {
-    return a == activity_type::cuda_runtime || a == activity_type::cuda_driver ||
-           a == activity_type::xpu_runtime || a == activity_type::xpu_driver ||
-           a == activity_type::mtia_runtime || a == activity_type::privateuse1_runtime ||
-           a == activity_type::privateuse1_driver;
-  }
-  static constexpr bool is_device_work(activity_type a) noexcept {
-    return a == activity_type::kernel || a == activity_type::gpu_memcpy ||
-           a == activity_type::gpu_memset;
   }
 };
 

@@ -58,10 +58,15 @@ struct queue_change {
   int delta;
 };
 /// Queues from changes, in the given order at equal times; streams by (device, stream).
-inline std::vector<stream_queue> queues_of(std::vector<queue_change> changes, std::int64_t full) {
-  std::stable_sort(changes.begin(), changes.end(),
-                   [](const queue_change& a, const queue_change& b) { return a.ts < b.ts; });
+template <class Changes>  // a vector of queue_change
+std::vector<stream_queue> queues_of(Changes changes, std::int64_t full) {
+  auto by_time = [](const queue_change& a, const queue_change& b) { return a.ts < b.ts; };
+  if (!std::is_sorted(changes.begin(), changes.end(), by_time))
+    std::stable_sort(changes.begin(), changes.end(), by_time);
   std::map<std::pair<std::int32_t, std::int64_t>, stream_queue> by;
+  std::map<std::pair<std::int32_t, std::int64_t>, std::size_t> steps;  // each stream's count
+  for (const queue_change& c : changes) ++steps[{c.device, c.stream}];
+  for (const auto& [key, n] : steps) by[key].steps.reserve(n);
   for (const queue_change& c : changes) {
     stream_queue& q = by[{c.device, c.stream}];
     q.device = c.device;
@@ -90,30 +95,28 @@ struct exact_queue_length {
 
   template <class Schema>
   [[nodiscard]] std::vector<stream_queue> operator()(const basic_event_table<Schema>& t) const {
-    std::unordered_map<std::uint64_t, std::int64_t> call_start;
-    for (const auto& e : t.events) {
-      const auto* d = e.template get_if<event_kind::device_activity>();
-      if (d != nullptr && d->stream < 0 && d->correlation_id != 0 &&
-          d->activity != activity_type::gpu_user_annotation)
-        call_start[d->correlation_id] = e.start_ns;
+    return (*this)(t, device_view(t));
+  }
+  template <class Schema>
+  [[nodiscard]] std::vector<stream_queue> operator()([[maybe_unused]] const basic_event_table<Schema>& t,
+                                                     const device_view& v) const {
+    table_vector<detail::queue_change> starts, launches;
+    for (const device_work& d : v.work) {
+      if (!is_queued_work(d.activity) || d.call == no_event) continue;
+      starts.push_back({d.device, d.stream, d.start, -1});
+      launches.push_back({d.device, d.stream, d.launched, +1});
     }
-    std::vector<detail::queue_change> changes;
-    for (const auto& e : t.events) {
-      const auto* d = e.template get_if<event_kind::device_activity>();
-      if (d == nullptr || d->stream < 0 || d->correlation_id == 0 || e.instant_scope != 0) continue;
-      if (d->activity != activity_type::kernel && d->activity != activity_type::gpu_memcpy &&
-          d->activity != activity_type::gpu_memset)
-        continue;
-      const auto it = call_start.find(d->correlation_id);
-      if (it == call_start.end()) continue;
-      changes.push_back({d->device, d->stream, e.start_ns, -1});
-      changes.push_back({d->device, d->stream, it->second, +1});
-    }
-    // Starts before launches at one instant: order by (time, delta).
-    std::stable_sort(changes.begin(), changes.end(),
-                     [](const detail::queue_change& a, const detail::queue_change& b) {
-                       return a.ts != b.ts ? a.ts < b.ts : a.delta < b.delta;
-                     });
+    // In time order, starts before launches at one instant (the order of two changes of one
+    // kind at one instant changes no step).
+    auto by_time = [](const detail::queue_change& a, const detail::queue_change& b) {
+      return a.ts < b.ts;
+    };
+    for (auto* x : {&starts, &launches})
+      if (!std::is_sorted(x->begin(), x->end(), by_time))
+        std::sort(x->begin(), x->end(), by_time);
+    table_vector<detail::queue_change> changes(starts.size() + launches.size());
+    std::merge(starts.begin(), starts.end(), launches.begin(), launches.end(), changes.begin(),
+               by_time);
     return detail::queues_of(std::move(changes), full);
   }
 };
@@ -212,12 +215,18 @@ struct exact_memory_bandwidth {
   template <class Schema>
   [[nodiscard]] std::vector<memory_bandwidth_series> operator()(
       const basic_event_table<Schema>& t) const {
+    return (*this)(t, device_view(t));
+  }
+  template <class Schema>
+  [[nodiscard]] std::vector<memory_bandwidth_series> operator()(const basic_event_table<Schema>& t,
+                                                                const device_view& v) const {
     std::vector<detail::bw_change> changes;
-    for (const auto& e : t.events) {
-      const auto* d = e.template get_if<event_kind::device_activity>();
-      if (d == nullptr || d->stream < 0 || d->bytes == 0 || d->end_ns <= e.start_ns) continue;
-      if (d->activity != activity_type::gpu_memcpy && d->activity != activity_type::gpu_memset)
+    for (const device_work& w : v.work) {
+      if (w.activity != activity_type::gpu_memcpy && w.activity != activity_type::gpu_memset)
         continue;
+      const auto& e = t.events[w.event];
+      const auto* d = e.template get_if<event_kind::device_activity>();
+      if (d->bytes == 0 || d->end_ns <= e.start_ns) continue;
       const double bw = static_cast<double>(d->bytes) / static_cast<double>(d->end_ns - e.start_ns);
       const std::string kind = d->activity == activity_type::gpu_memset
                                    ? std::string("Memset")

@@ -58,12 +58,12 @@ struct rank_timeline {
 
 template <class Schema>
 [[nodiscard]] rank_timeline rank_timeline_of(const basic_event_table<Schema>& t,
-                                             const exact_device_time& policy = {}) {
+                                             const device_view& v) {
   rank_timeline out;
   for (const auto& e : t.events) {
+    if (t.activity(e) != activity_type::user_annotation) continue;
     const std::string_view n = t.name(e);
-    if (!n.starts_with("ProfilerStep#") || t.activity(e) != activity_type::user_annotation)
-      continue;
+    if (!n.starts_with("ProfilerStep#")) continue;
     const std::int64_t end = e.end_ns();
     if (end != no_end_ns) out.steps.push_back({std::string(n), e.start_ns, end - e.start_ns});
   }
@@ -77,7 +77,7 @@ template <class Schema>
           if (a.key == key && a.type == attr_type::string && op->correlation_id != 0)
             collective[op->correlation_id] = t.strings.view(a.s);
   std::map<std::string, std::size_t> seen;
-  for (const device_interval& d : policy.intervals(t)) {
+  for (const device_work& d : v.work) {
     if (d.cls != kernel_class::communication) continue;
     const auto* a = t.events[d.event].template get_if<event_kind::device_activity>();
     std::string kind;
@@ -93,6 +93,11 @@ template <class Schema>
     out.collectives.push_back({kind + " #" + std::to_string(k), d.start, d.end - d.start});
   }
   return out;
+}
+template <class Schema>
+[[nodiscard]] rank_timeline rank_timeline_of(const basic_event_table<Schema>& t,
+                                             const exact_device_time& policy = {}) {
+  return rank_timeline_of(t, device_view(t, policy.classifier));
 }
 
 struct spread_row {

@@ -42,6 +42,10 @@ TRACEMODEL_BEGIN_NAMESPACE
 
 struct gpu_report_options : read_options {
   bool hta = false;  ///< Holistic Trace Analysis's rules (else exact)
+  /// Keep each rank's series: a row per launch, the queue's and the copies' steps over time.
+  /// Without them (their summaries stay) the report's memory follows the ranks being read, not
+  /// every rank: the series grow with the trace (about 72 bytes per launch).
+  bool series = true;
   /// Called with each rank's table once its results are taken, before it is dropped (on the
   /// thread that read it: several at once when ranks are read in parallel).
   std::function<void(std::int64_t rank, event_table& table)> each_rank;
@@ -74,42 +78,49 @@ struct gpu_report {
 };
 
 namespace detail {
-template <class IntervalPolicy, class IdlePolicy, class Frame>
-gpu_rank gpu_rank_of(const event_table& t, const IntervalPolicy& ip, const IdlePolicy& idle,
-                     const Frame* f) {
-  gpu_rank r;
-  std::vector<device_interval> iv;
-  if constexpr (std::is_same_v<Frame, hta_frame>) {
-    iv = IntervalPolicy::intervals(t, *f);
-    r.idle = idle(t, *f);
-    const hta_kernel_breakdown kernels;
-    r.kernels = kernels(t, *f);
-    const hta_launch_stats launches;
-    r.launches = launches(t, *f);
-    r.queues = hta_queue_length{}(t, *f);
-    r.bandwidth = hta_memory_bandwidth{}(t, *f);
-    r.gpu_annotations = hta_annotation_breakdown{}(t, *f);
-  } else {
-    iv = ip.intervals(t);
-    r.idle = idle(t);
-    const exact_kernel_breakdown kernels;
-    r.kernels = kernels(t);
-    const exact_launch_stats launches;
-    r.launches = launches(t);
-    r.queues = exact_queue_length{}(t);
-    r.bandwidth = exact_memory_bandwidth{}(t);
-    r.gpu_annotations = exact_annotation_breakdown{}(t);
-  }
+/// What both policies share once the intervals and the per-stream analyses are taken.
+template <class Schema>
+void gpu_rank_rest(gpu_rank& r, const basic_event_table<Schema>& t,
+                   const std::vector<device_interval>& iv) {
   r.temporal = temporal_breakdown(iv);
   r.overlap = comm_comp_overlap(iv);
   r.class_sets = class_overlap_times(iv);
-  for (const auto& e : t.events)
-    if (t.activity(e) == activity_type::gpu_user_annotation) {
-      r.has_gpu_annotations = true;
-      break;
-    }
-  r.timeline = rank_timeline_of(t);
   r.repairs = t.anomalies;
+}
+/// One rank under the exact rules: one view of the device work, shared by every analysis.
+template <class Schema>
+gpu_rank gpu_rank_of(const basic_event_table<Schema>& t) {
+  gpu_rank r;
+  const device_view v(t);
+  const std::vector<device_interval> iv = exact_device_time::intervals(t, v);
+  r.idle = exact_idle_time{}(t, v);
+  const exact_kernel_breakdown kernels;  // (a temporary here crashes g++ 12)
+  r.kernels = kernels(t, v);
+  r.launches = exact_launch_stats{}(t, v);
+  r.queues = exact_queue_length{}(t, v);
+  r.bandwidth = exact_memory_bandwidth{}(t, v);
+  r.gpu_annotations = exact_annotation_breakdown{}(t, v);
+  r.has_gpu_annotations = !v.gpu_annotations.empty();
+  r.timeline = rank_timeline_of(t, v);
+  gpu_rank_rest(r, t, iv);
+  return r;
+}
+/// One rank under HTA's rules, from its frame.
+template <class Schema>
+gpu_rank gpu_rank_of(const basic_event_table<Schema>& t, const hta_frame& f) {
+  gpu_rank r;
+  const std::vector<device_interval> iv = hta_device_time::intervals(t, f);
+  r.idle = hta_idle_time{}(t, f);
+  const hta_kernel_breakdown kernels;
+  r.kernels = kernels(t, f);
+  r.launches = hta_launch_stats{}(t, f);
+  r.queues = hta_queue_length{}(t, f);
+  r.bandwidth = hta_memory_bandwidth{}(t, f);
+  r.gpu_annotations = hta_annotation_breakdown{}(t, f);
+  const device_view v(t);  // the timeline across ranks is exact under both rules
+  r.has_gpu_annotations = !v.gpu_annotations.empty();
+  r.timeline = rank_timeline_of(t, v);
+  gpu_rank_rest(r, t, iv);
   return r;
 }
 }  // namespace detail
@@ -134,17 +145,22 @@ gpu_rank gpu_rank_of(const event_table& t, const IntervalPolicy& ip, const IdleP
       const hta_frame all(t);
       if (b.steps.size() >= 2) {
         const hta_frame f = all.without_last_step();
-        b.kept[1] = detail::gpu_rank_of(t, hta_device_time{}, hta_idle_time{}, &f);
+        b.kept[1] = detail::gpu_rank_of(t, f);
       } else {
-        b.kept[0] = detail::gpu_rank_of(t, hta_device_time{}, hta_idle_time{}, &all);
+        b.kept[0] = detail::gpu_rank_of(t, all);
         const hta_frame f = all.without_last_step();
-        b.kept[1] = detail::gpu_rank_of(t, hta_device_time{}, hta_idle_time{}, &f);
+        b.kept[1] = detail::gpu_rank_of(t, f);
       }
     } else {
-      b.kept[0] = detail::gpu_rank_of(t, exact_device_time{}, exact_idle_time{},
-                                      static_cast<const void*>(nullptr));
+      b.kept[0] = detail::gpu_rank_of(t);
     }
     b.kept[0].rank = b.kept[1].rank = rank;
+    if (!o.series)
+      for (gpu_rank& r : b.kept) {
+        r.launches = {};
+        for (stream_queue& q : r.queues) q.steps = {};
+        for (memory_bandwidth_series& m : r.bandwidth) m.steps = {};
+      }
     if (o.each_rank) o.each_rank(rank, t);
     return b;
   });
