@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
@@ -920,8 +921,9 @@ TEST_CASE("exact launches, idle time and queues against brute force, on random t
         if (k + 1 < q.steps.size() && q.steps[k + 1].ts == q.steps[k].ts) continue;
         const std::int64_t ts = q.steps[k].ts;
         const auto before = [ts](std::int64_t x) { return x <= ts; };
-        CHECK(q.steps[k].length == std::count_if(launches.begin(), launches.end(), before) -
-                                       std::count_if(work_starts.begin(), work_starts.end(), before));
+        CHECK(q.steps[k].length ==
+              std::count_if(launches.begin(), launches.end(), before) -
+                  std::count_if(work_starts.begin(), work_starts.end(), before));
       }
     }
   }
@@ -941,8 +943,7 @@ TEST_CASE("describe: the quantiles found by selection equal a sorted copy's, on 
       const auto lo = static_cast<std::size_t>(h);
       const std::size_t hi = std::min(lo + 1, n - 1);
       return static_cast<double>(sorted[lo]) +
-             (h - static_cast<double>(lo)) *
-                 static_cast<double>(sorted[hi] - sorted[lo]);
+             (h - static_cast<double>(lo)) * static_cast<double>(sorted[hi] - sorted[lo]);
     };
     const interval_stats s = describe(v);
     CAPTURE(round);
@@ -957,4 +958,73 @@ TEST_CASE("describe: the quantiles found by selection equal a sorted copy's, on 
     CHECK(s.mean == doctest::Approx(sum / static_cast<double>(n)));
     CHECK(std::isnan(s.std) == (n == 1));
   }
+}
+
+TEST_CASE("make_gpu_report: each rank's results equal the analyses called alone; series dropped") {
+  const std::string d = tmtest::data_path("kineto/");
+  const std::vector<std::string> files = {d + "trace_filter_sampled_rank-0.json.gz",
+                                          d + "trace_filter_sampled_rank-1.json.gz"};
+  std::mutex m;
+  std::map<std::int64_t, gpu_rank> alone;
+  gpu_report_options o;
+  o.each_rank = [&](std::int64_t rank, event_table& t) {
+    gpu_rank g;
+    g.temporal = temporal_breakdown(device_intervals(t));
+    g.idle = idle_time_breakdown(t);
+    g.kernels = kernel_breakdown(t);
+    g.launches = launch_stats(t);
+    g.queues = queue_length(t);
+    g.bandwidth = memory_bandwidth(t);
+    g.gpu_annotations = annotation_breakdown(t);
+    g.timeline = rank_timeline_of(t);
+    const std::lock_guard lock(m);
+    alone[rank] = std::move(g);
+  };
+  const gpu_report r = make_gpu_report(files, o);
+  o.each_rank = {};
+  o.series = false;
+  const gpu_report lean = make_gpu_report(files, o);
+  REQUIRE(r.ranks.size() == 2);
+  REQUIRE(lean.ranks.size() == 2);
+  std::size_t launches = 0, steps = 0;
+  for (std::size_t k = 0; k < 2; ++k) {
+    const gpu_rank& got = r.ranks[k];
+    const gpu_rank& want = alone.at(got.rank);
+    CHECK(got.temporal.kernel_time == want.temporal.kernel_time);
+    CHECK(got.temporal.idle == want.temporal.idle);
+    REQUIRE(got.idle.size() == want.idle.size());
+    for (std::size_t i = 0; i < got.idle.size(); ++i) {
+      CHECK(got.idle[i].stream == want.idle[i].stream);
+      CHECK(got.idle[i].idle_time == want.idle[i].idle_time);
+      CHECK(got.idle[i].stats.count == want.idle[i].stats.count);
+      CHECK(lean.ranks[k].idle[i].idle_time == want.idle[i].idle_time);
+    }
+    REQUIRE(got.kernels.size() == want.kernels.size());
+    for (std::size_t i = 0; i < got.kernels.size(); ++i) {
+      CHECK(got.kernels[i].name == want.kernels[i].name);
+      CHECK(got.kernels[i].sum == want.kernels[i].sum);
+    }
+    REQUIRE(got.launches.size() == want.launches.size());
+    for (std::size_t i = 0; i < got.launches.size(); ++i) {
+      CHECK(got.launches[i].correlation == want.launches[i].correlation);
+      CHECK(got.launches[i].launch_delay == want.launches[i].launch_delay);
+    }
+    launches += got.launches.size();
+    CHECK(lean.ranks[k].launches.empty());
+    REQUIRE(got.queues.size() == want.queues.size());
+    REQUIRE(lean.ranks[k].queues.size() == want.queues.size());
+    for (std::size_t i = 0; i < got.queues.size(); ++i) {
+      CHECK(got.queues[i].steps.size() == want.queues[i].steps.size());
+      CHECK(got.queues[i].summary.mean == want.queues[i].summary.mean);
+      CHECK(lean.ranks[k].queues[i].steps.empty());
+      CHECK(lean.ranks[k].queues[i].summary.mean == want.queues[i].summary.mean);
+      CHECK(lean.ranks[k].queues[i].time_full == want.queues[i].time_full);
+      steps += got.queues[i].steps.size();
+    }
+    CHECK(got.bandwidth.size() == want.bandwidth.size());
+    CHECK(got.gpu_annotations.size() == want.gpu_annotations.size());
+    CHECK(got.timeline.collectives.size() == want.timeline.collectives.size());
+  }
+  CHECK(launches > 1000);
+  CHECK(steps > 1000);
 }

@@ -135,6 +135,9 @@ TEST_SUITE("umbrella") {
     CHECK(tmod::idle_time_breakdown(gpu).size() == 1);
     CHECK(tmod::kernel_breakdown(gpu, tmod::hta_kernel_breakdown{}).size() == 1);
     CHECK(tmod::launch_stats(gpu).size() == 1);
+    const tmod::device_view work(gpu);
+    CHECK(tmod::exact_launch_stats{}(gpu, work).size() == 1);
+    CHECK(tmod::exact_device_time::intervals(gpu, work).size() == 1);
     CHECK(tmod::queue_length(gpu, tmod::hta_queue_length{}).size() == 1);
     CHECK(tmod::memory_bandwidth(gpu).empty());
     CHECK(tmod::annotation_breakdown(gpu).empty());

@@ -77,7 +77,7 @@ struct device_work {
   std::int64_t start = 0, end = 0;  ///< ns
   std::int64_t stream = -1;
   std::uint64_t correlation = 0;
-  std::int64_t launched = 0;     ///< when the launching call started (if there is one), ns
+  std::int64_t launched = 0;  ///< when the launching call started (if there is one), ns
   event_index event = no_event;
   event_index call = no_event;   ///< the launching call: the last one of its correlation id
   std::uint32_t call_place = 0;  ///< that call's place in the view's `calls`
@@ -109,11 +109,12 @@ struct device_view {
 
   device_view() = default;
   template <class Schema>
-  explicit device_view(const basic_event_table<Schema>& t, const kernel_classifier& classifier = {}) {
+  explicit device_view(const basic_event_table<Schema>& t,
+                       const kernel_classifier& classifier = {}) {
     // The place of the last call of each correlation id (sized for a trace that is mostly
     // launches, their calls and their ops).
     detail::flat_map<std::uint32_t> call_of(t.size() / 4);
-    detail::flat_map<bool> communication;   // per kernel name, asked once
+    detail::flat_map<bool> communication;  // per kernel name, asked once
     for (event_index i = 0; i < t.size(); ++i) {
       const auto& e = t.events[i];
       const auto* d = e.template get_if<event_kind::device_activity>();
@@ -138,7 +139,8 @@ struct device_view {
       kernel_class c = kernel_class::computation;
       switch (d->activity) {
         case activity_type::kernel: {
-          auto [known, added] = communication.try_emplace(static_cast<std::uint32_t>(d->name), false);
+          auto [known, added] =
+              communication.try_emplace(static_cast<std::uint32_t>(d->name), false);
           if (added) *known = classifier.communication(t.strings.view(d->name));
           c = *known ? kernel_class::communication : kernel_class::computation;
           break;

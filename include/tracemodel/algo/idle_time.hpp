@@ -116,8 +116,8 @@ struct exact_idle_time {
     return (*this)(t, device_view(t));
   }
   template <class Schema>
-  [[nodiscard]] std::vector<idle_row> operator()([[maybe_unused]] const basic_event_table<Schema>& t,
-                                                 const device_view& v) const {
+  [[nodiscard]] std::vector<idle_row> operator()(
+      [[maybe_unused]] const basic_event_table<Schema>& t, const device_view& v) const {
     table_vector<stream_work> work;
     work.reserve(v.work.size());
     for (const device_work& d : v.work) {

@@ -57,8 +57,8 @@ struct exact_launch_stats {
     return (*this)(t, device_view(t));
   }
   template <class Schema>
-  [[nodiscard]] std::vector<launch_row> operator()([[maybe_unused]] const basic_event_table<Schema>& t,
-                                                   const device_view& v) const {
+  [[nodiscard]] std::vector<launch_row> operator()(
+      [[maybe_unused]] const basic_event_table<Schema>& t, const device_view& v) const {
     // The work of each call, in table order: its first place in the view's work, then a chain.
     // When two calls share a correlation id each gets the id's work, so the chains are by id.
     constexpr std::uint32_t none = ~std::uint32_t{0};
@@ -78,10 +78,9 @@ struct exact_launch_stats {
     }
     std::vector<launch_row> rows;
     if (!v.repeated_calls)  // then every piece of work with a call makes one row
-      rows.reserve(static_cast<std::size_t>(
-          std::count_if(v.work.begin(), v.work.end(), [](const device_work& w) {
-            return w.call != no_event && is_queued_work(w.activity);
-          })));
+      rows.reserve(static_cast<std::size_t>(std::count_if(
+          v.work.begin(), v.work.end(),
+          [](const device_work& w) { return w.call != no_event && is_queued_work(w.activity); })));
     for (std::size_t place = 0; place < v.calls.size(); ++place) {
       const launch_call& c = v.calls[place];
       std::uint32_t k = none;

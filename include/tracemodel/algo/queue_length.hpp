@@ -98,8 +98,8 @@ struct exact_queue_length {
     return (*this)(t, device_view(t));
   }
   template <class Schema>
-  [[nodiscard]] std::vector<stream_queue> operator()([[maybe_unused]] const basic_event_table<Schema>& t,
-                                                     const device_view& v) const {
+  [[nodiscard]] std::vector<stream_queue> operator()(
+      [[maybe_unused]] const basic_event_table<Schema>& t, const device_view& v) const {
     table_vector<detail::queue_change> starts, launches;
     for (const device_work& d : v.work) {
       if (!is_queued_work(d.activity) || d.call == no_event) continue;
@@ -112,8 +112,7 @@ struct exact_queue_length {
       return a.ts < b.ts;
     };
     for (auto* x : {&starts, &launches})
-      if (!std::is_sorted(x->begin(), x->end(), by_time))
-        std::sort(x->begin(), x->end(), by_time);
+      if (!std::is_sorted(x->begin(), x->end(), by_time)) std::sort(x->begin(), x->end(), by_time);
     table_vector<detail::queue_change> changes(starts.size() + launches.size());
     std::merge(starts.begin(), starts.end(), launches.begin(), launches.end(), changes.begin(),
                by_time);

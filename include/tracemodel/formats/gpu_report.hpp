@@ -180,7 +180,7 @@ gpu_rank gpu_rank_of(const basic_event_table<Schema>& t, const hta_frame& f) {
   }
   out.kernel_types = kernel_type_rows(sets);
   std::vector<std::pair<std::int64_t, rank_timeline>> timelines;
-  for (gpu_rank& r : out.ranks) timelines.emplace_back(r.rank, std::move(r.timeline));
+  for (const gpu_rank& r : out.ranks) timelines.emplace_back(r.rank, r.timeline);
   out.spread = spread_across_ranks(timelines);
   return out;
 }
