@@ -1,0 +1,390 @@
+// tracemodel/algo — what changed between two runs: per name, the count and total time of the ops
+// and kernels on each side, and the change.
+//
+//   const auto a = tracemodel::op_totals(control, {.iteration = 1010});          // exact, ns
+//   const auto b = tracemodel::op_totals(test, {.iteration = 1010});
+//   const std::vector<tracemodel::diff_row> rows = tracemodel::compare_totals(a, b);
+//   const tracemodel::ops_change changed = tracemodel::ops_diff(rows);           // added, ...
+//
+// A side's totals are taken from one table (a rank) under a policy, for the host's events, the
+// device's or both, in one profiler step (`ProfilerStep#N`) or in all of them; totals of several
+// ranks add up (`+=`). The comparison joins the names of both sides (a name missing on one side
+// counts 0 there), in the names' byte order, with the test side minus the control side.
+//  - `exact_trace_diff` (default): nanoseconds as stated; the host's events are every event that
+//    is not device work (ops, annotations, runtime calls, Python functions; not instants), the
+//    device's are the device work of `device_view` (kernels, copies, sets, synchronization,
+//    collectives; not the GPU's annotations, which repeat the time of the work they span); an
+//    event's step is the innermost `ProfilerStep#N` that contains the start of the event, or
+//    for device work of the call that launched it (of the work itself without a call).
+//  - `hta_trace_diff`: Holistic Trace Analysis's `compare_traces` (hta-analyses.md, section 10):
+//    its frame without the last-step filter, whole microseconds as it rounds them, the host the
+//    rows with `stream == -1` and the device those with any other stream; the step of a host row
+//    (and of a `cpu_op` with `stream == 0`) the `ProfilerStep` whose [start, end) holds its start
+//    (the last in the frame's order when several do), of a device row its correlation partner's,
+//    other rows in none.
+// `shorten_name` is HTA's `use_short_name`: templates, argument lists and `->` removed, the
+// last word kept (copies' and sets' names as they are).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tracemodel/algo/device_time.hpp"
+#include "tracemodel/algo/hta_frame.hpp"
+#include "tracemodel/algo/kernel_class.hpp"
+#include "tracemodel/config.hpp"
+#include "tracemodel/model/table.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+
+enum class diff_device : std::uint8_t { cpu, gpu, all };
+inline constexpr std::string_view diff_device_names[] = {"cpu", "gpu", "all"};
+
+/// Which events of a side count.
+struct diff_selection {
+  std::optional<std::int64_t> iteration;  ///< the `N` of `ProfilerStep#N`; empty: every event
+  diff_device device = diff_device::all;
+  bool short_names = false;  ///< HTA's `use_short_name`
+};
+
+struct op_total {
+  std::uint64_t count = 0;
+  std::int64_t duration = 0;  ///< in the policy's unit
+  friend constexpr bool operator==(const op_total&, const op_total&) = default;
+};
+
+/// A side's totals by name (in byte order). Several ranks' totals add up with `+=`.
+struct op_totals {
+  std::map<std::string, op_total, std::less<>> by_name;
+  op_totals& operator+=(const op_totals& o) {
+    for (const auto& [name, x] : o.by_name) {
+      op_total& t = by_name[name];
+      t.count += x.count;
+      t.duration += x.duration;
+    }
+    return *this;
+  }
+  void add(std::string_view name, std::int64_t duration) {
+    auto it = by_name.find(name);
+    if (it == by_name.end()) it = by_name.emplace(std::string(name), op_total{}).first;
+    ++it->second.count;
+    it->second.duration += duration;
+  }
+};
+
+/// One name of the comparison: test minus control.
+struct diff_row {
+  std::string name;
+  std::uint64_t control_counts = 0;
+  std::int64_t control_total_duration = 0;
+  std::uint64_t test_counts = 0;
+  std::int64_t test_total_duration = 0;
+  std::int64_t diff_counts = 0;
+  std::int64_t diff_duration = 0;
+  char change = '=';  ///< HTA's `counts_change_categories`: '+', '-' or '=' (by the counts)
+};
+
+/// The names of the comparison by what happened to them (HTA's `ops_diff`).
+struct ops_change {
+  std::vector<std::string> added;      ///< none in control, some in test
+  std::vector<std::string> deleted;    ///< some in control, none in test
+  std::vector<std::string> increased;  ///< some in control, more in test
+  std::vector<std::string> decreased;  ///< some in test, fewer than in control
+  std::vector<std::string> unchanged;  ///< as many in both (and some)
+};
+
+/// HTA's `shorten_name` (spaces left at the end by a removed group are trimmed first).
+[[nodiscard]] inline std::string shorten_name(std::string_view name) {
+  if (hta_kernel_class(name) == kernel_class::memory ||
+      name.find_first_of("<(") == std::string_view::npos)
+    return std::string(name);
+  std::string kept;
+  int depth = 0;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (c == '-' && i + 1 < name.size() && name[i + 1] == '>') {
+      ++i;  // `->` goes
+      continue;
+    }
+    if (c == '<' || c == '(') {
+      ++depth;
+    } else if (c == '>' || c == ')') {
+      if (depth > 0) --depth;
+    } else if (depth == 0) {
+      kept += c;
+    }
+  }
+  while (!kept.empty() && kept.back() == ' ') kept.pop_back();
+  const std::size_t space = kept.find_last_of(' ');
+  return space == std::string::npos ? kept : kept.substr(space + 1);
+}
+
+namespace detail {
+/// N of a name `ProfilerStep#N` (spaces allowed around '#', as HTA's pattern allows them).
+[[nodiscard]] inline std::optional<std::int64_t> step_number(std::string_view n) noexcept {
+  if (!n.starts_with("ProfilerStep")) return std::nullopt;
+  n.remove_prefix(12);
+  auto spaces = [&] {
+    while (!n.empty() && (n.front() == ' ' || n.front() == '\t')) n.remove_prefix(1);
+  };
+  spaces();
+  if (n.empty() || n.front() != '#') return std::nullopt;
+  n.remove_prefix(1);
+  spaces();
+  if (n.empty() || n.front() < '0' || n.front() > '9') return std::nullopt;
+  std::int64_t v = 0;
+  for (std::size_t i = 0; i < n.size() && n[i] >= '0' && n[i] <= '9' && v < (std::int64_t{1} << 58);
+       ++i)
+    v = v * 10 + (n[i] - '0');
+  return v;
+}
+
+/// The steps of a table as [start, end) intervals with their numbers, by start; `of(ts)` the
+/// innermost (latest started) that holds `ts`.
+struct step_index {
+  struct step {
+    std::int64_t start, end, number;
+  };
+  std::vector<step> steps;
+  std::vector<std::int64_t> reach;  ///< the greatest end of the steps up to each
+
+  void sort() {
+    std::stable_sort(steps.begin(), steps.end(),
+                     [](const step& a, const step& b) { return a.start < b.start; });
+    reach.clear();
+    for (const step& s : steps)
+      reach.push_back(reach.empty() ? s.end : std::max(reach.back(), s.end));
+  }
+  [[nodiscard]] std::optional<std::int64_t> of(std::int64_t ts) const noexcept {
+    auto k = static_cast<std::size_t>(
+        std::upper_bound(steps.begin(), steps.end(), ts,
+                         [](std::int64_t x, const step& s) { return x < s.start; }) -
+        steps.begin());
+    while (k > 0 && reach[k - 1] > ts) {  // no step before k - 1 reaches `ts` otherwise
+      --k;
+      if (ts < steps[k].end) return steps[k].number;
+    }
+    return std::nullopt;
+  }
+};
+
+inline std::string diff_name(std::string_view n, const diff_selection& s) {
+  return s.short_names ? shorten_name(n) : std::string(n);
+}
+}  // namespace detail
+
+/// The default: nanoseconds, host events and device work, steps by containment (see above).
+struct exact_trace_diff {
+  static constexpr std::string_view unit_name = "ns";
+
+  /// The step numbers the table names, in order.
+  template <class Schema>
+  [[nodiscard]] std::vector<std::int64_t> iterations(const basic_event_table<Schema>& t) const {
+    std::vector<std::int64_t> out;
+    for (const auto& s : steps_of(t).steps) out.push_back(s.number);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  }
+
+  template <class Schema>
+  [[nodiscard]] op_totals totals(const basic_event_table<Schema>& t,
+                                 const diff_selection& s = {}) const {
+    const detail::step_index steps = steps_of(t);
+    auto wanted = [&](std::int64_t ts) { return !s.iteration || steps.of(ts) == s.iteration; };
+    op_totals out;
+    std::map<std::string_view, std::string> short_names;  // shortened once per name
+    auto add = [&](std::string_view name, std::int64_t duration) {
+      if (!s.short_names) return out.add(name, duration);
+      auto it = short_names.find(name);
+      if (it == short_names.end()) it = short_names.emplace(name, shorten_name(name)).first;
+      out.add(it->second, duration);
+    };
+    if (s.device != diff_device::gpu)
+      for (const auto& e : t.events) {
+        if (e.instant_scope != 0) continue;
+        if (const auto* d = e.template get_if<event_kind::device_activity>();
+            d != nullptr && (d->stream >= 0 || d->activity == activity_type::gpu_user_annotation))
+          continue;  // the device's
+        const std::int64_t end = e.end_ns();
+        if (end == no_end_ns || !wanted(e.start_ns)) continue;
+        add(t.name(e), end - e.start_ns);
+      }
+    if (s.device != diff_device::cpu) {
+      const device_view v(t);
+      for (const device_work& w : v.work)
+        if (wanted(w.call != no_event ? w.launched : w.start))
+          add(t.strings.view(w.name), w.end - w.start);
+    }
+    return out;
+  }
+
+ private:
+  template <class Schema>
+  static detail::step_index steps_of(const basic_event_table<Schema>& t) {
+    detail::step_index idx;
+    for (const auto& e : t.events) {
+      if (t.activity(e) != activity_type::user_annotation) continue;
+      const auto n = detail::step_number(t.name(e));
+      const std::int64_t end = e.end_ns();
+      if (n && end != no_end_ns) idx.steps.push_back({e.start_ns, end, *n});
+    }
+    idx.sort();
+    return idx;
+  }
+};
+
+/// Holistic Trace Analysis's `compare_traces` rules (see above).
+struct hta_trace_diff {
+  static constexpr std::string_view unit_name = "us";
+
+  template <class Schema>
+  [[nodiscard]] std::vector<std::int64_t> iterations(const basic_event_table<Schema>& t) const {
+    return iterations(hta_frame(t));
+  }
+  [[nodiscard]] static std::vector<std::int64_t> iterations(const hta_frame& f) {
+    std::vector<std::int64_t> out;
+    for (const hta_row& r : f.rows)
+      if (const auto n = detail::step_number(r.name)) out.push_back(*n);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  }
+
+  template <class Schema>
+  [[nodiscard]] op_totals totals(const basic_event_table<Schema>& t,
+                                 const diff_selection& s = {}) const {
+    return totals(hta_frame(t), s);
+  }
+  /// From a frame made already (without the last-step filter, as HTA's trace diff reads it).
+  [[nodiscard]] static op_totals totals(const hta_frame& f, const diff_selection& s = {}) {
+    const std::vector<std::optional<std::int64_t>> it = iteration_of_rows(f);
+    op_totals out;
+    for (std::size_t k = 0; k < f.rows.size(); ++k) {
+      const hta_row& r = f.rows[k];
+      const bool cpu = r.stream == -1;
+      if ((s.device == diff_device::cpu && !cpu) || (s.device == diff_device::gpu && cpu)) continue;
+      if (s.iteration && it[k] != s.iteration) continue;
+      out.add(detail::diff_name(r.name, s), r.end - r.ts);
+    }
+    return out;
+  }
+
+  /// Each row's step as HTA assigns it (empty for -1 and NaN).
+  [[nodiscard]] static std::vector<std::optional<std::int64_t>> iteration_of_rows(
+      const hta_frame& f) {
+    struct step {
+      std::int64_t ts, end, number;
+    };
+    std::vector<step> steps;  // in frame order
+    for (const hta_row& r : f.rows)
+      if (const auto n = detail::step_number(r.name)) steps.push_back({r.ts, r.end, *n});
+    std::vector<std::optional<std::int64_t>> out(f.rows.size());  // -1 and NaN: none
+    // HTA asks every step; the last in the frame that holds `ts` wins. When no two steps
+    // overlap, at most one holds it: found by a binary search over the steps by start.
+    std::vector<step> by_start = steps;
+    std::stable_sort(by_start.begin(), by_start.end(),
+                     [](const step& a, const step& b) { return a.ts < b.ts; });
+    bool disjoint = true;
+    for (std::size_t k = 0; k + 1 < by_start.size(); ++k)
+      disjoint = disjoint && by_start[k].end <= by_start[k + 1].ts;
+    auto host_step = [&](std::int64_t ts) -> std::optional<std::int64_t> {
+      std::optional<std::int64_t> found;
+      if (disjoint) {
+        auto it = std::upper_bound(by_start.begin(), by_start.end(), ts,
+                                   [](std::int64_t x, const step& s) { return x < s.ts; });
+        if (it != by_start.begin() && ts < std::prev(it)->end) found = std::prev(it)->number;
+        return found;
+      }
+      for (const step& s : steps)
+        if (s.ts <= ts && ts < s.end) found = s.number;
+      return found;
+    };
+    for (std::size_t k = 0; k < f.rows.size(); ++k) {
+      const hta_row& r = f.rows[k];
+      if (r.stream < 0 || (r.stream == 0 && r.cat == "cpu_op")) out[k] = host_step(r.ts);
+    }
+    for (std::size_t k = 0; k < f.rows.size(); ++k) {
+      const hta_row& r = f.rows[k];
+      if (r.stream > 0 && r.partner >= 0) out[k] = out[static_cast<std::size_t>(r.partner)];
+    }
+    return out;
+  }
+};
+
+/// A side's totals under `policy` (default: exact).
+template <class Schema, class Policy = exact_trace_diff>
+[[nodiscard]] op_totals op_totals_of(const basic_event_table<Schema>& t,
+                                     const diff_selection& s = {}, const Policy& policy = {}) {
+  return policy.totals(t, s);
+}
+
+/// The comparison of two sides, by name in byte order (HTA's outer join), test minus control.
+[[nodiscard]] inline std::vector<diff_row> compare_totals(const op_totals& control,
+                                                          const op_totals& test) {
+  std::vector<diff_row> rows;
+  auto a = control.by_name.begin(), b = test.by_name.begin();
+  while (a != control.by_name.end() || b != test.by_name.end()) {
+    diff_row r;
+    if (b == test.by_name.end() || (a != control.by_name.end() && a->first < b->first)) {
+      r.name = a->first;
+      r.control_counts = a->second.count;
+      r.control_total_duration = a->second.duration;
+      ++a;
+    } else if (a == control.by_name.end() || b->first < a->first) {
+      r.name = b->first;
+      r.test_counts = b->second.count;
+      r.test_total_duration = b->second.duration;
+      ++b;
+    } else {
+      r.name = a->first;
+      r.control_counts = a->second.count;
+      r.control_total_duration = a->second.duration;
+      r.test_counts = b->second.count;
+      r.test_total_duration = b->second.duration;
+      ++a;
+      ++b;
+    }
+    r.diff_counts =
+        static_cast<std::int64_t>(r.test_counts) - static_cast<std::int64_t>(r.control_counts);
+    r.diff_duration = r.test_total_duration - r.control_total_duration;
+    r.change = r.diff_counts > 0 ? '+' : r.diff_counts < 0 ? '-' : '=';
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+/// The names by what happened to their counts.
+[[nodiscard]] inline ops_change ops_diff(const std::vector<diff_row>& rows) {
+  ops_change c;
+  for (const diff_row& r : rows) {
+    if (r.control_counts == 0 && r.test_counts > 0) c.added.push_back(r.name);
+    if (r.control_counts > 0 && r.test_counts == 0) c.deleted.push_back(r.name);
+    if (r.control_counts > 0 && r.diff_counts > 0) c.increased.push_back(r.name);
+    if (r.test_counts > 0 && r.diff_counts < 0) c.decreased.push_back(r.name);
+    if (r.test_counts > 0 && r.diff_counts == 0) c.unchanged.push_back(r.name);
+  }
+  return c;
+}
+
+/// The `k` rows whose time grew most (largest `diff_duration` first, names breaking ties).
+[[nodiscard]] inline std::vector<diff_row> top_regressions(const std::vector<diff_row>& rows,
+                                                           std::size_t k) {
+  std::vector<diff_row> out;
+  for (const diff_row& r : rows)
+    if (r.diff_duration > 0) out.push_back(r);
+  std::stable_sort(out.begin(), out.end(), [](const diff_row& a, const diff_row& b) {
+    return a.diff_duration > b.diff_duration;
+  });
+  if (out.size() > k) out.resize(k);
+  return out;
+}
+
+TRACEMODEL_END_NAMESPACE
