@@ -45,6 +45,10 @@ struct options {
   std::vector<std::string> traces;  ///< gpu: every PATH
   bool hta = false;                 ///< gpu: Holistic Trace Analysis's rules and column names
   std::string counters;             ///< gpu: a folder for each rank's trace with counter tracks
+  std::optional<std::int64_t> iteration;  ///< diff: the step compared
+  std::optional<std::int64_t> rank;       ///< diff: the rank compared on both sides
+  int device = 2;            ///< diff: the side the text shows (as tracemodel::diff_device: all)
+  bool short_names = false;  ///< diff: HTA's short names
 };
 
 /// A thread id as the file wrote it: a number, or a string.
@@ -67,6 +71,8 @@ int cmd_patterns(const options& o, tmod::event_table& t);
 int cmd_gpu(const options& o);
 /// `tracemodel report PATH... -o FILE.html`.
 int cmd_report(const options& o);
+/// `tracemodel diff CONTROL TEST`.
+int cmd_diff(const options& o);
 /// The device analyses of `o.traces` (what reading repaired said on stderr).
 tmod::gpu_report gpu_report_of(const options& o, const tmod::gpu_report_options& go);
 /// `gpu --json`'s object.

@@ -1,14 +1,18 @@
 // tracemodel stats, tree, patterns and gpu: the reports.
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <regex>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -20,6 +24,7 @@
 #include <tracemodel/algo/patterns.hpp>
 #include <tracemodel/algo/pytorch_patterns.hpp>
 #include <tracemodel/algo/temporal_breakdown.hpp>
+#include <tracemodel/algo/trace_diff.hpp>
 #include <tracemodel/algo/walk.hpp>
 #include <tracemodel/formats/counter_tracks.hpp>
 #include <tracemodel/formats/device_properties.hpp>
@@ -489,6 +494,171 @@ int cmd_gpu(const options& o) {
     std::fputs(gpu_json(o, rep).c_str(), stdout);
   else
     print_gpu(o, rep);
+  return 0;
+}
+
+namespace {
+
+/// One side of `diff`: its files, each rank's totals, and what reading repaired.
+struct diff_side {
+  std::string path;
+  std::vector<std::pair<std::int64_t, tmod::step_totals>> ranks;
+  tmod::anomaly_counts repairs;
+  tmod::step_totals chosen;               ///< of the rank(s) compared
+  std::optional<std::int64_t> rank;       ///< the rank compared; empty: every rank summed
+  std::optional<std::int64_t> iteration;  ///< the step compared; empty: every event
+};
+
+diff_side read_side(const options& o, const std::string& path) {
+  diff_side s;
+  s.path = path;
+  tmod::read_options ro;
+  ro.keep_file_order = o.hta;  // HTA's frame is in file order
+  std::mutex m;
+  s.ranks =
+      tmod::for_each_rank(tmod::trace_files({path}), ro, [&](std::int64_t, tmod::event_table& t) {
+        {
+          const std::lock_guard lock(m);
+          s.repairs += t.anomalies;
+        }
+        return o.hta ? tmod::hta_trace_diff{}.step_totals_of(t, o.short_names)
+                     : tmod::exact_trace_diff{}.step_totals_of(t, o.short_names);
+      });
+  if (s.ranks.empty()) throw tmod::input_error("no trace files in " + path);
+  std::set<std::int64_t> steps;  // of every rank, as HTA lists a side's iterations
+  for (const auto& [rank, x] : s.ranks)
+    for (const auto& [n, totals] : x.steps) steps.insert(n);
+  s.rank = o.rank;
+  if (!s.rank && o.hta) s.rank = s.ranks.front().first;  // HTA: the first rank
+  bool found = false;
+  for (const auto& [rank, x] : s.ranks)
+    if (!s.rank || rank == *s.rank) {
+      s.chosen += x;
+      found = true;
+    }
+  if (!found) throw tmod::input_error(path + ": no rank " + std::to_string(*s.rank));
+  s.iteration = o.iteration;
+  if (!s.iteration && o.hta && !steps.empty()) s.iteration = *steps.begin();  // HTA: the first
+  if (s.iteration && !steps.contains(*s.iteration))
+    throw tmod::input_error(path + ": no step ProfilerStep#" + std::to_string(*s.iteration));
+  report_repairs(path, s.repairs);
+  return s;
+}
+
+void print_rows(const char* title, const std::vector<tmod::diff_row>& rows, std::size_t top) {
+  if (rows.empty()) return;
+  std::printf("\n%s\n%-60s %9s %16s %9s %16s %16s\n", title, "name", "control", "total", "test",
+              "total", "change");
+  for (std::size_t k = 0; k < rows.size() && k < top; ++k) {
+    const tmod::diff_row& r = rows[k];
+    const std::string name = r.name.size() > 60 ? r.name.substr(0, 57) + "..." : r.name;
+    std::printf("%-60s %9llu %16lld %9llu %16lld %+16lld\n", name.c_str(),
+                static_cast<unsigned long long>(r.control_counts),
+                static_cast<long long>(r.control_total_duration),
+                static_cast<unsigned long long>(r.test_counts),
+                static_cast<long long>(r.test_total_duration),
+                static_cast<long long>(r.diff_duration));
+  }
+}
+
+}  // namespace
+
+int cmd_diff(const options& o) {
+  const diff_side control = read_side(o, o.traces[0]);
+  const diff_side test = read_side(o, o.traces[1]);
+  const std::string_view unit =
+      o.hta ? tmod::hta_trace_diff::unit_name : tmod::exact_trace_diff::unit_name;
+  std::array<std::vector<tmod::diff_row>, 3> rows;
+  for (std::size_t d = 0; d < 3; ++d) {
+    tmod::diff_selection a;
+    a.device = static_cast<tmod::diff_device>(d);
+    tmod::diff_selection b = a;
+    a.iteration = control.iteration;
+    b.iteration = test.iteration;
+    rows[d] = tmod::compare_totals(control.chosen.select(a), test.chosen.select(b));
+  }
+  tmod::anomaly_counts repairs = control.repairs;
+  repairs += test.repairs;
+  auto side_of = [](const diff_side& s) {
+    return (s.rank ? "rank " + std::to_string(*s.rank) : std::string("every rank")) + ", " +
+           (s.iteration ? "ProfilerStep#" + std::to_string(*s.iteration) : "every event");
+  };
+  if (!o.json) {
+    const auto d = static_cast<std::size_t>(o.device);
+    const std::size_t top = o.top == 0 ? 10 : o.top;
+    std::printf("trace diff (%s, %s): %s names\n  control %s (%s)\n  test    %s (%s)\n",
+                o.hta ? "Holistic Trace Analysis's rules" : "exact", std::string(unit).c_str(),
+                std::string(tmod::diff_device_names[d]).c_str(), control.path.c_str(),
+                side_of(control).c_str(), test.path.c_str(), side_of(test).c_str());
+    const tmod::ops_change c = tmod::ops_diff(rows[d]);
+    std::printf(
+        "  %zu names: %zu added, %zu deleted, %zu more often, %zu less often, %zu as often\n",
+        rows[d].size(), c.added.size(), c.deleted.size(), c.increased.size(), c.decreased.size(),
+        c.unchanged.size());
+    print_rows("time grown most", tmod::top_regressions(rows[d], top), top);
+    std::vector<tmod::diff_row> shrunk;
+    for (const tmod::diff_row& r : rows[d])
+      if (r.diff_duration < 0) shrunk.push_back(r);
+    std::stable_sort(shrunk.begin(), shrunk.end(), [](const auto& a, const auto& b) {
+      return a.diff_duration < b.diff_duration;
+    });
+    print_rows("time shrunk most", shrunk, top);
+    return 0;
+  }
+  std::string s;
+  tmod::json_output out = tmod::json_output::to_string(s);
+  out.raw("{\"policy\":").string(o.hta ? "hta" : "exact").raw(",\"unit\":").string(unit).ch(',');
+  write_repairs(out, repairs);
+  for (const diff_side* side : {&control, &test}) {
+    out.raw(side == &control ? ",\n\"control\":{" : ",\n\"test\":{");
+    out.raw("\"path\":").string(side->path).raw(",\"rank\":");
+    if (side->rank)
+      out.integer(*side->rank);
+    else
+      out.raw("null");
+    out.raw(",\"iteration\":");
+    if (side->iteration)
+      out.integer(*side->iteration);
+    else
+      out.raw("null");
+    out.ch('}');
+  }
+  for (std::size_t d = 0; d < 3; ++d) {
+    out.raw(",\n").string(tmod::diff_device_names[d]).raw(":[");
+    for (std::size_t k = 0; k < rows[d].size(); ++k) {
+      const tmod::diff_row& r = rows[d][k];
+      out.raw(k ? ",\n" : "\n").raw("{\"name\":").string(r.name);
+      out.raw(",\"control_counts\":").unsigned_integer(r.control_counts);
+      out.raw(",\"control_total_duration\":").integer(r.control_total_duration);
+      out.raw(",\"test_counts\":").unsigned_integer(r.test_counts);
+      out.raw(",\"test_total_duration\":").integer(r.test_total_duration);
+      out.raw(",\"diff_counts\":").integer(r.diff_counts);
+      out.raw(",\"diff_duration\":").integer(r.diff_duration);
+      out.raw(",\"counts_change_categories\":").string(std::string_view(&r.change, 1)).ch('}');
+    }
+    out.ch(']');
+  }
+  out.raw(",\n\"ops_diff\":{");
+  for (std::size_t d = 0; d < 3; ++d) {
+    const tmod::ops_change c = tmod::ops_diff(rows[d]);
+    out.raw(d ? ",\n" : "\n").string(tmod::diff_device_names[d]).raw(":{");
+    const std::pair<const char*, const std::vector<std::string>*> lists[] = {
+        {"added", &c.added},
+        {"deleted", &c.deleted},
+        {"increased", &c.increased},
+        {"decreased", &c.decreased},
+        {"unchanged", &c.unchanged}};
+    for (std::size_t l = 0; l < 5; ++l) {
+      out.raw(l ? "," : "").string(lists[l].first).raw(":[");
+      for (std::size_t k = 0; k < lists[l].second->size(); ++k)
+        out.raw(k ? "," : "").string((*lists[l].second)[k]);
+      out.ch(']');
+    }
+    out.ch('}');
+  }
+  out.raw("}}\n");
+  out.flush();
+  std::fputs(s.c_str(), stdout);
   return 0;
 }
 

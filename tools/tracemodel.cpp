@@ -261,6 +261,16 @@ constexpr const char* usage_text =
     "                                           and memory bandwidth as counter tracks\n"
     "  report  gpu's analyses and the first rank's key averages as one HTML page\n"
     "            -o FILE.html (required)        --hta\n"
+    "  diff    what changed from one run to another, per name of op and kernel: counts,\n"
+    "          total times and their change (CONTROL TEST: a file or a folder of ranks each)\n"
+    "            --iteration N                  the step ProfilerStep#N on both sides\n"
+    "                                           (default: every event; --hta: the first step)\n"
+    "            --device cpu|gpu|all           the side the text shows (default: all)\n"
+    "            --rank R                       rank R of both sides (default: every rank\n"
+    "                                           summed; --hta: the first rank)\n"
+    "            --short-names                  names shortened as HTA's use_short_name\n"
+    "            --top K                        rows of each list shown (default: 10)\n"
+    "            --hta                          Holistic Trace Analysis's rules and columns\n"
     "\n"
     "options of every command:\n"
     "  --json  machine-readable output on stdout\n"
@@ -291,7 +301,7 @@ options parse(int argc, char** argv) {
   }
   if (o.command != "stats" && o.command != "tree" && o.command != "links" &&
       o.command != "patterns" && o.command != "flame" && o.command != "link" &&
-      o.command != "gpu" && o.command != "report")
+      o.command != "gpu" && o.command != "report" && o.command != "diff")
     throw usage_error{"unknown command '" + o.command + "'"};
   for (int i = 2; i < argc; ++i) {
     const std::string_view a = argv[i];
@@ -325,8 +335,24 @@ options parse(int argc, char** argv) {
         o.sort = tmod::sort_by::self_device;
       else
         throw usage_error{"--sort takes self, total, count, device or self-device"};
-    } else if (a == "--top" && o.command == "stats") {
+    } else if (a == "--top" && (o.command == "stats" || o.command == "diff")) {
       o.top = parse_count(a, value());
+    } else if (a == "--iteration" && o.command == "diff") {
+      o.iteration = static_cast<std::int64_t>(parse_count(a, value()));
+    } else if (a == "--rank" && o.command == "diff") {
+      o.rank = static_cast<std::int64_t>(parse_count(a, value()));
+    } else if (a == "--short-names" && o.command == "diff") {
+      o.short_names = true;
+    } else if (a == "--device" && o.command == "diff") {
+      const std::string_view v = value();
+      if (v == "cpu")
+        o.device = 0;
+      else if (v == "gpu")
+        o.device = 1;
+      else if (v == "all")
+        o.device = 2;
+      else
+        throw usage_error{"--device takes cpu, gpu or all"};
     } else if (a == "--depth" && o.command == "tree") {
       o.depth = static_cast<std::uint32_t>(parse_count(a, value()));
     } else if (a == "--framework-prefix" && o.command == "patterns") {
@@ -351,9 +377,11 @@ options parse(int argc, char** argv) {
       o.for_loop = false;
     } else if (a == "--counters" && o.command == "gpu") {
       o.counters = value();
-    } else if (a == "--hta" && (o.command == "gpu" || o.command == "report")) {
+    } else if (a == "--hta" &&
+               (o.command == "gpu" || o.command == "report" || o.command == "diff")) {
       o.hta = true;
-    } else if ((o.command == "gpu" || o.command == "report") && (!a.starts_with("-") || a == "-")) {
+    } else if ((o.command == "gpu" || o.command == "report" || o.command == "diff") &&
+               (!a.starts_with("-") || a == "-")) {
       o.traces.emplace_back(a);
       if (o.trace.empty()) o.trace = a;
     } else if (a.starts_with("-") && a != "-") {
@@ -368,6 +396,8 @@ options parse(int argc, char** argv) {
     throw usage_error{o.command == "link" ? "link needs --trace TRACE.json" : "missing TRACE"};
   if (o.command == "flame" && o.output.empty()) throw usage_error{"flame needs -o FILE.svg"};
   if (o.command == "report" && o.output.empty()) throw usage_error{"report needs -o FILE.html"};
+  if (o.command == "diff" && o.traces.size() != 2)
+    throw usage_error{"diff needs two traces: CONTROL TEST"};
   if (o.command == "link" && (o.et.empty() || o.output.empty()))
     throw usage_error{"link needs --et ET.json, --trace TRACE.json and -o OUT.json"};
   return o;
@@ -403,6 +433,7 @@ int main(int argc, char** argv) {
   try {
     if (o.command == "gpu") return cmd_gpu(o);
     if (o.command == "report") return cmd_report(o);
+    if (o.command == "diff") return cmd_diff(o);
     tmod::event_table t = read(o);
     if (o.command != "links") tmod::analyze(t);  // one unit instantiates the analysis
     const int status = o.command == "stats"      ? cmd_stats(o, t)

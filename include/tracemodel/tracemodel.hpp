@@ -28,6 +28,7 @@
 #include "tracemodel/algo/rank_spread.hpp"
 #include "tracemodel/algo/temporal_breakdown.hpp"
 #include "tracemodel/algo/tensor_ids.hpp"
+#include "tracemodel/algo/trace_diff.hpp"
 #include "tracemodel/algo/tree.hpp"
 #include "tracemodel/algo/walk.hpp"
 #include "tracemodel/collect.hpp"

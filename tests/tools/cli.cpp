@@ -632,4 +632,56 @@ TEST_SUITE("tools") {
           original.anomalies[anomaly::unsupported_record] + records);
     CHECK(run("gpu --depth 1 " + quoted(r0)).status == 2);
   }
+
+  TEST_CASE("tracemodel diff: HTA's rows with --hta, exact totals without, errors") {
+    const std::string base = quoted(tmtest::data_path("kineto/trace_compare_base_base.json.gz"));
+    const std::string test = quoted(tmtest::data_path("kineto/trace_compare_test_test.json.gz"));
+    // HTA's defaults: the first rank, the first step (1009); then step 1010, short names.
+    const run_result first = run("diff --hta --json " + base + " " + test);
+    REQUIRE(first.status == 0);
+    simdjson::dom::parser p;
+    const simdjson::dom::element f = p.parse(first.out);
+    CHECK(int64_t(f["control"]["iteration"]) == 1009);
+    CHECK(int64_t(f["test"]["rank"]) == 1);
+    const run_result r =
+        run("diff --hta --json --short-names --iteration 1010 " + base + " " + test);
+    REQUIRE(r.status == 0);
+    simdjson::dom::parser q;
+    const simdjson::dom::element got = q.parse(r.out);
+    CHECK(std::string_view(got["unit"]) == "us");
+    std::map<std::string, std::map<std::string, int>> categories;
+    for (const char* device : {"cpu", "gpu", "all"})
+      for (simdjson::dom::element row : simdjson::dom::array(got[device]))
+        ++categories[device][std::string(std::string_view(row["counts_change_categories"]))];
+    CHECK(categories["cpu"] == std::map<std::string, int>{{"+", 3}, {"-", 1}, {"=", 5}});
+    CHECK(categories["gpu"] == std::map<std::string, int>{{"-", 1}});
+    const simdjson::dom::element step = simdjson::dom::array(got["cpu"]).at(3);
+    CHECK(std::string_view(step["name"]) == "ProfilerStep#1010");
+    CHECK(int64_t(step["control_total_duration"]) == 122149);
+    CHECK(int64_t(step["diff_counts"]) == 0);
+    simdjson::dom::array deleted = got["ops_diff"]["cpu"]["deleted"];
+    REQUIRE(deleted.size() == 1);
+    CHECK(std::string_view(deleted.at(0)) == "nccl:all_reduce");
+
+    // Exact: nanoseconds, every event by default; the text's lists.
+    const run_result text = run("diff --iteration 1010 --device cpu " + base + " " + test);
+    CHECK(text.status == 0);
+    CHECK(text.out.find("9 names: 3 added, 1 deleted, 0 more often, 0 less often, 5 as often") !=
+          std::string::npos);
+    CHECK(text.out.find("+311000") != std::string::npos);  // All2All_Pooled_Req, 311 us
+    const run_result whole = run("diff --json " + base + " " + base);
+    REQUIRE(whole.status == 0);
+    simdjson::dom::parser w;
+    const simdjson::dom::element same = w.parse(whole.out);
+    CHECK(same["control"]["iteration"].is_null());
+    for (simdjson::dom::element row : simdjson::dom::array(same["all"]))
+      CHECK(int64_t(row["diff_duration"]) == 0);
+
+    // A step that one side lacks, one trace only, a bad device.
+    const run_result missing = run("diff --iteration 7 " + base + " " + test, true);
+    CHECK(missing.status == 1);
+    CHECK(missing.out.find("no step ProfilerStep#7") != std::string::npos);
+    CHECK(run("diff " + base).status == 2);
+    CHECK(run("diff --device tpu " + base + " " + test).status == 2);
+  }
 }

@@ -148,6 +148,13 @@ TEST_SUITE("umbrella") {
     tmod::write_chrome_trace(gpu, cout, tmod::counter_tracks(tmod::queue_length(gpu), {}));
     CHECK(with_counters.find("\"ph\":\"C\"") != std::string::npos);
     CHECK(tmod::rank_in_name("x_rank-2.json") == 2);
+    const tmod::op_totals side = tmod::op_totals_of(gpu);
+    CHECK(side.by_name.at("k").duration == 4000);
+    const std::vector<tmod::diff_row> same = tmod::compare_totals(side, side);
+    CHECK(tmod::ops_diff(same).unchanged.size() == 2);  // the call and the kernel
+    CHECK(tmod::top_regressions(same, 3).empty());
+    CHECK(tmod::hta_trace_diff{}.step_totals_of(gpu).iterations().empty());
+    CHECK(tmod::shorten_name("void k<int>(float)") == "k");
 
     // Threads and memory.
     tmod::analyze_options own;

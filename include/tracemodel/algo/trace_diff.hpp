@@ -27,6 +27,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <iterator>
 #include <map>
@@ -76,6 +77,33 @@ struct op_totals {
     if (it == by_name.end()) it = by_name.emplace(std::string(name), op_total{}).first;
     ++it->second.count;
     it->second.duration += duration;
+  }
+};
+
+/// A side's totals for every step at once and over every event, each for the host, the
+/// device and both (indexed by `diff_device`).
+struct step_totals {
+  std::map<std::int64_t, std::array<op_totals, 3>> steps;
+  std::array<op_totals, 3> all;
+
+  /// The totals that `s` selects (its `short_names` is the one these were made with).
+  [[nodiscard]] op_totals select(const diff_selection& s) const {
+    const auto d = static_cast<std::size_t>(s.device);
+    if (!s.iteration) return all[d];
+    const auto it = steps.find(*s.iteration);
+    return it == steps.end() ? op_totals{} : it->second[d];
+  }
+  /// The steps named, in order.
+  [[nodiscard]] std::vector<std::int64_t> iterations() const {
+    std::vector<std::int64_t> out;
+    for (const auto& [n, x] : steps) out.push_back(n);
+    return out;
+  }
+  step_totals& operator+=(const step_totals& o) {
+    for (const auto& [n, x] : o.steps)
+      for (std::size_t d = 0; d < 3; ++d) steps[n][d] += x[d];
+    for (std::size_t d = 0; d < 3; ++d) all[d] += o.all[d];
+    return *this;
   }
 };
 
@@ -175,9 +203,28 @@ struct step_index {
   }
 };
 
-inline std::string diff_name(std::string_view n, const diff_selection& s) {
-  return s.short_names ? shorten_name(n) : std::string(n);
-}
+/// Adds events to a side's totals: into every event's, and its step's when it has one.
+struct totals_maker {
+  explicit totals_maker(bool shorten_names) : shorten(shorten_names) {}
+  void add(std::string_view name, std::int64_t duration, std::optional<std::int64_t> step,
+           bool host) {
+    if (shorten) {
+      auto it = shortened.find(name);
+      if (it == shortened.end()) it = shortened.emplace(name, shorten_name(name)).first;
+      name = it->second;
+    }
+    const std::size_t side = host ? 0 : 1;
+    out.all[side].add(name, duration);
+    out.all[2].add(name, duration);
+    if (!step) return;
+    auto& s = out.steps[*step];
+    s[side].add(name, duration);
+    s[2].add(name, duration);
+  }
+  bool shorten;
+  std::map<std::string_view, std::string> shortened;  // each name shortened once
+  step_totals out;
+};
 }  // namespace detail
 
 /// The default: nanoseconds, host events and device work, steps by containment (see above).
@@ -197,33 +244,27 @@ struct exact_trace_diff {
   template <class Schema>
   [[nodiscard]] op_totals totals(const basic_event_table<Schema>& t,
                                  const diff_selection& s = {}) const {
+    return step_totals_of(t, s.short_names).select(s);
+  }
+  /// Every step's totals and the whole table's, in one pass.
+  template <class Schema>
+  [[nodiscard]] step_totals step_totals_of(const basic_event_table<Schema>& t,
+                                           bool short_names = false) const {
     const detail::step_index steps = steps_of(t);
-    auto wanted = [&](std::int64_t ts) { return !s.iteration || steps.of(ts) == s.iteration; };
-    op_totals out;
-    std::map<std::string_view, std::string> short_names;  // shortened once per name
-    auto add = [&](std::string_view name, std::int64_t duration) {
-      if (!s.short_names) return out.add(name, duration);
-      auto it = short_names.find(name);
-      if (it == short_names.end()) it = short_names.emplace(name, shorten_name(name)).first;
-      out.add(it->second, duration);
-    };
-    if (s.device != diff_device::gpu)
-      for (const auto& e : t.events) {
-        if (e.instant_scope != 0) continue;
-        if (const auto* d = e.template get_if<event_kind::device_activity>();
-            d != nullptr && (d->stream >= 0 || d->activity == activity_type::gpu_user_annotation))
-          continue;  // the device's
-        const std::int64_t end = e.end_ns();
-        if (end == no_end_ns || !wanted(e.start_ns)) continue;
-        add(t.name(e), end - e.start_ns);
-      }
-    if (s.device != diff_device::cpu) {
-      const device_view v(t);
-      for (const device_work& w : v.work)
-        if (wanted(w.call != no_event ? w.launched : w.start))
-          add(t.strings.view(w.name), w.end - w.start);
+    detail::totals_maker make(short_names);
+    for (const auto& e : t.events) {
+      if (e.instant_scope != 0) continue;
+      if (const auto* d = e.template get_if<event_kind::device_activity>();
+          d != nullptr && (d->stream >= 0 || d->activity == activity_type::gpu_user_annotation))
+        continue;  // the device's
+      const std::int64_t end = e.end_ns();
+      if (end != no_end_ns) make.add(t.name(e), end - e.start_ns, steps.of(e.start_ns), true);
     }
-    return out;
+    const device_view v(t);
+    for (const device_work& w : v.work)
+      make.add(t.strings.view(w.name), w.end - w.start,
+               steps.of(w.call != no_event ? w.launched : w.start), false);
+    return std::move(make.out);
   }
 
  private:
@@ -261,20 +302,22 @@ struct hta_trace_diff {
   template <class Schema>
   [[nodiscard]] op_totals totals(const basic_event_table<Schema>& t,
                                  const diff_selection& s = {}) const {
-    return totals(hta_frame(t), s);
+    return step_totals_of(hta_frame(t), s.short_names).select(s);
+  }
+  template <class Schema>
+  [[nodiscard]] step_totals step_totals_of(const basic_event_table<Schema>& t,
+                                           bool short_names = false) const {
+    return step_totals_of(hta_frame(t), short_names);
   }
   /// From a frame made already (without the last-step filter, as HTA's trace diff reads it).
-  [[nodiscard]] static op_totals totals(const hta_frame& f, const diff_selection& s = {}) {
+  [[nodiscard]] static step_totals step_totals_of(const hta_frame& f, bool short_names = false) {
     const std::vector<std::optional<std::int64_t>> it = iteration_of_rows(f);
-    op_totals out;
+    detail::totals_maker make(short_names);
     for (std::size_t k = 0; k < f.rows.size(); ++k) {
       const hta_row& r = f.rows[k];
-      const bool cpu = r.stream == -1;
-      if ((s.device == diff_device::cpu && !cpu) || (s.device == diff_device::gpu && cpu)) continue;
-      if (s.iteration && it[k] != s.iteration) continue;
-      out.add(detail::diff_name(r.name, s), r.end - r.ts);
+      make.add(r.name, r.end - r.ts, it[k], r.stream == -1);
     }
-    return out;
+    return std::move(make.out);
   }
 
   /// Each row's step as HTA assigns it (empty for -1 and NaN).
