@@ -9,6 +9,9 @@
 //                          default 250,000) in parallel, as `tracemodel stats` would read them
 //   gpu/report_ranks/16    every analysis of the 16 ranks (exact)
 //   gpu/report_ranks_hta/16  the same with HTA's rules
+//   diff/read/1M           reading two traces of a million events each (the baseline)
+//   diff/1M                reading them and comparing every step's and every event's totals
+//   diff_hta/1M            the same with HTA's rules (file order kept, its frame)
 // The first run of each reports the peak resident memory (MB) beyond the process's start.
 // bench/gpu.sh times `tracemodel gpu --hta --json` as a whole process on the 53 MB trace.
 #include <benchmark/benchmark.h>
@@ -16,8 +19,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include <tracemodel/algo/trace_diff.hpp>
 #include <tracemodel/formats/chrome_trace_reader.hpp>
 #include <tracemodel/formats/gpu_report.hpp>
 #include <tracemodel/formats/ranks.hpp>
@@ -187,8 +192,53 @@ void gpu_report_ranks(benchmark::State& state, bool hta) {
   });
 }
 
+/// Two runs of a million events each (ranks 0 and 1 of the generator: one job's two halves).
+const std::vector<std::string>& diff_files() {
+  static const std::vector<std::string> files = {generated("diff_control_1M.json", 250'000, 0),
+                                                 generated("diff_test_1M.json", 250'000, 1)};
+  return files;
+}
+
+void diff_read(benchmark::State& state) {
+  const auto& files = diff_files();
+  measured(state, [&] {
+    const auto sizes =
+        tmod::for_each_rank(files, {}, [](std::int64_t, tmod::event_table& t) { return t.size(); });
+    benchmark::DoNotOptimize(sizes.size());
+  });
+}
+
+template <class Policy>
+void diff(benchmark::State& state) {
+  const auto& files = diff_files();
+  tmod::read_options o;
+  o.keep_file_order = std::is_same_v<Policy, tmod::hta_trace_diff>;
+  measured(state, [&] {
+    const auto sides = tmod::for_each_rank(files, o, [](std::int64_t, tmod::event_table& t) {
+      return Policy{}.step_totals_of(t);
+    });
+    std::size_t rows = 0;
+    for (const auto& [n, x] : sides[0].second.steps) {
+      tmod::diff_selection s;
+      s.iteration = n;
+      rows += tmod::compare_totals(sides[0].second.select(s), sides[1].second.select(s)).size();
+    }
+    rows += tmod::compare_totals(sides[0].second.select({}), sides[1].second.select({})).size();
+    benchmark::DoNotOptimize(rows);
+  });
+}
+
 }  // namespace
 
+BENCHMARK(diff_read)->Name("diff/read/1M")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_TEMPLATE(diff, tmod::exact_trace_diff)
+    ->Name("diff/1M")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_TEMPLATE(diff, tmod::hta_trace_diff)
+    ->Name("diff_hta/1M")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(gpu_read)->Name("gpu/read/53MB")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(gpu_report, hta, true)
     ->Name("gpu/report_hta/53MB")
