@@ -5,15 +5,19 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include <tracemodel/algo/trace_diff.hpp>
 #include <tracemodel/formats/flame_svg.hpp>
 #include <tracemodel/formats/gpu_report.hpp>
 
@@ -38,33 +42,41 @@ inline const char* const colors[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759",
 
 }  // namespace report_html
 
-/// The page. `json` is `gpu --json`'s object for the same report, `cpu` the stats table of a
-/// rank (or empty).
-inline std::string gpu_report_page(const tmod::gpu_report& rep, const std::string& json,
-                                   const std::string& cpu, const std::string& title) {
-  using report_html::checked;
-  using report_html::escape;
-  const std::string unit(rep.unit);
-  std::string h;
-  h += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
-  h += "<title>" + escape(title) +
-       "</title>\n<style>\n"
-       "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}\n"
-       "h1{font-size:20px}h2{font-size:16px;margin-top:28px}\n"
-       "table{border-collapse:collapse}td,th{padding:2px 10px;text-align:right;"
-       "border-bottom:1px solid #eee}th{text-align:left}td.l{text-align:left}\n"
-       "pre{background:#f6f6f6;padding:8px;overflow:auto;font-size:12px}\n"
-       ".legend span{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}\n"
-       "</style></head><body>\n";
-  h += "<h1>" + escape(title) + "</h1>\n";
-  h += fmt::format("<p>{} rank(s), {} rules, times in {}.</p>\n", rep.ranks.size(),
-                   rep.hta ? "Holistic Trace Analysis's" : "exact", unit);
+/// The page's head and title.
+inline std::string page_head(const std::string& title) {
+  const std::string t = report_html::escape(title);
+  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>" + t +
+         "</title>\n<style>\n"
+         "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}\n"
+         "h1{font-size:20px}h2{font-size:16px;margin-top:28px}\n"
+         "table{border-collapse:collapse}td,th{padding:2px 10px;text-align:right;"
+         "border-bottom:1px solid #eee}th{text-align:left}td.l{text-align:left}\n"
+         "pre{background:#f6f6f6;padding:8px;overflow:auto;font-size:12px}\n"
+         ".legend span{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}\n"
+         "</style></head><body>\n<h1>" +
+         t + "</h1>\n";
+}
 
-  // Temporal breakdown: one stacked bar per rank.
-  h += "<h2>Device time per rank</h2>\n<div class=\"legend\"><span style=\"background:#59a14f\">"
-       "</span>compute<span style=\"background:#f28e2b\"></span>non-compute<span "
-       "style=\"background:#ccc\"></span>idle</div>\n";
-  const int bar_w = 800, bar_h = 22;
+/// The JSON the page carries (for other tools and the test), and the page's end.
+inline std::string data_and_end(const std::string& json) {
+  std::string data = json;
+  for (std::size_t p = data.find("</"); p != std::string::npos; p = data.find("</", p + 3))
+    data.replace(p, 2, "<\\/");
+  return "<script type=\"application/json\" id=\"tracemodel-data\">" + data +
+         "</script>\n</body></html>\n";
+}
+
+/// The temporal breakdown of every rank: a stacked bar each (`bar_w` pixels wide) and a table
+/// whose numbers are checked against the JSON's array `key` (`compact`: kernel time and shares).
+inline std::string temporal_section(const tmod::gpu_report& rep, const std::string& key,
+                                    int bar_w = 800, bool compact = false) {
+  using report_html::checked;
+  const std::string unit(rep.unit);
+  std::string h =
+      "<div class=\"legend\"><span style=\"background:#59a14f\"></span>compute"
+      "<span style=\"background:#f28e2b\"></span>non-compute<span "
+      "style=\"background:#ccc\"></span>idle</div>\n";
+  const int bar_h = 22;
   h += fmt::format("<svg width=\"{}\" height=\"{}\" role=\"img\">\n", bar_w + 80,
                    rep.ranks.size() * (bar_h + 8) + 8);
   for (std::size_t k = 0; k < rep.ranks.size(); ++k) {
@@ -85,17 +97,21 @@ inline std::string gpu_report_page(const tmod::gpu_report& rep, const std::strin
     }
     h += "\n";
   }
-  h += "</svg>\n<table><tr><th>rank</th><th>idle</th><th>compute</th><th>non-compute</th>"
-       "<th>kernel time</th><th>idle %</th><th>compute %</th><th>non-compute %</th></tr>\n";
+  h += compact ? "</svg>\n<table><tr><th>rank</th><th>kernel time</th>"
+               : "</svg>\n<table><tr><th>rank</th><th>idle</th><th>compute</th><th>non-compute</th>"
+                 "<th>kernel time</th>";
+  h += "<th>idle %</th><th>compute %</th><th>non-compute %</th></tr>\n";
   for (std::size_t k = 0; k < rep.ranks.size(); ++k) {
     const auto& b = rep.ranks[k].temporal;
-    const std::string p = fmt::format("temporal_breakdown.{}.", k);
-    h += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
-                     checked(p + "rank", std::to_string(rep.ranks[k].rank)),
-                     checked(p + "idle_time(" + unit + ")", std::to_string(b.idle)),
-                     checked(p + "compute_time(" + unit + ")", std::to_string(b.compute)),
-                     checked(p + "non_compute_time(" + unit + ")", std::to_string(b.non_compute)),
-                     checked(p + "kernel_time(" + unit + ")", std::to_string(b.kernel_time)));
+    const std::string p = fmt::format("{}.{}.", key, k);
+    h += "<tr><td>" + checked(p + "rank", std::to_string(rep.ranks[k].rank)) + "</td>";
+    if (!compact)
+      h +=
+          fmt::format("<td>{}</td><td>{}</td><td>{}</td>",
+                      checked(p + "idle_time(" + unit + ")", std::to_string(b.idle)),
+                      checked(p + "compute_time(" + unit + ")", std::to_string(b.compute)),
+                      checked(p + "non_compute_time(" + unit + ")", std::to_string(b.non_compute)));
+    h += "<td>" + checked(p + "kernel_time(" + unit + ")", std::to_string(b.kernel_time)) + "</td>";
     if (b.kernel_time != 0)
       h += fmt::format(
           "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
@@ -105,7 +121,21 @@ inline std::string gpu_report_page(const tmod::gpu_report& rep, const std::strin
     else
       h += "<td>-</td><td>-</td><td>-</td></tr>\n";
   }
-  h += "</table>\n";
+  return h + "</table>\n";
+}
+
+/// The page. `json` is `gpu --json`'s object for the same report, `cpu` the stats table of a
+/// rank (or empty).
+inline std::string gpu_report_page(const tmod::gpu_report& rep, const std::string& json,
+                                   const std::string& cpu, const std::string& title) {
+  using report_html::checked;
+  using report_html::escape;
+  const std::string unit(rep.unit);
+  std::string h = page_head(title);
+  h += fmt::format("<p>{} rank(s), {} rules, times in {}.</p>\n", rep.ranks.size(),
+                   rep.hta ? "Holistic Trace Analysis's" : "exact", unit);
+  h += "<h2>Device time per rank</h2>\n" + temporal_section(rep, "temporal_breakdown");
+  const int bar_w = 800;
 
   // Kernel types: shares of the total.
   h += "<h2>Kernel types (all ranks)</h2>\n";
@@ -240,12 +270,82 @@ inline std::string gpu_report_page(const tmod::gpu_report& rep, const std::strin
   if (!cpu.empty()) h += "<h2>CPU: key averages</h2>\n<pre>" + escape(cpu) + "</pre>\n";
   // The analyses, as `tracemodel gpu --json` prints them; "</" (only ever in a string) is
   // written "<\/" so that it cannot end the script.
-  std::string data = json;
-  for (std::size_t p = data.find("</"); p != std::string::npos; p = data.find("</", p + 3))
-    data.replace(p, 2, "<\\/");
-  h += "<script type=\"application/json\" id=\"tracemodel-data\">" + data + "</script>\n";
-  h += "</body></html>\n";
-  return h;
+  return h + data_and_end(json);
+}
+
+/// The diff's page: each side's device time, the names whose time changed most, the names added
+/// and deleted. `json` is `diff --json`'s object with each side's temporal breakdown.
+inline std::string diff_report_page(const std::array<std::vector<tmod::diff_row>, 3>& rows,
+                                    const tmod::gpu_report& control, const tmod::gpu_report& test,
+                                    const std::string& json, const std::string& title,
+                                    const std::string& about, std::size_t top) {
+  using report_html::checked;
+  using report_html::escape;
+  const std::string unit(control.unit);
+  std::string h = page_head(title);
+  h += "<p>" + escape(about) + ".</p>\n";
+  h += "<h2>Device time per rank, whole runs</h2>\n<div style=\"display:flex;gap:32px\">";
+  h += "<div><h3>control</h3>\n" +
+       temporal_section(control, "control_temporal_breakdown", 420, true) + "</div>";
+  h += "<div><h3>test</h3>\n" + temporal_section(test, "test_temporal_breakdown", 420, true) +
+       "</div></div>\n";
+
+  // The names whose time changed most, both ways, on a scale centred on no change.
+  const std::vector<tmod::diff_row>& all = rows[2];
+  std::vector<std::size_t> order;
+  for (std::size_t k = 0; k < all.size(); ++k)
+    if (all[k].diff_duration != 0) order.push_back(k);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::abs(all[a].diff_duration) > std::abs(all[b].diff_duration);
+  });
+  if (order.size() > top) order.resize(top);
+  h += fmt::format("<h2>Largest changes in time (of {} names)</h2>\n", all.size());
+  if (order.empty()) h += "<p>No name's time changed.</p>\n";
+  std::int64_t widest = 1;
+  for (const std::size_t k : order) widest = std::max(widest, std::abs(all[k].diff_duration));
+  const double half = 300;
+  h += fmt::format("<svg width=\"{}\" height=\"{}\" role=\"img\">\n", 2 * half + 20,
+                   order.size() * 20 + 4);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const tmod::diff_row& r = all[order[i]];
+    const double w =
+        static_cast<double>(std::abs(r.diff_duration)) / static_cast<double>(widest) * half;
+    const double x = r.diff_duration > 0 ? half + 10 : half + 10 - w;
+    h += fmt::format(
+        "<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"16\" fill=\"{}\"><title>{}: "
+        "{:+} {}</title></rect>\n",
+        x, 2 + i * 20, w, r.diff_duration > 0 ? "#e15759" : "#59a14f", escape(r.name),
+        r.diff_duration, unit);
+  }
+  h += fmt::format("<line x1=\"{0}\" x2=\"{0}\" y1=\"0\" y2=\"{1}\" stroke=\"#888\"/></svg>\n",
+                   half + 10, order.size() * 20 + 4);
+  h += "<table><tr><th>name</th><th>control</th><th>total</th><th>test</th><th>total</th>"
+       "<th>change</th></tr>\n";
+  for (const std::size_t k : order) {
+    const tmod::diff_row& r = all[k];
+    const std::string p = fmt::format("all.{}.", k);
+    const std::string name = r.name.size() > 90 ? r.name.substr(0, 87) + "..." : r.name;
+    h += fmt::format(
+        "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td></tr>\n",
+        escape(name), checked(p + "control_counts", std::to_string(r.control_counts)),
+        checked(p + "control_total_duration", std::to_string(r.control_total_duration)),
+        checked(p + "test_counts", std::to_string(r.test_counts)),
+        checked(p + "test_total_duration", std::to_string(r.test_total_duration)),
+        checked(p + "diff_duration", std::to_string(r.diff_duration)));
+  }
+  h += "</table>\n";
+  const tmod::ops_change c = tmod::ops_diff(all);
+  for (const auto& [what, names] : {std::pair<const char*, const std::vector<std::string>*>{
+                                        "Names only in the test run", &c.added},
+                                    {"Names only in the control run", &c.deleted}}) {
+    h += fmt::format("<h2>{} ({})</h2>\n<p>", what, names->size());
+    for (std::size_t k = 0; k < names->size() && k < top; ++k)
+      h += (k ? ", " : "") + std::string("<code>") + escape((*names)[k]) + "</code>";
+    if (names->size() > top) h += fmt::format(" and {} more", names->size() - top);
+    h += "</p>\n";
+  }
+  return h + data_and_end(json);
 }
 
 }  // namespace tracemodel_cli

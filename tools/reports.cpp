@@ -32,6 +32,7 @@
 #include <tracemodel/formats/json_output.hpp>
 
 #include "cli.hpp"
+#include "report_html.hpp"
 
 namespace tracemodel_cli {
 
@@ -507,6 +508,7 @@ struct diff_side {
   tmod::step_totals chosen;               ///< of the rank(s) compared
   std::optional<std::int64_t> rank;       ///< the rank compared; empty: every rank summed
   std::optional<std::int64_t> iteration;  ///< the step compared; empty: every event
+  std::optional<tmod::gpu_report> gpu;    ///< for the page (`-o`): the device analyses
 };
 
 diff_side read_side(const options& o, const std::string& path) {
@@ -515,19 +517,34 @@ diff_side read_side(const options& o, const std::string& path) {
   tmod::read_options ro;
   ro.keep_file_order = o.hta;  // HTA's frame is in file order
   std::mutex m;
-  s.ranks =
-      tmod::for_each_rank(tmod::trace_files({path}), ro, [&](std::int64_t, tmod::event_table& t) {
-        {
-          const std::lock_guard lock(m);
-          s.repairs += t.anomalies;
-        }
-        return o.hta ? tmod::hta_trace_diff{}.step_totals_of(t, o.short_names)
-                     : tmod::exact_trace_diff{}.step_totals_of(t, o.short_names);
-      });
+  auto totals = [&](std::int64_t, tmod::event_table& t) {
+    {
+      const std::lock_guard lock(m);
+      s.repairs += t.anomalies;
+    }
+    return o.hta ? tmod::hta_trace_diff{}.step_totals_of(t, o.short_names)
+                 : tmod::exact_trace_diff{}.step_totals_of(t, o.short_names);
+  };
+  if (o.output.empty()) {
+    s.ranks = tmod::for_each_rank(tmod::trace_files({path}), ro, totals);
+  } else {  // the page shows each side's device time too: one reading for both
+    tmod::gpu_report_options go;
+    static_cast<tmod::read_options&>(go) = ro;
+    go.hta = o.hta;
+    go.series = false;
+    go.each_rank = [&](std::int64_t rank, tmod::event_table& t) {
+      tmod::step_totals x = totals(rank, t);
+      const std::lock_guard lock(m);
+      s.ranks.emplace_back(rank, std::move(x));
+    };
+    s.gpu = tmod::make_gpu_report({path}, go);
+    std::sort(s.ranks.begin(), s.ranks.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
   if (s.ranks.empty()) throw tmod::input_error("no trace files in " + path);
   std::set<std::int64_t> steps;  // of every rank, as HTA lists a side's iterations
   for (const auto& [rank, x] : s.ranks)
-    for (const auto& [n, totals] : x.steps) steps.insert(n);
+    for (const auto& [n, by_device] : x.steps) steps.insert(n);
   s.rank = o.rank;
   if (!s.rank && o.hta) s.rank = s.ranks.front().first;  // HTA: the first rank
   bool found = false;
@@ -545,66 +562,12 @@ diff_side read_side(const options& o, const std::string& path) {
   return s;
 }
 
-void print_rows(const char* title, const std::vector<tmod::diff_row>& rows, std::size_t top) {
-  if (rows.empty()) return;
-  std::printf("\n%s\n%-60s %9s %16s %9s %16s %16s\n", title, "name", "control", "total", "test",
-              "total", "change");
-  for (std::size_t k = 0; k < rows.size() && k < top; ++k) {
-    const tmod::diff_row& r = rows[k];
-    const std::string name = r.name.size() > 60 ? r.name.substr(0, 57) + "..." : r.name;
-    std::printf("%-60s %9llu %16lld %9llu %16lld %+16lld\n", name.c_str(),
-                static_cast<unsigned long long>(r.control_counts),
-                static_cast<long long>(r.control_total_duration),
-                static_cast<unsigned long long>(r.test_counts),
-                static_cast<long long>(r.test_total_duration),
-                static_cast<long long>(r.diff_duration));
-  }
-}
-
-}  // namespace
-
-int cmd_diff(const options& o) {
-  const diff_side control = read_side(o, o.traces[0]);
-  const diff_side test = read_side(o, o.traces[1]);
+/// `diff --json`'s object (with each side's temporal breakdown when the page is written).
+std::string diff_json(const options& o, const diff_side& control, const diff_side& test,
+                      const std::array<std::vector<tmod::diff_row>, 3>& rows,
+                      const tmod::anomaly_counts& repairs) {
   const std::string_view unit =
       o.hta ? tmod::hta_trace_diff::unit_name : tmod::exact_trace_diff::unit_name;
-  std::array<std::vector<tmod::diff_row>, 3> rows;
-  for (std::size_t d = 0; d < 3; ++d) {
-    tmod::diff_selection a;
-    a.device = static_cast<tmod::diff_device>(d);
-    tmod::diff_selection b = a;
-    a.iteration = control.iteration;
-    b.iteration = test.iteration;
-    rows[d] = tmod::compare_totals(control.chosen.select(a), test.chosen.select(b));
-  }
-  tmod::anomaly_counts repairs = control.repairs;
-  repairs += test.repairs;
-  auto side_of = [](const diff_side& s) {
-    return (s.rank ? "rank " + std::to_string(*s.rank) : std::string("every rank")) + ", " +
-           (s.iteration ? "ProfilerStep#" + std::to_string(*s.iteration) : "every event");
-  };
-  if (!o.json) {
-    const auto d = static_cast<std::size_t>(o.device);
-    const std::size_t top = o.top == 0 ? 10 : o.top;
-    std::printf("trace diff (%s, %s): %s names\n  control %s (%s)\n  test    %s (%s)\n",
-                o.hta ? "Holistic Trace Analysis's rules" : "exact", std::string(unit).c_str(),
-                std::string(tmod::diff_device_names[d]).c_str(), control.path.c_str(),
-                side_of(control).c_str(), test.path.c_str(), side_of(test).c_str());
-    const tmod::ops_change c = tmod::ops_diff(rows[d]);
-    std::printf(
-        "  %zu names: %zu added, %zu deleted, %zu more often, %zu less often, %zu as often\n",
-        rows[d].size(), c.added.size(), c.deleted.size(), c.increased.size(), c.decreased.size(),
-        c.unchanged.size());
-    print_rows("time grown most", tmod::top_regressions(rows[d], top), top);
-    std::vector<tmod::diff_row> shrunk;
-    for (const tmod::diff_row& r : rows[d])
-      if (r.diff_duration < 0) shrunk.push_back(r);
-    std::stable_sort(shrunk.begin(), shrunk.end(), [](const auto& a, const auto& b) {
-      return a.diff_duration < b.diff_duration;
-    });
-    print_rows("time shrunk most", shrunk, top);
-    return 0;
-  }
   std::string s;
   tmod::json_output out = tmod::json_output::to_string(s);
   out.raw("{\"policy\":").string(o.hta ? "hta" : "exact").raw(",\"unit\":").string(unit).ch(',');
@@ -656,9 +619,112 @@ int cmd_diff(const options& o) {
     }
     out.ch('}');
   }
-  out.raw("}}\n");
+  out.ch('}');
+  for (const diff_side* side : {&control, &test}) {
+    if (!side->gpu) continue;
+    out.raw(side == &control ? ",\n\"control_temporal_breakdown\":["
+                             : ",\n\"test_temporal_breakdown\":[");
+    for (std::size_t k = 0; k < side->gpu->ranks.size(); ++k) {
+      const auto& b = side->gpu->ranks[k].temporal;
+      out.raw(k ? ",\n" : "\n").raw("{\"rank\":").integer(side->gpu->ranks[k].rank);
+      out.raw(",\"idle_time(").raw(unit).raw(")\":").integer(b.idle);
+      out.raw(",\"compute_time(").raw(unit).raw(")\":").integer(b.compute);
+      out.raw(",\"non_compute_time(").raw(unit).raw(")\":").integer(b.non_compute);
+      out.raw(",\"kernel_time(").raw(unit).raw(")\":").integer(b.kernel_time);
+      out.raw(",\"idle_time_pctg\":").floating(b.idle_pctg);
+      out.raw(",\"compute_time_pctg\":").floating(b.compute_pctg);
+      out.raw(",\"non_compute_time_pctg\":").floating(b.non_compute_pctg).ch('}');
+    }
+    out.ch(']');
+  }
+  out.raw("}\n");
   out.flush();
-  std::fputs(s.c_str(), stdout);
+  return s;
+}
+
+std::string side_of(const diff_side& s) {
+  return (s.rank ? "rank " + std::to_string(*s.rank) : std::string("every rank")) + ", " +
+         (s.iteration ? "ProfilerStep#" + std::to_string(*s.iteration) : "every event");
+}
+
+std::string file_name(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+
+void print_rows(const char* title, const std::vector<tmod::diff_row>& rows, std::size_t top) {
+  if (rows.empty()) return;
+  std::printf("\n%s\n%-60s %9s %16s %9s %16s %16s\n", title, "name", "control", "total", "test",
+              "total", "change");
+  for (std::size_t k = 0; k < rows.size() && k < top; ++k) {
+    const tmod::diff_row& r = rows[k];
+    const std::string name = r.name.size() > 60 ? r.name.substr(0, 57) + "..." : r.name;
+    std::printf("%-60s %9llu %16lld %9llu %16lld %+16lld\n", name.c_str(),
+                static_cast<unsigned long long>(r.control_counts),
+                static_cast<long long>(r.control_total_duration),
+                static_cast<unsigned long long>(r.test_counts),
+                static_cast<long long>(r.test_total_duration),
+                static_cast<long long>(r.diff_duration));
+  }
+}
+
+}  // namespace
+
+int cmd_diff(const options& o) {
+  const diff_side control = read_side(o, o.traces[0]);
+  const diff_side test = read_side(o, o.traces[1]);
+  const std::string_view unit =
+      o.hta ? tmod::hta_trace_diff::unit_name : tmod::exact_trace_diff::unit_name;
+  std::array<std::vector<tmod::diff_row>, 3> rows;
+  for (std::size_t d = 0; d < 3; ++d) {
+    tmod::diff_selection a;
+    a.device = static_cast<tmod::diff_device>(d);
+    tmod::diff_selection b = a;
+    a.iteration = control.iteration;
+    b.iteration = test.iteration;
+    rows[d] = tmod::compare_totals(control.chosen.select(a), test.chosen.select(b));
+  }
+  tmod::anomaly_counts repairs = control.repairs;
+  repairs += test.repairs;
+  if (!o.json && o.output.empty()) {
+    const auto d = static_cast<std::size_t>(o.device);
+    const std::size_t top = o.top == 0 ? 10 : o.top;
+    std::printf("trace diff (%s, %s): %s names\n  control %s (%s)\n  test    %s (%s)\n",
+                o.hta ? "Holistic Trace Analysis's rules" : "exact", std::string(unit).c_str(),
+                std::string(tmod::diff_device_names[d]).c_str(), control.path.c_str(),
+                side_of(control).c_str(), test.path.c_str(), side_of(test).c_str());
+    const tmod::ops_change c = tmod::ops_diff(rows[d]);
+    std::printf(
+        "  %zu names: %zu added, %zu deleted, %zu more often, %zu less often, %zu as often\n",
+        rows[d].size(), c.added.size(), c.deleted.size(), c.increased.size(), c.decreased.size(),
+        c.unchanged.size());
+    print_rows("time grown most", tmod::top_regressions(rows[d], top), top);
+    std::vector<tmod::diff_row> shrunk;
+    for (const tmod::diff_row& r : rows[d])
+      if (r.diff_duration < 0) shrunk.push_back(r);
+    std::stable_sort(shrunk.begin(), shrunk.end(), [](const auto& a, const auto& b) {
+      return a.diff_duration < b.diff_duration;
+    });
+    print_rows("time shrunk most", shrunk, top);
+    return 0;
+  }
+  const std::string json = diff_json(o, control, test, rows, repairs);
+  if (o.output.empty()) {
+    std::fputs(json.c_str(), stdout);
+    return 0;
+  }
+  const std::string page = diff_report_page(
+      rows, *control.gpu, *test.gpu, json,
+      fmt::format("tracemodel diff: {} against {}", file_name(control.path), file_name(test.path)),
+      fmt::format("control {} ({}), test {} ({}); {} rules, times in {}", control.path,
+                  side_of(control), test.path, side_of(test),
+                  o.hta ? "Holistic Trace Analysis's" : "exact", unit),
+      o.top == 0 ? 15 : o.top);
+  std::FILE* f = std::fopen(o.output.c_str(), "wb");
+  if (f == nullptr || std::fwrite(page.data(), 1, page.size(), f) != page.size()) {
+    if (f != nullptr) std::fclose(f);
+    std::fprintf(stderr, "tracemodel: cannot write %s\n", o.output.c_str());
+    return 1;
+  }
+  std::fclose(f);
+  std::printf("wrote %s\n", o.output.c_str());
   return 0;
 }
 

@@ -271,6 +271,8 @@ constexpr const char* usage_text =
     "            --short-names                  names shortened as HTA's use_short_name\n"
     "            --top K                        rows of each list shown (default: 10)\n"
     "            --hta                          Holistic Trace Analysis's rules and columns\n"
+    "            -o FILE.html                   a page: both runs' device time side by side\n"
+    "                                           and the largest changes\n"
     "\n"
     "options of every command:\n"
     "  --json  machine-readable output on stdout\n"
@@ -366,8 +368,8 @@ options parse(int argc, char** argv) {
     } else if (a == "--trace" && o.command == "link") {
       if (!o.trace.empty()) throw usage_error{"more than one trace given"};
       o.trace = value();
-    } else if (a == "-o" &&
-               (o.command == "flame" || o.command == "link" || o.command == "report")) {
+    } else if (a == "-o" && (o.command == "flame" || o.command == "link" || o.command == "report" ||
+                             o.command == "diff")) {
       o.output = value();
     } else if (a == "--width" && o.command == "flame") {
       o.width = static_cast<double>(parse_count(a, value()));

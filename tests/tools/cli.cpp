@@ -677,6 +677,19 @@ TEST_SUITE("tools") {
     for (simdjson::dom::element row : simdjson::dom::array(same["all"]))
       CHECK(int64_t(row["diff_duration"]) == 0);
 
+    // The page: both runs' device time, the largest changes, the diff's JSON inside.
+    const std::string page = std::string(TRACEMODEL_TEST_BINARY_DIR) + "/diff.html";
+    const run_result html =
+        run("diff --iteration 1010 -o " + quoted(page) + " " + base + " " + test);
+    CHECK(html.status == 0);
+    CHECK(html.out == "wrote " + page + "\n");
+    const std::string text_of_page = tmtest::read_file(page);
+    CHECK(text_of_page.find("data-check=\"control_temporal_breakdown.0.kernel_time(ns)\"") !=
+          std::string::npos);
+    CHECK(text_of_page.find("data-check=\"all.") != std::string::npos);
+    CHECK(text_of_page.find("Names only in the test run (3)") != std::string::npos);
+    CHECK(text_of_page.find("\"test_temporal_breakdown\":[") != std::string::npos);
+
     // A step that one side lacks, one trace only, a bad device.
     const run_result missing = run("diff --iteration 7 " + base + " " + test, true);
     CHECK(missing.status == 1);
