@@ -73,6 +73,8 @@ int cmd_gpu(const options& o);
 int cmd_report(const options& o);
 /// `tracemodel diff CONTROL TEST`.
 int cmd_diff(const options& o);
+/// Writes `text` to `path`; false (having said why on stderr) when it cannot.
+bool write_page(const std::string& path, const std::string& text);
 /// The device analyses of `o.traces` (what reading repaired said on stderr).
 tmod::gpu_report gpu_report_of(const options& o, const tmod::gpu_report_options& go);
 /// `gpu --json`'s object.

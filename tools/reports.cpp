@@ -186,6 +186,14 @@ int cmd_patterns(const options& o, tmod::event_table& t) {
   return 0;
 }
 
+bool write_page(const std::string& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  bool ok = f != nullptr && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (f != nullptr && std::fclose(f) != 0) ok = false;
+  if (!ok) std::fprintf(stderr, "tracemodel: cannot write %s\n", path.c_str());
+  return ok;
+}
+
 void report_repairs(const std::string& trace, const tmod::anomaly_counts& a) {
   if (a.total() == 0) return;
   std::string what;
@@ -717,13 +725,7 @@ int cmd_diff(const options& o) {
                   side_of(control), test.path, side_of(test),
                   o.hta ? "Holistic Trace Analysis's" : "exact", unit),
       o.top == 0 ? 15 : o.top);
-  std::FILE* f = std::fopen(o.output.c_str(), "wb");
-  if (f == nullptr || std::fwrite(page.data(), 1, page.size(), f) != page.size()) {
-    if (f != nullptr) std::fclose(f);
-    std::fprintf(stderr, "tracemodel: cannot write %s\n", o.output.c_str());
-    return 1;
-  }
-  std::fclose(f);
+  if (!write_page(o.output, page)) return 1;
   std::printf("wrote %s\n", o.output.c_str());
   return 0;
 }

@@ -219,13 +219,7 @@ int cmd_report(const options& o) {
                                    : std::to_string(rep.ranks.size()) + " ranks");
   const std::string page =
       gpu_report_page(rep, gpu_json(o, rep), cpu.empty() ? "" : cpu.begin()->second, title);
-  std::FILE* f = std::fopen(o.output.c_str(), "wb");
-  if (f == nullptr || std::fwrite(page.data(), 1, page.size(), f) != page.size()) {
-    if (f != nullptr) std::fclose(f);
-    std::fprintf(stderr, "tracemodel: cannot write %s\n", o.output.c_str());
-    return 1;
-  }
-  std::fclose(f);
+  if (!write_page(o.output, page)) return 1;
   std::printf("wrote %s (%zu ranks)\n", o.output.c_str(), rep.ranks.size());
   return 0;
 }
