@@ -214,9 +214,8 @@ void diff(benchmark::State& state) {
   tmod::read_options o;
   o.keep_file_order = std::is_same_v<Policy, tmod::hta_trace_diff>;
   measured(state, [&] {
-    const auto sides = tmod::for_each_rank(files, o, [](std::int64_t, tmod::event_table& t) {
-      return Policy{}.step_totals_of(t);
-    });
+    const auto sides = tmod::for_each_rank(
+        files, o, [](std::int64_t, tmod::event_table& t) { return Policy{}.step_totals_of(t); });
     std::size_t rows = 0;
     for (const auto& [n, x] : sides[0].second.steps) {
       tmod::diff_selection s;

@@ -960,7 +960,8 @@ TEST_CASE("describe: the quantiles found by selection equal a sorted copy's, on 
   }
 }
 
-TEST_CASE("make_gpu_report: each rank's results equal the analyses called alone, and without series") {
+TEST_CASE(
+    "make_gpu_report: each rank's results equal the analyses called alone, and without series") {
   const std::string d = tmtest::data_path("kineto/");
   const std::vector<std::string> files = {d + "trace_filter_sampled_rank-0.json.gz",
                                           d + "trace_filter_sampled_rank-1.json.gz"};
