@@ -12,6 +12,7 @@
 //   diff/read/1M           reading two traces of a million events each (the baseline)
 //   diff/1M                reading them and comparing every step's and every event's totals
 //   diff_hta/1M            the same with HTA's rules (file order kept, its frame)
+//   critical_path/53MB     the critical path of the whole 53 MB trace (read once, outside)
 // The first run of each reports the peak resident memory (MB) beyond the process's start.
 // bench/gpu.sh times `tracemodel gpu --hta --json` as a whole process on the 53 MB trace.
 #include <benchmark/benchmark.h>
@@ -22,6 +23,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <tracemodel/algo/critical_path.hpp>
 #include <tracemodel/algo/trace_diff.hpp>
 #include <tracemodel/formats/chrome_trace_reader.hpp>
 #include <tracemodel/formats/gpu_report.hpp>
@@ -227,8 +229,21 @@ void diff(benchmark::State& state) {
   });
 }
 
+void critical_path_53mb(benchmark::State& state) {
+  const tmod::event_table t = tmod::read_chrome_trace_file(trace_53mb());
+  for (auto _ : state) {
+    const tmod::critical_path cp = tmod::critical_path_of(t);
+    benchmark::DoNotOptimize(cp.length);
+    state.counters["nodes"] = static_cast<double>(cp.nodes.size());
+  }
+}
+
 }  // namespace
 
+BENCHMARK(critical_path_53mb)
+    ->Name("critical_path/53MB")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(diff_read)->Name("diff/read/1M")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_TEMPLATE(diff, tmod::exact_trace_diff)
     ->Name("diff/1M")

@@ -49,6 +49,8 @@ struct options {
   std::optional<std::int64_t> rank;       ///< diff: the rank compared on both sides
   int device = 2;            ///< diff: the side the text shows (as tracemodel::diff_device: all)
   bool short_names = false;  ///< diff: HTA's short names
+  std::string annotation;    ///< critical-path: a part of the window's name (empty: all)
+  std::size_t instance = 0;  ///< critical-path: which of the events so named
 };
 
 /// A thread id as the file wrote it: a number, or a string.
@@ -73,6 +75,8 @@ int cmd_gpu(const options& o);
 int cmd_report(const options& o);
 /// `tracemodel diff CONTROL TEST`.
 int cmd_diff(const options& o);
+/// `tracemodel critical-path TRACE`.
+int cmd_critical_path(const options& o, tmod::event_table& t);
 /// Writes `text` to `path`; false (having said why on stderr) when it cannot.
 bool write_page(const std::string& path, const std::string& text);
 /// The device analyses of `o.traces` (what reading repaired said on stderr).

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <tracemodel/algo/comm_comp_overlap.hpp>
+#include <tracemodel/algo/critical_path.hpp>
 #include <tracemodel/algo/device_time.hpp>
 #include <tracemodel/algo/kernel_type_breakdown.hpp>
 #include <tracemodel/algo/key_averages.hpp>
@@ -727,6 +728,88 @@ int cmd_diff(const options& o) {
       o.top == 0 ? 15 : o.top);
   if (!write_page(o.output, page)) return 1;
   std::printf("wrote %s\n", o.output.c_str());
+  return 0;
+}
+
+int cmd_critical_path(const options& o, tmod::event_table& t) {
+  tmod::critical_path_options co;
+  co.annotation = o.annotation;
+  co.instance = o.instance;
+  const tmod::critical_path cp = tmod::critical_path_of(t, co);
+  if (!o.annotation.empty() && !cp.window)
+    throw tmod::input_error("no event named like '" + o.annotation + "' (occurrence " +
+                            std::to_string(o.instance) + ")");
+  std::size_t types[5] = {};
+  for (const tmod::cp_edge& e : cp.edges) ++types[static_cast<std::size_t>(e.type)];
+  std::map<tmod::event_index, std::int64_t> charged;  // each event's time on the path
+  for (const std::uint32_t k : cp.path)
+    if (const tmod::cp_edge& e = cp.edges[k]; e.charged != tmod::no_event)
+      charged[e.charged] += std::max<std::int64_t>(0, e.weight);
+  auto us = [](std::int64_t ns) { return static_cast<double>(ns) / 1000.0; };
+  if (o.json) {
+    std::string s;
+    tmod::json_output out = tmod::json_output::to_string(s);
+    out.raw("{\"policy\":\"exact\",\"unit\":\"us\",");
+    write_repairs(out, t.anomalies);
+    out.raw(",\"annotation\":").string(o.annotation).raw(",\"instance_id\":");
+    out.unsigned_integer(o.instance).raw(",\"success\":").raw(cp.acyclic ? "true" : "false");
+    out.raw(",\"nodes\":").unsigned_integer(cp.nodes.size());
+    out.raw(",\"edges\":").unsigned_integer(cp.edges.size()).raw(",\"edge_types\":{");
+    bool first = true;
+    for (std::size_t k = 0; k < 5; ++k) {
+      if (types[k] == 0) continue;
+      out.raw(first ? "" : ",").string(tmod::cp_edge_type_names[k]).ch(':');
+      out.unsigned_integer(types[k]);
+      first = false;
+    }
+    out.raw("},\"critical_path_events\":").unsigned_integer(cp.events.size());
+    out.raw(",\"critical_path_length_us\":").floating(us(cp.length)).raw(",\"bound_by_us\":{");
+    first = true;
+    for (const auto& [cause, ns] : cp.bound_by) {
+      out.raw(first ? "" : ",").string(cause).ch(':').floating(us(ns));
+      first = false;
+    }
+    out.raw("},\"top_events\":[");
+    std::vector<std::pair<std::int64_t, tmod::event_index>> top;
+    for (const auto& [e, ns] : charged) top.emplace_back(-ns, e);
+    std::sort(top.begin(), top.end());
+    for (std::size_t k = 0; k < top.size() && k < (o.top == 0 ? 10 : o.top); ++k) {
+      const auto& e = t.events[top[k].second];
+      out.raw(k ? ",\n" : "\n").raw("{\"name\":").string(t.name(e)).raw(",\"ts_ns\":");
+      out.integer(e.start_ns).raw(",\"on_path_us\":").floating(us(-top[k].first)).ch('}');
+    }
+    out.raw("]}\n");
+    out.flush();
+    std::fputs(s.c_str(), stdout);
+    return 0;
+  }
+  std::printf("critical path (exact rules) of %s\n",
+              o.annotation.empty() ? "the whole trace"
+                                   : (o.annotation + " #" + std::to_string(o.instance)).c_str());
+  if (cp.window)
+    std::printf("  window %lld to %lld ns\n", static_cast<long long>(cp.window->first),
+                static_cast<long long>(cp.window->second));
+  std::printf(
+      "  %zu nodes, %zu edges: %zu operator, %zu dependency, %zu launch, %zu kernel to "
+      "kernel, %zu sync%s\n",
+      cp.nodes.size(), cp.edges.size(), types[0], types[1], types[2], types[3], types[4],
+      cp.acyclic ? "" : " (a cycle: its nodes are left out)");
+  std::printf("  length %.3f us over %zu events\n", us(cp.length), cp.events.size());
+  for (const auto& [cause, ns] : cp.bound_by)
+    if (!cause.empty())
+      std::printf(
+          "  %-28s %14.3f us %6.2f%%\n", cause.c_str(), us(ns),
+          cp.length > 0 ? 100.0 * static_cast<double>(ns) / static_cast<double>(cp.length) : 0.0);
+  std::vector<std::pair<std::int64_t, tmod::event_index>> top;
+  for (const auto& [e, ns] : charged) top.emplace_back(-ns, e);
+  std::sort(top.begin(), top.end());
+  std::printf("\ntop contributors\n");
+  for (std::size_t k = 0; k < top.size() && k < (o.top == 0 ? 10 : o.top); ++k) {
+    const auto& e = t.events[top[k].second];
+    std::string name(t.name(e));
+    if (name.size() > 70) name = name.substr(0, 67) + "...";
+    std::printf("  %14.3f us  %s\n", us(-top[k].first), name.c_str());
+  }
   return 0;
 }
 

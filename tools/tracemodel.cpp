@@ -267,6 +267,12 @@ constexpr const char* usage_text =
     "            --hta                          Holistic Trace Analysis's rules and columns\n"
     "            -o FILE.html                   a page: both runs' device time side by side\n"
     "                                           and the largest changes\n"
+    "  critical-path  the longest chain of dependent host ops, launches and device work,\n"
+    "          and what its time is spent on (cpu_bound, gpu_compute_bound, ...)\n"
+    "            --annotation NAME              the window: an event whose name contains NAME\n"
+    "                                           (default: the whole trace)\n"
+    "            --instance N                   its N-th occurrence, from 0 (default: 0)\n"
+    "            --top K                        events shown (default: 10)\n"
     "\n"
     "options of every command:\n"
     "  --json  machine-readable output on stdout\n"
@@ -297,7 +303,8 @@ options parse(int argc, char** argv) {
   }
   if (o.command != "stats" && o.command != "tree" && o.command != "links" &&
       o.command != "patterns" && o.command != "flame" && o.command != "link" &&
-      o.command != "gpu" && o.command != "report" && o.command != "diff")
+      o.command != "gpu" && o.command != "report" && o.command != "diff" &&
+      o.command != "critical-path")
     throw usage_error{"unknown command '" + o.command + "'"};
   for (int i = 2; i < argc; ++i) {
     const std::string_view a = argv[i];
@@ -331,7 +338,12 @@ options parse(int argc, char** argv) {
         o.sort = tmod::sort_by::self_device;
       else
         throw usage_error{"--sort takes self, total, count, device or self-device"};
-    } else if (a == "--top" && (o.command == "stats" || o.command == "diff")) {
+    } else if (a == "--annotation" && o.command == "critical-path") {
+      o.annotation = value();
+    } else if (a == "--instance" && o.command == "critical-path") {
+      o.instance = parse_count(a, value());
+    } else if (a == "--top" &&
+               (o.command == "stats" || o.command == "diff" || o.command == "critical-path")) {
       o.top = parse_count(a, value());
     } else if (a == "--iteration" && o.command == "diff") {
       o.iteration = static_cast<std::int64_t>(parse_count(a, value()));
@@ -432,12 +444,13 @@ int main(int argc, char** argv) {
     if (o.command == "diff") return cmd_diff(o);
     tmod::event_table t = read(o);
     if (o.command != "links") tmod::analyze(t);  // one unit instantiates the analysis
-    const int status = o.command == "stats"      ? cmd_stats(o, t)
-                       : o.command == "tree"     ? cmd_tree(o, t)
-                       : o.command == "patterns" ? cmd_patterns(o, t)
-                       : o.command == "flame"    ? cmd_flame(o, t)
-                       : o.command == "link"     ? cmd_link(o, t)
-                                                 : cmd_links(o, t);
+    const int status = o.command == "stats"           ? cmd_stats(o, t)
+                       : o.command == "tree"          ? cmd_tree(o, t)
+                       : o.command == "patterns"      ? cmd_patterns(o, t)
+                       : o.command == "flame"         ? cmd_flame(o, t)
+                       : o.command == "link"          ? cmd_link(o, t)
+                       : o.command == "critical-path" ? cmd_critical_path(o, t)
+                                                      : cmd_links(o, t);
     report_repairs(o.trace, t.anomalies);  // what reading and the analysis repaired
     return status;
   } catch (const tmod::input_error& e) {

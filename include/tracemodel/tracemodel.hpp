@@ -10,6 +10,7 @@
 #include "tracemodel/algo/annotation_breakdown.hpp"
 #include "tracemodel/algo/comm_comp_overlap.hpp"
 #include "tracemodel/algo/concepts.hpp"
+#include "tracemodel/algo/critical_path.hpp"
 #include "tracemodel/algo/describe.hpp"
 #include "tracemodel/algo/device_time.hpp"
 #include "tracemodel/algo/et_link.hpp"

@@ -40,11 +40,12 @@ TEST_CASE("trace diff as HTA: trace_compare base against test, rank 1, iteration
       {"ProfilerStep#1010", 122149}, {"aten::as_strided", 0}, {"aten::empty", 0},
       {"cudaEventQuery", 4},         {"cudaLaunchKernel", 4}, {"nccl:all_reduce", 67}};
   REQUIRE(base_cpu.by_name.size() == want.size());
-  for (const auto& [name, duration] : want) {
+  for (const auto& w : want) {
+    const std::string& name = w.first;  // (clang 14 cannot capture a structured binding)
     CAPTURE(name);
     REQUIRE(base_cpu.by_name.count(name) == 1);
     CHECK(base_cpu.by_name.at(name).count == 1);
-    CHECK(base_cpu.by_name.at(name).duration == duration);
+    CHECK(base_cpu.by_name.at(name).duration == w.second);
   }
   diff_selection gpu{.iteration = 1010, .device = diff_device::gpu};
   CHECK(hta.totals(base, gpu).by_name.size() == 1);  // one kernel

@@ -697,4 +697,30 @@ TEST_SUITE("tools") {
     CHECK(run("diff " + base).status == 2);
     CHECK(run("diff --device tpu " + base + " " + test).status == 2);
   }
+
+  TEST_CASE("tracemodel critical-path: the summary, HTA's key names in --json, errors") {
+    const std::string trace =
+        quoted(tmtest::data_path("kineto/critical_path_cuda_event_sync_event_sync_trace.json.gz"));
+    const run_result r = run("critical-path --json --annotation ProfilerStep " + trace);
+    REQUIRE(r.status == 0);
+    simdjson::dom::parser p;
+    const simdjson::dom::element got = p.parse(r.out);
+    CHECK(int64_t(got["nodes"]) == 54);
+    CHECK(int64_t(got["edges"]) == 57);
+    CHECK(int64_t(got["edge_types"]["critical_path_sync_dependency"]) == 4);
+    CHECK(double(got["critical_path_length_us"]) == 2411.0);
+    CHECK(double(got["bound_by_us"]["cpu_bound"]) == 2365.0);
+    CHECK(bool(got["success"]));
+    CHECK(std::string_view(simdjson::dom::array(got["top_events"]).at(0)["name"]) == "aten::empty");
+    const run_result text = run("critical-path --annotation ProfilerStep " + trace);
+    CHECK(text.status == 0);
+    CHECK(text.out.find("54 nodes, 57 edges: 38 operator, 10 dependency, 5 launch") !=
+          std::string::npos);
+    CHECK(text.out.find("cpu_bound                          2365.000 us  98.09%") !=
+          std::string::npos);
+    const run_result missing = run("critical-path --annotation NoSuchStep " + trace, true);
+    CHECK(missing.status == 1);
+    CHECK(missing.out.find("no event named like 'NoSuchStep'") != std::string::npos);
+    CHECK(run("critical-path --instance x " + trace).status == 2);
+  }
 }

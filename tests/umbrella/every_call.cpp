@@ -155,6 +155,9 @@ TEST_SUITE("umbrella") {
     CHECK(tmod::top_regressions(same, 3).empty());
     CHECK(tmod::hta_trace_diff{}.step_totals_of(gpu).iterations().empty());
     CHECK(tmod::shorten_name("void k<int>(float)") == "k");
+    const tmod::critical_path cp = tmod::critical_path_of(gpu);
+    CHECK(cp.length == 8000);  // the call's start to the kernel's (launch delay), then the kernel
+    CHECK(cp.bound_by.at("gpu_compute_bound") == 4000);
 
     // Threads and memory.
     tmod::analyze_options own;

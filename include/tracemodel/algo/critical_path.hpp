@@ -1,0 +1,358 @@
+// tracemodel/algo — what bounds a stretch of a trace: the dependency graph of its host ops,
+// launch calls and device work, and its longest path.
+//
+//   const tracemodel::critical_path cp = tracemodel::critical_path_of(table);      // whole trace
+//   const auto step = tracemodel::critical_path_of(table, {.annotation = "ProfilerStep"});
+//   for (const auto& [cause, ns] : cp.bound_by) ...   // cpu_bound, gpu_compute_bound, ...
+//
+// The exact rules (nanoseconds as stated). The window: the `instance`-th event (0-based, in
+// table order) whose name contains `annotation`, or the whole trace when `annotation` is empty.
+// Nodes: the start and the end of every host op and launch call (runtime or driver, any API)
+// that starts in the window, and of the device work that those calls launched (`device_view`).
+// Edges, each weighted by the time from its source to its destination unless said otherwise:
+//  - per thread, along the nesting of its host events (user annotations nest the others but
+//    are not nodes): into an event's start from the node before it, out of its end to the node
+//    after it (`operator`), and between two top-level events of a thread `dependency` (weight 0);
+//  - per device and stream, each piece of work's start to its end (`operator`); into its start
+//    from its launching call's start when the stream was idle when the call started
+//    (`kernel_launch_delay`), else from the end of the work before it on the stream
+//    (`kernel_kernel_delay`);
+//  - a synchronization record (`cuda_sync` named `... Sync`: context, stream or event) ties the
+//    end of the last work that ended before it (on its stream; for a context sync, or a record
+//    without a stream, on its device) to the end of the call that waited (`sync_dependency`,
+//    weight 0), whose own time is then no host time. A stream's wait for an event holds no host.
+// Nodes are numbered in time order (then by event, a start before its end). The longest path is
+// found over a topological order of the graph (an edge at one instant may go to a lower number):
+// no recursion; a cycle, which only events of one instant could make, is reported.
+// Each edge on the path is charged to a cause: an `operator` edge to its event (a host event
+// `cpu_bound`, device work `gpu_communication_bound` when the classifier names it
+// communication, else `gpu_compute_bound`); launch and kernel-to-kernel edges to
+// `gpu_kernel_launch_overhead` and `gpu_kernel_kernel_overhead`; dependency and sync edges to
+// nothing.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <queue>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tracemodel/algo/device_time.hpp"
+#include "tracemodel/config.hpp"
+#include "tracemodel/detail/flat_map.hpp"
+#include "tracemodel/model/table.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+
+enum class cp_edge_type : std::uint8_t {
+  operator_kernel,
+  dependency,
+  kernel_launch_delay,
+  kernel_kernel_delay,
+  sync_dependency
+};
+/// HTA's names of the edge types.
+inline constexpr std::string_view cp_edge_type_names[] = {
+    "critical_path_operator", "critical_path_dependency", "critical_path_kernel_launch_delay",
+    "critical_path_kernel_kernel_delay", "critical_path_sync_dependency"};
+
+struct cp_node {
+  event_index event = no_event;
+  std::int64_t ts = 0;  ///< ns
+  bool start = true;
+};
+
+struct cp_edge {
+  std::uint32_t from = 0, to = 0;  ///< node ids
+  std::int64_t weight = 0;         ///< ns
+  cp_edge_type type = cp_edge_type::operator_kernel;
+  event_index charged = no_event;  ///< the event an operator edge's time belongs to
+};
+
+struct critical_path_options {
+  std::string annotation;  ///< a part of the window's event name; empty: the whole trace
+  std::size_t instance = 0;
+  kernel_classifier classifier{};
+};
+
+struct critical_path {
+  std::vector<cp_node> nodes;  ///< in time order (ts, then starts before ends, then event)
+  std::vector<cp_edge> edges;
+  std::vector<std::uint32_t> path;               ///< the critical edges, in order
+  std::vector<event_index> events;               ///< the events on the path, each once, in order
+  std::int64_t length = 0;                       ///< ns
+  std::map<std::string, std::int64_t> bound_by;  ///< ns per cause
+  bool acyclic = true;  ///< else the nodes on a cycle (at one instant) are left out of the path
+  std::optional<std::pair<std::int64_t, std::int64_t>> window;  ///< [start, end) ns
+};
+
+namespace detail {
+/// The longest path of a graph over `nodes` nodes: the edges on it, in order, taking the nodes
+/// in a topological order (Kahn's, the lowest id first among the ready ones); negative weights
+/// count as 0; ties go to the edge met first. Nodes on a cycle are left out, and `*acyclic`
+/// says whether there was one.
+inline std::vector<std::uint32_t> longest_path(std::size_t nodes, const std::vector<cp_edge>& edges,
+                                               std::int64_t* length, bool* acyclic) {
+  constexpr std::uint32_t none = ~std::uint32_t{0};
+  std::vector<std::vector<std::uint32_t>> out(nodes);
+  std::vector<std::uint32_t> pending(nodes, 0);
+  for (std::uint32_t k = 0; k < edges.size(); ++k) {
+    out[edges[k].from].push_back(k);
+    ++pending[edges[k].to];
+  }
+  std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>> ready;
+  for (std::uint32_t v = 0; v < nodes; ++v)
+    if (pending[v] == 0) ready.push(v);
+  std::vector<std::int64_t> best(nodes, 0);
+  std::vector<std::uint32_t> via(nodes, none);
+  std::size_t done = 0;
+  std::uint32_t end = none;
+  while (!ready.empty()) {
+    const std::uint32_t u = ready.top();
+    ready.pop();
+    ++done;
+    if (end == none || best[u] > best[end]) end = u;
+    for (const std::uint32_t k : out[u]) {
+      const std::uint32_t w = edges[k].to;
+      const std::int64_t d = best[u] + std::max<std::int64_t>(0, edges[k].weight);
+      if (via[w] == none || d > best[w]) {
+        best[w] = d;
+        via[w] = k;
+      }
+      if (--pending[w] == 0) ready.push(w);
+    }
+  }
+  *acyclic = done == nodes;
+  *length = end == none ? 0 : best[end];
+  std::vector<std::uint32_t> path;
+  for (std::uint32_t v = end; v != none && via[v] != none; v = edges[via[v]].from)
+    path.push_back(via[v]);
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+}  // namespace detail
+
+/// The critical path of `t` (see above).
+template <class Schema>
+[[nodiscard]] critical_path critical_path_of(const basic_event_table<Schema>& t,
+                                             const critical_path_options& o = {}) {
+  critical_path cp;
+  std::int64_t from = std::numeric_limits<std::int64_t>::min();
+  std::int64_t to = std::numeric_limits<std::int64_t>::max();
+  if (!o.annotation.empty()) {
+    std::size_t seen = 0;
+    for (const auto& e : t.events) {
+      if (t.name(e).find(o.annotation) == std::string_view::npos || e.end_ns() == no_end_ns)
+        continue;
+      if (seen++ == o.instance) {
+        from = e.start_ns;
+        to = e.end_ns();
+        cp.window.emplace(from, to);
+        break;
+      }
+    }
+    if (!cp.window) return cp;  // no such instance: an empty graph
+  }
+  auto inside = [&](std::int64_t ts) { return from <= ts && ts <= to; };
+  const device_view v(t, o.classifier);
+
+  // The events that are nodes, and their host nesting per thread.
+  struct item {
+    event_index event;
+    std::int64_t start, end;
+    bool node;  // else a user annotation: nests, is no node
+  };
+  std::map<thread_key, std::vector<item>> threads;
+  std::vector<event_index> node_events;
+  for (event_index i = 0; i < t.size(); ++i) {
+    const auto& e = t.events[i];
+    const std::int64_t end = e.end_ns();
+    if (e.instant_scope != 0 || end == no_end_ns || !inside(e.start_ns)) continue;
+    const activity_type a = t.activity(e);
+    const bool call = is_launch_call(a) &&
+                      e.template get_if<event_kind::device_activity>() != nullptr &&
+                      e.template get_if<event_kind::device_activity>()->stream < 0;
+    if (a == activity_type::cpu_op || call) {
+      threads[e.tid].push_back({i, e.start_ns, end, true});
+      node_events.push_back(i);
+    } else if (a == activity_type::user_annotation) {
+      threads[e.tid].push_back({i, e.start_ns, end, false});
+    }
+  }
+  detail::flat_map<std::uint8_t> host_node;  // events of the window that are host nodes
+  for (const event_index i : node_events) host_node.try_emplace(i, 1);
+  std::vector<const device_work*> work;
+  for (const device_work& w : v.work)
+    if (is_queued_work(w.activity) && w.call != no_event && host_node.find(w.call) != nullptr) {
+      work.push_back(&w);
+      node_events.push_back(w.event);
+    }
+
+  // Nodes in time order.
+  for (const event_index i : node_events) {
+    const auto& e = t.events[i];
+    cp.nodes.push_back({i, e.start_ns, true});
+    cp.nodes.push_back({i, e.end_ns(), false});
+  }
+  std::stable_sort(cp.nodes.begin(), cp.nodes.end(), [](const cp_node& a, const cp_node& b) {
+    if (a.ts != b.ts) return a.ts < b.ts;
+    if (a.event != b.event) return a.event < b.event;
+    return a.start && !b.start;
+  });
+  detail::flat_map<std::uint32_t> start_of(node_events.size()), end_of(node_events.size());
+  for (std::uint32_t k = 0; k < cp.nodes.size(); ++k)
+    (cp.nodes[k].start ? start_of : end_of).try_emplace(cp.nodes[k].event, k);
+  auto start_node = [&](event_index i) { return *start_of.find(i); };
+  auto end_node = [&](event_index i) { return *end_of.find(i); };
+  auto add = [&](std::uint32_t a, std::uint32_t b, cp_edge_type type, event_index charged) {
+    const bool timed = type != cp_edge_type::dependency && type != cp_edge_type::sync_dependency;
+    cp.edges.push_back({a, b, timed ? cp.nodes[b].ts - cp.nodes[a].ts : 0, type, charged});
+  };
+
+  // The host's waits: context, stream and event syncs (not a stream's wait for an event, which
+  // does not hold the host), each with the call that waited.
+  struct host_sync {
+    event_index call;
+    std::int64_t end, stream;
+    std::int32_t device;
+    bool any_stream;
+  };
+  std::vector<host_sync> syncs;
+  {
+    detail::flat_map<event_index> call_of(v.calls.size());
+    for (const launch_call& c : v.calls) call_of.insert_or_assign(c.correlation, c.event);
+    for (const auto& e : t.events) {
+      const auto* d = e.template get_if<event_kind::device_activity>();
+      if (d == nullptr || d->activity != activity_type::cuda_sync || d->correlation_id == 0 ||
+          e.instant_scope != 0)
+        continue;
+      const std::string_view n = t.strings.view(d->name);
+      if (!n.ends_with("Sync")) continue;
+      const event_index* c = call_of.find(d->correlation_id);
+      if (c == nullptr || host_node.find(*c) == nullptr) continue;
+      syncs.push_back(
+          {*c, d->end_ns, d->stream, d->device, n.starts_with("Context") || d->stream < 0});
+    }
+  }
+  std::vector<bool> waits(t.size(), false);  // calls whose time a sync explains
+  for (const host_sync& s : syncs) waits[s.call] = true;
+
+  // Host: along each thread's nesting.
+  for (auto& [tid, items] : threads) {
+    std::stable_sort(items.begin(), items.end(), [](const item& a, const item& b) {
+      return a.start != b.start ? a.start < b.start : a.end > b.end;
+    });
+    std::vector<const item*> open;  // the enclosing events
+    std::optional<std::uint32_t> last;
+    event_index last_event = no_event;
+    int depth = 0;  // open node events
+    auto close_until = [&](std::int64_t ts) {
+      while (!open.empty() && open.back()->end <= ts) {
+        const item* x = open.back();
+        open.pop_back();
+        if (!x->node) continue;
+        --depth;
+        const std::uint32_t e = end_node(x->event);
+        if (last) {
+          add(*last, e, cp_edge_type::operator_kernel, x->event);
+          if (waits[x->event]) cp.edges.back().weight = 0;  // explained by its sync edge
+        }
+        last = e;
+        last_event = x->event;
+      }
+    };
+    for (const item& x : items) {
+      close_until(x.start);
+      if (x.node) {
+        const std::uint32_t s = start_node(x.event);
+        if (last) {
+          if (depth == 0) {
+            add(*last, s, cp_edge_type::dependency, no_event);
+          } else {
+            event_index parent = no_event;  // the gap belongs to the enclosing node event
+            for (auto it = open.rbegin(); it != open.rend(); ++it)
+              if ((*it)->node) {
+                parent = (*it)->event;
+                break;
+              }
+            add(*last, s, cp_edge_type::operator_kernel,
+                cp.nodes[*last].start ? last_event : parent);
+          }
+        }
+        last = s;
+        last_event = x.event;
+        ++depth;
+      }
+      open.push_back(&x);
+    }
+    close_until(std::numeric_limits<std::int64_t>::max());
+  }
+
+  // Device: per stream, in start order.
+  std::stable_sort(work.begin(), work.end(),
+                   [](const device_work* a, const device_work* b) { return a->start < b->start; });
+  std::map<std::pair<std::int32_t, std::int64_t>, const device_work*> previous;
+  for (const device_work* w : work) {
+    add(start_node(w->event), end_node(w->event), cp_edge_type::operator_kernel, w->event);
+    const device_work*& p = previous[{w->device, w->stream}];
+    if (p == nullptr || p->end <= w->launched)
+      add(start_node(w->call), start_node(w->event), cp_edge_type::kernel_launch_delay, no_event);
+    else
+      add(end_node(p->event), start_node(w->event), cp_edge_type::kernel_kernel_delay, w->event);
+    p = w;
+  }
+
+  // Synchronization: the last work to end before the sync ended, to the waiting call's end.
+  for (const host_sync& s : syncs) {
+    const device_work* src = nullptr;
+    for (const device_work* w : work)  // (few syncs in a window)
+      if (w->end <= s.end && (s.device < 0 || w->device == s.device) &&
+          (s.any_stream || w->stream == s.stream) && (src == nullptr || w->end > src->end))
+        src = w;
+    if (src != nullptr)
+      add(end_node(src->event), end_node(s.call), cp_edge_type::sync_dependency, no_event);
+  }
+
+  // The longest path and its causes.
+  cp.path = detail::longest_path(cp.nodes.size(), cp.edges, &cp.length, &cp.acyclic);
+  detail::flat_map<std::uint8_t> seen;
+  cp.bound_by[""] = 0;  // dependency and sync edges: charged to nothing (HTA lists it too)
+  for (const std::uint32_t k : cp.path) {
+    const cp_edge& e = cp.edges[k];
+    for (const std::uint32_t n : {e.from, e.to})
+      if (seen.try_emplace(cp.nodes[n].event, 1).second) cp.events.push_back(cp.nodes[n].event);
+    std::string cause;
+    switch (e.type) {
+      case cp_edge_type::kernel_launch_delay:
+        cause = "gpu_kernel_launch_overhead";
+        break;
+      case cp_edge_type::kernel_kernel_delay:
+        cause = "gpu_kernel_kernel_overhead";
+        break;
+      case cp_edge_type::operator_kernel: {
+        const auto* d = e.charged == no_event
+                            ? nullptr
+                            : t.events[e.charged].template get_if<event_kind::device_activity>();
+        if (d == nullptr || d->stream < 0)
+          cause = "cpu_bound";
+        else if (o.classifier.communication(t.strings.view(d->name)))
+          cause = "gpu_communication_bound";
+        else
+          cause = "gpu_compute_bound";
+        break;
+      }
+      default:
+        break;
+    }
+    cp.bound_by[cause] += std::max<std::int64_t>(0, e.weight);
+  }
+  return cp;
+}
+
+TRACEMODEL_END_NAMESPACE
