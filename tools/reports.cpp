@@ -28,6 +28,7 @@
 #include <tracemodel/algo/trace_diff.hpp>
 #include <tracemodel/algo/walk.hpp>
 #include <tracemodel/formats/counter_tracks.hpp>
+#include <tracemodel/formats/critical_path_overlay.hpp>
 #include <tracemodel/formats/device_properties.hpp>
 #include <tracemodel/formats/gpu_report.hpp>
 #include <tracemodel/formats/json_output.hpp>
@@ -746,6 +747,11 @@ int cmd_critical_path(const options& o, tmod::event_table& t) {
     if (const tmod::cp_edge& e = cp.edges[k]; e.charged != tmod::no_event)
       charged[e.charged] += std::max<std::int64_t>(0, e.weight);
   auto us = [](std::int64_t ns) { return static_cast<double>(ns) / 1000.0; };
+  if (!o.output.empty()) {
+    tmod::write_critical_path_overlay(t, cp, o.output);
+    std::printf("wrote %s (%zu critical events)\n", o.output.c_str(), cp.events.size());
+    return 0;
+  }
   if (o.json) {
     std::string s;
     tmod::json_output out = tmod::json_output::to_string(s);

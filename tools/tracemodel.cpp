@@ -273,6 +273,8 @@ constexpr const char* usage_text =
     "                                           (default: the whole trace)\n"
     "            --instance N                   its N-th occurrence, from 0 (default: 0)\n"
     "            --top K                        events shown (default: 10)\n"
+    "            -o OVERLAID.json               the trace with the path drawn on it: its events\n"
+    "                                           marked args.critical, its edges as flows\n"
     "\n"
     "options of every command:\n"
     "  --json  machine-readable output on stdout\n"
@@ -375,7 +377,7 @@ options parse(int argc, char** argv) {
       if (!o.trace.empty()) throw usage_error{"more than one trace given"};
       o.trace = value();
     } else if (a == "-o" && (o.command == "flame" || o.command == "link" || o.command == "report" ||
-                             o.command == "diff")) {
+                             o.command == "diff" || o.command == "critical-path")) {
       o.output = value();
     } else if (a == "--width" && o.command == "flame") {
       o.width = static_cast<double>(parse_count(a, value()));

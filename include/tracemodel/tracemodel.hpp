@@ -37,6 +37,7 @@
 #include "tracemodel/formats/chrome_trace_reader.hpp"
 #include "tracemodel/formats/chrome_trace_writer.hpp"
 #include "tracemodel/formats/counter_tracks.hpp"
+#include "tracemodel/formats/critical_path_overlay.hpp"
 #include "tracemodel/formats/device_properties.hpp"
 #include "tracemodel/formats/execution_trace.hpp"
 #include "tracemodel/formats/execution_trace_writer.hpp"

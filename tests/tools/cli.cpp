@@ -718,6 +718,33 @@ TEST_SUITE("tools") {
           std::string::npos);
     CHECK(text.out.find("cpu_bound                          2365.000 us  98.09%") !=
           std::string::npos);
+    // The overlaid trace: the path's events marked, its edges between events as flows (which a
+    // reader that does not know their category counts as records it does not model).
+    const std::string overlaid = std::string(TRACEMODEL_TEST_BINARY_DIR) + "/overlaid.json";
+    const run_result written =
+        run("critical-path --annotation ProfilerStep -o " + quoted(overlaid) + " " + trace);
+    CHECK(written.status == 0);
+    CHECK(written.out == "wrote " + overlaid + " (20 critical events)\n");
+    simdjson::dom::parser o;
+    const simdjson::dom::element doc = o.load(overlaid);
+    std::size_t marked = 0;
+    std::map<int64_t, std::string> flows;  // id -> phases seen
+    for (simdjson::dom::element e : simdjson::dom::array(doc["traceEvents"])) {
+      int64_t critical = 0;
+      if (e["args"]["critical"].get(critical) == simdjson::SUCCESS && critical == 1) ++marked;
+      std::string_view cat;
+      if (e["cat"].get(cat) == simdjson::SUCCESS && cat == "critical_path")
+        flows[int64_t(e["id"])] += std::string(std::string_view(e["ph"]));
+    }
+    CHECK(marked == 20);
+    REQUIRE(!flows.empty());
+    for (const auto& f : flows) CHECK(f.second == "sf");
+    const event_table back = read_chrome_trace_file(overlaid);
+    const event_table original = read_chrome_trace_file(
+        tmtest::data_path("kineto/critical_path_cuda_event_sync_event_sync_trace.json.gz"));
+    CHECK(back.size() == original.size());
+    CHECK(back.anomalies[anomaly::unsupported_record] == 2 * flows.size());
+
     const run_result missing = run("critical-path --annotation NoSuchStep " + trace, true);
     CHECK(missing.status == 1);
     CHECK(missing.out.find("no event named like 'NoSuchStep'") != std::string::npos);

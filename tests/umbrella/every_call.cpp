@@ -158,6 +158,10 @@ TEST_SUITE("umbrella") {
     const tmod::critical_path cp = tmod::critical_path_of(gpu);
     CHECK(cp.length == 8000);  // the call's start to the kernel's (launch delay), then the kernel
     CHECK(cp.bound_by.at("gpu_compute_bound") == 4000);
+    std::string overlaid;
+    tmod::json_output oo = tmod::json_output::to_string(overlaid);
+    tmod::write_critical_path_overlay(gpu, cp, oo);
+    CHECK(overlaid.find("\"critical\":1") != std::string::npos);
 
     // Threads and memory.
     tmod::analyze_options own;

@@ -41,14 +41,19 @@ TRACEMODEL_BEGIN_NAMESPACE
 /// Events a caller adds to a written trace (see `write_chrome_trace`).
 using extra_events = std::function<void(json_output& out, std::int64_t base_time_ns,
                                         const std::function<void()>& next_event)>;
+/// Args a caller adds to the table's events: called for each event with its index and a
+/// function that starts an arg of the given key and returns the output for its value.
+using extra_args =
+    std::function<void(event_index, const std::function<json_output&(std::string_view key)>& arg)>;
 
 namespace detail {
 
 template <class Table>
 class chrome_writer {
  public:
-  chrome_writer(const Table& t, json_output& out, const extra_events* extra = nullptr)
-      : t_(t), out_(out), extra_(extra) {}
+  chrome_writer(const Table& t, json_output& out, const extra_events* extra = nullptr,
+                const extra_args* args = nullptr)
+      : t_(t), out_(out), extra_(extra), args_(args) {}
 
   void write() {
     base_ = base_time();
@@ -132,6 +137,9 @@ class chrome_writer {
       if (op->unfinished()) arg("finished").boolean(false);
     }
     for (const attribute& a : t_.attrs_of(e)) write_attr(a);
+    if (args_ != nullptr && *args_)
+      (*args_)(static_cast<event_index>(&e - t_.events.data()),
+               [this](std::string_view key) -> json_output& { return arg(key); });
     out_.raw("}}");
   }
 
@@ -364,6 +372,7 @@ class chrome_writer {
   const Table& t_;
   json_output& out_;
   const extra_events* extra_;
+  const extra_args* args_;
   std::int64_t base_ = 0;
   bool first_ = true;
   bool first_arg_ = true;
@@ -383,6 +392,13 @@ template <class Schema>
 void write_chrome_trace(const basic_event_table<Schema>& t, json_output& out,
                         const extra_events& extra) {
   detail::chrome_writer<basic_event_table<Schema>>(t, out, &extra).write();
+}
+
+/// The same, with args of the caller's on the table's events too (the critical path's marks).
+template <class Schema>
+void write_chrome_trace(const basic_event_table<Schema>& t, json_output& out,
+                        const extra_events& extra, const extra_args& args) {
+  detail::chrome_writer<basic_event_table<Schema>>(t, out, &extra, &args).write();
 }
 
 /// The Chrome trace of `t` as a string.
@@ -410,6 +426,15 @@ void write_chrome_trace_file(const basic_event_table<Schema>& t, const std::stri
   trace_file_sink file(path);
   json_output out(file.as_sink());
   write_chrome_trace(t, out, extra);
+  file.commit();
+}
+/// The same, with the caller's events and args.
+template <class Schema>
+void write_chrome_trace_file(const basic_event_table<Schema>& t, const std::string& path,
+                             const extra_events& extra, const extra_args& args) {
+  trace_file_sink file(path);
+  json_output out(file.as_sink());
+  write_chrome_trace(t, out, extra, args);
   file.commit();
 }
 
