@@ -124,10 +124,39 @@ inline std::string temporal_section(const tmod::gpu_report& rep, const std::stri
   return h + "</table>\n";
 }
 
+/// A rank's critical path, as the report shows it.
+struct critical_path_summary {
+  std::int64_t rank = 0;
+  std::string window;  ///< "ProfilerStep#3", or "the whole trace"
+  std::size_t nodes = 0, edges = 0, events = 0;
+  std::int64_t length = 0;                                ///< ns
+  std::map<std::string, std::int64_t> bound_by;           ///< ns per cause
+  std::vector<std::pair<std::string, std::int64_t>> top;  ///< events by time on the path
+};
+
+/// The summaries as rows of the report's JSON (`critical_path`, times in us).
+inline std::string critical_path_rows(const std::vector<critical_path_summary>& cps) {
+  std::string s = "[";
+  for (std::size_t k = 0; k < cps.size(); ++k) {
+    const critical_path_summary& c = cps[k];
+    s += fmt::format(
+        "{}{{\"rank\":{},\"nodes\":{},\"edges\":{},\"critical_path_events\":{},"
+        "\"critical_path_length_us\":{}",
+        k ? ",\n" : "\n", c.rank, c.nodes, c.edges, c.events,
+        static_cast<double>(c.length) / 1000.0);
+    for (const auto& [cause, ns] : c.bound_by)
+      if (!cause.empty())
+        s += fmt::format(",\"{}_us\":{}", cause, static_cast<double>(ns) / 1000.0);
+    s += "}";
+  }
+  return s + "]";
+}
+
 /// The page. `json` is `gpu --json`'s object for the same report, `cpu` the stats table of a
-/// rank (or empty).
+/// rank (or empty), `cps` each rank's critical path.
 inline std::string gpu_report_page(const tmod::gpu_report& rep, const std::string& json,
-                                   const std::string& cpu, const std::string& title) {
+                                   const std::string& cpu, const std::string& title,
+                                   const std::vector<critical_path_summary>& cps = {}) {
   using report_html::checked;
   using report_html::escape;
   const std::string unit(rep.unit);
@@ -265,6 +294,39 @@ inline std::string gpu_report_page(const tmod::gpu_report& rep, const std::strin
         lo, unit, hi, unit, delays.size(), delays[delays.size() / 2], unit);
   } else {
     h += "<p>No launches.</p>\n";
+  }
+
+  // What bounds each rank's first step: its critical path's causes, and its top events.
+  if (!cps.empty()) {
+    h += "<h2>Critical path</h2>\n<table><tr><th>rank</th><th>window</th><th>length (us)</th>"
+         "<th>cause</th><th>time (us)</th><th>share</th></tr>\n";
+    for (std::size_t k = 0; k < cps.size(); ++k) {
+      const critical_path_summary& c = cps[k];
+      const std::string p = fmt::format("critical_path.{}.", k);
+      bool first = true;
+      for (const auto& [cause, ns] : c.bound_by) {
+        if (cause.empty() || ns == 0) continue;
+        h += first ? fmt::format("<tr><td>{}</td><td class=\"l\">{}</td><td>{}</td>", c.rank,
+                                 escape(c.window),
+                                 checked(p + "critical_path_length_us",
+                                         fmt::format("{}", static_cast<double>(c.length) / 1000.0)))
+                   : std::string("<tr><td></td><td></td><td></td>");
+        h += fmt::format(
+            "<td class=\"l\">{}</td><td>{}</td><td>{:.1f}%</td></tr>\n", cause,
+            checked(p + cause + "_us", fmt::format("{}", static_cast<double>(ns) / 1000.0)),
+            c.length > 0 ? 100.0 * static_cast<double>(ns) / static_cast<double>(c.length) : 0.0);
+        first = false;
+      }
+    }
+    h += "</table>\n";
+    if (!cps.front().top.empty()) {
+      h += fmt::format("<p>Rank {}'s events with the most time on its path:</p>\n<table>",
+                       cps.front().rank);
+      for (const auto& [name, ns] : cps.front().top)
+        h += fmt::format("<tr><td>{:.3f} us</td><td class=\"l\">{}</td></tr>\n",
+                         static_cast<double>(ns) / 1000.0, escape(name));
+      h += "</table>\n";
+    }
   }
 
   if (!cpu.empty()) h += "<h2>CPU: key averages</h2>\n<pre>" + escape(cpu) + "</pre>\n";

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include <tracemodel/algo/analyze.hpp>
+#include <tracemodel/algo/critical_path.hpp>
 #include <tracemodel/algo/et_link.hpp>
 #include <tracemodel/algo/flows.hpp>
 #include <tracemodel/algo/fwd_bwd.hpp>
@@ -204,21 +205,57 @@ int cmd_links(const options& o, tmod::event_table& t) {
 int cmd_report(const options& o) {
   std::mutex m;
   std::map<std::int64_t, std::string> cpu;  // the stats table of each rank
+  std::map<std::int64_t, critical_path_summary> cps;
   tmod::gpu_report_options go;
   go.hta = o.hta;
   go.each_rank = [&](std::int64_t rank, tmod::event_table& t) {
     tmod::analyze(t);
     std::string text = tmod::format_key_averages(tmod::key_averages(t), 15);
+    // The critical path of the rank's first profiler step (of the whole trace without one).
+    tmod::critical_path_options co;
+    co.annotation = "ProfilerStep";
+    tmod::critical_path cp = tmod::critical_path_of(t, co);
+    if (!cp.window) cp = tmod::critical_path_of(t);
+    critical_path_summary c;
+    c.rank = rank;
+    c.window = "the whole trace";
+    if (cp.window)
+      for (const auto& e : t.events)
+        if (e.start_ns == cp.window->first &&
+            t.name(e).find("ProfilerStep") != std::string_view::npos) {
+          c.window = std::string(t.name(e));
+          break;
+        }
+    c.nodes = cp.nodes.size();
+    c.edges = cp.edges.size();
+    c.events = cp.events.size();
+    c.length = cp.length;
+    c.bound_by = cp.bound_by;
+    std::map<tmod::event_index, std::int64_t> charged;
+    for (const std::uint32_t k : cp.path)
+      if (const tmod::cp_edge& e = cp.edges[k]; e.charged != tmod::no_event)
+        charged[e.charged] += std::max<std::int64_t>(0, e.weight);
+    std::vector<std::pair<std::int64_t, tmod::event_index>> top;
+    for (const auto& [i, ns] : charged) top.emplace_back(-ns, i);
+    std::sort(top.begin(), top.end());
+    for (std::size_t k = 0; k < top.size() && k < 5; ++k)
+      c.top.emplace_back(std::string(t.name(top[k].second)), -top[k].first);
     const std::lock_guard lock(m);
     cpu[rank] = std::move(text);
+    cps[rank] = std::move(c);
   };
   const tmod::gpu_report rep = gpu_report_of(o, go);
   const std::string title =
       "tracemodel report: " + (o.traces.size() == 1
                                    ? o.traces[0].substr(o.traces[0].find_last_of('/') + 1)
                                    : std::to_string(rep.ranks.size()) + " ranks");
+  std::vector<critical_path_summary> paths;
+  for (auto& [rank, c] : cps) paths.push_back(std::move(c));
+  std::string json = gpu_json(o, rep);  // with the critical paths beside the device analyses
+  json.resize(json.rfind('}'));
+  json += ",\n\"critical_path\":" + critical_path_rows(paths) + "}\n";
   const std::string page =
-      gpu_report_page(rep, gpu_json(o, rep), cpu.empty() ? "" : cpu.begin()->second, title);
+      gpu_report_page(rep, json, cpu.empty() ? "" : cpu.begin()->second, title, paths);
   if (!write_page(o.output, page)) return 1;
   std::printf("wrote %s (%zu ranks)\n", o.output.c_str(), rep.ranks.size());
   return 0;

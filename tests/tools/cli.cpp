@@ -612,7 +612,9 @@ TEST_SUITE("tools") {
           std::string::npos);
     CHECK(html.find("data-check=\"temporal_breakdown.1.idle_time_pctg\"") != std::string::npos);
     CHECK(html.find("CPU: key averages") != std::string::npos);
-    CHECK(run("report " + quoted(r0)).status == 2);  // no -o
+    CHECK(html.find("data-check=\"critical_path.1.critical_path_length_us\"") != std::string::npos);
+    CHECK(html.find("<td class=\"l\">ProfilerStep#") != std::string::npos);  // each rank's step
+    CHECK(run("report " + quoted(r0)).status == 2);                          // no -o
 
     // Counter tracks: each rank's trace again, with its queue lengths and bandwidth as `C`
     // records (which the reader counts as records it does not model).
