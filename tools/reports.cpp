@@ -742,10 +742,7 @@ int cmd_critical_path(const options& o, tmod::event_table& t) {
                             std::to_string(o.instance) + ")");
   std::size_t types[5] = {};
   for (const tmod::cp_edge& e : cp.edges) ++types[static_cast<std::size_t>(e.type)];
-  std::map<tmod::event_index, std::int64_t> charged;  // each event's time on the path
-  for (const std::uint32_t k : cp.path)
-    if (const tmod::cp_edge& e = cp.edges[k]; e.charged != tmod::no_event)
-      charged[e.charged] += std::max<std::int64_t>(0, e.weight);
+  const auto top = tmod::top_events(cp, o.top == 0 ? 10 : o.top);
   auto us = [](std::int64_t ns) { return static_cast<double>(ns) / 1000.0; };
   if (!o.output.empty()) {
     tmod::write_critical_path_overlay(t, cp, o.output);
@@ -776,13 +773,10 @@ int cmd_critical_path(const options& o, tmod::event_table& t) {
       first = false;
     }
     out.raw("},\"top_events\":[");
-    std::vector<std::pair<std::int64_t, tmod::event_index>> top;
-    for (const auto& [e, ns] : charged) top.emplace_back(-ns, e);
-    std::sort(top.begin(), top.end());
-    for (std::size_t k = 0; k < top.size() && k < (o.top == 0 ? 10 : o.top); ++k) {
-      const auto& e = t.events[top[k].second];
+    for (std::size_t k = 0; k < top.size(); ++k) {
+      const auto& e = t.events[top[k].first];
       out.raw(k ? ",\n" : "\n").raw("{\"name\":").string(t.name(e)).raw(",\"ts_ns\":");
-      out.integer(e.start_ns).raw(",\"on_path_us\":").floating(us(-top[k].first)).ch('}');
+      out.integer(e.start_ns).raw(",\"on_path_us\":").floating(us(top[k].second)).ch('}');
     }
     out.raw("]}\n");
     out.flush();
@@ -806,15 +800,11 @@ int cmd_critical_path(const options& o, tmod::event_table& t) {
       std::printf(
           "  %-28s %14.3f us %6.2f%%\n", cause.c_str(), us(ns),
           cp.length > 0 ? 100.0 * static_cast<double>(ns) / static_cast<double>(cp.length) : 0.0);
-  std::vector<std::pair<std::int64_t, tmod::event_index>> top;
-  for (const auto& [e, ns] : charged) top.emplace_back(-ns, e);
-  std::sort(top.begin(), top.end());
   std::printf("\ntop contributors\n");
-  for (std::size_t k = 0; k < top.size() && k < (o.top == 0 ? 10 : o.top); ++k) {
-    const auto& e = t.events[top[k].second];
-    std::string name(t.name(e));
+  for (const auto& [i, ns] : top) {
+    std::string name(t.name(i));
     if (name.size() > 70) name = name.substr(0, 67) + "...";
-    std::printf("  %14.3f us  %s\n", us(-top[k].first), name.c_str());
+    std::printf("  %14.3f us  %s\n", us(ns), name.c_str());
   }
   return 0;
 }

@@ -231,15 +231,7 @@ int cmd_report(const options& o) {
     c.events = cp.events.size();
     c.length = cp.length;
     c.bound_by = cp.bound_by;
-    std::map<tmod::event_index, std::int64_t> charged;
-    for (const std::uint32_t k : cp.path)
-      if (const tmod::cp_edge& e = cp.edges[k]; e.charged != tmod::no_event)
-        charged[e.charged] += std::max<std::int64_t>(0, e.weight);
-    std::vector<std::pair<std::int64_t, tmod::event_index>> top;
-    for (const auto& [i, ns] : charged) top.emplace_back(-ns, i);
-    std::sort(top.begin(), top.end());
-    for (std::size_t k = 0; k < top.size() && k < 5; ++k)
-      c.top.emplace_back(std::string(t.name(top[k].second)), -top[k].first);
+    for (const auto& [i, ns] : tmod::top_events(cp, 5)) c.top.emplace_back(t.name(i), ns);
     const std::lock_guard lock(m);
     cpu[rank] = std::move(text);
     cps[rank] = std::move(c);

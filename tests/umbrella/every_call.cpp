@@ -158,6 +158,7 @@ TEST_SUITE("umbrella") {
     const tmod::critical_path cp = tmod::critical_path_of(gpu);
     CHECK(cp.length == 8000);  // the call's start to the kernel's (launch delay), then the kernel
     CHECK(cp.bound_by.at("gpu_compute_bound") == 4000);
+    CHECK(tmod::top_events(cp, 1).at(0).second == 4000);  // the kernel
     std::string overlaid;
     tmod::json_output oo = tmod::json_output::to_string(overlaid);
     tmod::write_critical_path_overlay(gpu, cp, oo);

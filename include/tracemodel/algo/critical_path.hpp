@@ -355,4 +355,19 @@ template <class Schema>
   return cp;
 }
 
+/// The `k` events with the most time charged to them on the path (operator and kernel-to-kernel
+/// edges), most first (ties by event), with that time (ns).
+[[nodiscard]] inline std::vector<std::pair<event_index, std::int64_t>> top_events(
+    const critical_path& cp, std::size_t k) {
+  std::map<event_index, std::int64_t> charged;
+  for (const std::uint32_t e : cp.path)
+    if (cp.edges[e].charged != no_event)
+      charged[cp.edges[e].charged] += std::max<std::int64_t>(0, cp.edges[e].weight);
+  std::vector<std::pair<event_index, std::int64_t>> out(charged.begin(), charged.end());
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (out.size() > k) out.resize(k);
+  return out;
+}
+
 TRACEMODEL_END_NAMESPACE
