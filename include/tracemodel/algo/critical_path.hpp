@@ -100,11 +100,17 @@ namespace detail {
 inline std::vector<std::uint32_t> longest_path(std::size_t nodes, const std::vector<cp_edge>& edges,
                                                std::int64_t* length, bool* acyclic) {
   constexpr std::uint32_t none = ~std::uint32_t{0};
-  std::vector<std::vector<std::uint32_t>> out(nodes);
+  // Each node's outgoing edges, in the order given: offsets into one array.
+  std::vector<std::uint32_t> first(nodes + 1, 0), out(edges.size());
   std::vector<std::uint32_t> pending(nodes, 0);
-  for (std::uint32_t k = 0; k < edges.size(); ++k) {
-    out[edges[k].from].push_back(k);
-    ++pending[edges[k].to];
+  for (const cp_edge& e : edges) {
+    ++first[e.from + 1];
+    ++pending[e.to];
+  }
+  for (std::size_t v = 0; v < nodes; ++v) first[v + 1] += first[v];
+  {
+    std::vector<std::uint32_t> at(first.begin(), first.end() - 1);
+    for (std::uint32_t k = 0; k < edges.size(); ++k) out[at[edges[k].from]++] = k;
   }
   std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>> ready;
   for (std::uint32_t v = 0; v < nodes; ++v)
@@ -118,7 +124,8 @@ inline std::vector<std::uint32_t> longest_path(std::size_t nodes, const std::vec
     ready.pop();
     ++done;
     if (end == none || best[u] > best[end]) end = u;
-    for (const std::uint32_t k : out[u]) {
+    for (std::uint32_t j = first[u]; j < first[u + 1]; ++j) {
+      const std::uint32_t k = out[j];
       const std::uint32_t w = edges[k].to;
       const std::int64_t d = best[u] + std::max<std::int64_t>(0, edges[k].weight);
       if (via[w] == none || d > best[w]) {
@@ -185,11 +192,11 @@ template <class Schema>
       threads[e.tid].push_back({i, e.start_ns, end, false});
     }
   }
-  detail::flat_map<std::uint8_t> host_node;  // events of the window that are host nodes
-  for (const event_index i : node_events) host_node.try_emplace(i, 1);
+  std::vector<bool> host_node(t.size(), false);  // events of the window that are host nodes
+  for (const event_index i : node_events) host_node[i] = true;
   std::vector<const device_work*> work;
   for (const device_work& w : v.work)
-    if (is_queued_work(w.activity) && w.call != no_event && host_node.find(w.call) != nullptr) {
+    if (is_queued_work(w.activity) && w.call != no_event && host_node[w.call]) {
       work.push_back(&w);
       node_events.push_back(w.event);
     }
@@ -205,11 +212,11 @@ template <class Schema>
     if (a.event != b.event) return a.event < b.event;
     return a.start && !b.start;
   });
-  detail::flat_map<std::uint32_t> start_of(node_events.size()), end_of(node_events.size());
+  std::vector<std::uint32_t> start_of(t.size()), end_of(t.size());  // node ids by event
   for (std::uint32_t k = 0; k < cp.nodes.size(); ++k)
-    (cp.nodes[k].start ? start_of : end_of).try_emplace(cp.nodes[k].event, k);
-  auto start_node = [&](event_index i) { return *start_of.find(i); };
-  auto end_node = [&](event_index i) { return *end_of.find(i); };
+    (cp.nodes[k].start ? start_of : end_of)[cp.nodes[k].event] = k;
+  auto start_node = [&](event_index i) { return start_of[i]; };
+  auto end_node = [&](event_index i) { return end_of[i]; };
   auto add = [&](std::uint32_t a, std::uint32_t b, cp_edge_type type, event_index charged) {
     const bool timed = type != cp_edge_type::dependency && type != cp_edge_type::sync_dependency;
     cp.edges.push_back({a, b, timed ? cp.nodes[b].ts - cp.nodes[a].ts : 0, type, charged});
@@ -235,7 +242,7 @@ template <class Schema>
       const std::string_view n = t.strings.view(d->name);
       if (!n.ends_with("Sync")) continue;
       const event_index* c = call_of.find(d->correlation_id);
-      if (c == nullptr || host_node.find(*c) == nullptr) continue;
+      if (c == nullptr || !host_node[*c]) continue;
       syncs.push_back(
           {*c, d->end_ns, d->stream, d->device, n.starts_with("Context") || d->stream < 0});
     }
@@ -321,12 +328,15 @@ template <class Schema>
 
   // The longest path and its causes.
   cp.path = detail::longest_path(cp.nodes.size(), cp.edges, &cp.length, &cp.acyclic);
-  detail::flat_map<std::uint8_t> seen;
+  std::vector<bool> seen(t.size(), false);
   cp.bound_by[""] = 0;  // dependency and sync edges: charged to nothing (HTA lists it too)
   for (const std::uint32_t k : cp.path) {
     const cp_edge& e = cp.edges[k];
     for (const std::uint32_t n : {e.from, e.to})
-      if (seen.try_emplace(cp.nodes[n].event, 1).second) cp.events.push_back(cp.nodes[n].event);
+      if (!seen[cp.nodes[n].event]) {
+        seen[cp.nodes[n].event] = true;
+        cp.events.push_back(cp.nodes[n].event);
+      }
     std::string cause;
     switch (e.type) {
       case cp_edge_type::kernel_launch_delay:
@@ -359,11 +369,17 @@ template <class Schema>
 /// edges), most first (ties by event), with that time (ns).
 [[nodiscard]] inline std::vector<std::pair<event_index, std::int64_t>> top_events(
     const critical_path& cp, std::size_t k) {
-  std::map<event_index, std::int64_t> charged;
+  std::vector<std::pair<event_index, std::int64_t>> each;  // (event, time) of each edge
   for (const std::uint32_t e : cp.path)
     if (cp.edges[e].charged != no_event)
-      charged[cp.edges[e].charged] += std::max<std::int64_t>(0, cp.edges[e].weight);
-  std::vector<std::pair<event_index, std::int64_t>> out(charged.begin(), charged.end());
+      each.emplace_back(cp.edges[e].charged, std::max<std::int64_t>(0, cp.edges[e].weight));
+  std::sort(each.begin(), each.end());
+  std::vector<std::pair<event_index, std::int64_t>> out;  // summed per event
+  for (const auto& [i, ns] : each)
+    if (!out.empty() && out.back().first == i)
+      out.back().second += ns;
+    else
+      out.emplace_back(i, ns);
   std::stable_sort(out.begin(), out.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
   if (out.size() > k) out.resize(k);
