@@ -77,6 +77,8 @@ int cmd_report(const options& o);
 int cmd_diff(const options& o);
 /// `tracemodel critical-path TRACE`.
 int cmd_critical_path(const options& o, tmod::event_table& t);
+/// The same on one rank of a folder of ranks (`--rank R`, else the first).
+int cmd_critical_path_of_rank(const options& o);
 /// Writes `text` to `path`; false (having said why on stderr) when it cannot.
 bool write_page(const std::string& path, const std::string& text);
 /// The device analyses of `o.traces` (what reading repaired said on stderr).

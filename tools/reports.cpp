@@ -809,4 +809,22 @@ int cmd_critical_path(const options& o, tmod::event_table& t) {
   return 0;
 }
 
+int cmd_critical_path_of_rank(const options& o) {
+  const std::vector<std::string> files = tmod::trace_files({o.trace});
+  // Each file's rank first (cheap: the ranks' tables are dropped at once), then the one asked.
+  const auto ranks =
+      tmod::for_each_rank(files, {}, [](std::int64_t, tmod::event_table&) { return 0; });
+  if (ranks.empty()) throw tmod::input_error("no trace files in " + o.trace);
+  const std::int64_t want = o.rank.value_or(ranks.front().first);
+  int status = -1;
+  (void)tmod::for_each_rank(files, {}, [&](std::int64_t rank, tmod::event_table& t) {
+    if (rank != want) return 0;
+    report_repairs(o.trace + " (rank " + std::to_string(rank) + ")", t.anomalies);
+    status = cmd_critical_path(o, t);
+    return 0;
+  });
+  if (status < 0) throw tmod::input_error("no rank " + std::to_string(want) + " in " + o.trace);
+  return status;
+}
+
 }  // namespace tracemodel_cli

@@ -15,6 +15,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -301,6 +302,8 @@ constexpr const char* usage_text =
     "            --annotation NAME              the window: an event whose name contains NAME\n"
     "                                           (default: the whole trace)\n"
     "            --instance N                   its N-th occurrence, from 0 (default: 0)\n"
+    "            --rank R                       rank R's file (TRACE: a folder of ranks;\n"
+    "                                           default: the first rank)\n"
     "            --top K                        events shown (default: 10)\n"
     "            -o OVERLAID.json               the trace with the path drawn on it: its events\n"
     "                                           marked args.critical, its edges as flows\n"
@@ -378,7 +381,7 @@ options parse(int argc, char** argv) {
       o.top = parse_count(a, value());
     } else if (a == "--iteration" && o.command == "diff") {
       o.iteration = static_cast<std::int64_t>(parse_count(a, value()));
-    } else if (a == "--rank" && o.command == "diff") {
+    } else if (a == "--rank" && (o.command == "diff" || o.command == "critical-path")) {
       o.rank = static_cast<std::int64_t>(parse_count(a, value()));
     } else if (a == "--short-names" && o.command == "diff") {
       o.short_names = true;
@@ -473,6 +476,8 @@ int main(int argc, char** argv) {
     if (o.command == "gpu") return cmd_gpu(o);
     if (o.command == "report") return cmd_report(o);
     if (o.command == "diff") return cmd_diff(o);
+    if (o.command == "critical-path" && (o.rank || std::filesystem::is_directory(o.trace)))
+      return cmd_critical_path_of_rank(o);
     tmod::event_table t = read(o);
     if (o.command != "links") tmod::analyze(t);  // one unit instantiates the analysis
     const int status = o.command == "stats"           ? cmd_stats(o, t)

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -751,5 +752,25 @@ TEST_SUITE("tools") {
     CHECK(missing.status == 1);
     CHECK(missing.out.find("no event named like 'NoSuchStep'") != std::string::npos);
     CHECK(run("critical-path --instance x " + trace).status == 2);
+
+    // A folder of ranks: --rank picks one.
+    const std::string ranks = std::string(TRACEMODEL_TEST_BINARY_DIR) + "/cp_ranks";
+    std::filesystem::create_directories(ranks);
+    for (const char* f :
+         {"trace_filter_sampled_rank-0.json.gz", "trace_filter_sampled_rank-1.json.gz"})
+      std::filesystem::copy_file(tmtest::data_path(std::string("kineto/") + f), ranks + "/" + f,
+                                 std::filesystem::copy_options::overwrite_existing);
+    const run_result one =
+        run("critical-path --json --rank 1 --annotation ProfilerStep " + quoted(ranks));
+    REQUIRE(one.status == 0);
+    simdjson::dom::parser q;
+    CHECK(int64_t(q.parse(one.out)["nodes"]) == 4612);
+    const run_result first = run("critical-path --json --annotation ProfilerStep " + quoted(ranks));
+    REQUIRE(first.status == 0);
+    simdjson::dom::parser q0;
+    CHECK(int64_t(q0.parse(first.out)["nodes"]) == 4734);  // rank 0's
+    const run_result absent = run("critical-path --rank 5 " + quoted(ranks), true);
+    CHECK(absent.status == 1);
+    CHECK(absent.out.find("no rank 5") != std::string::npos);
   }
 }
