@@ -385,15 +385,7 @@ std::string gpu_json(const options& o, const tmod::gpu_report& rep) {
   }
   out.raw("},\n\"queue_length_summary\":[");
   auto stats = [&](const char* prefix, const tmod::interval_stats& st) {
-    const std::pair<const char*, double> fields[] = {{"count", static_cast<double>(st.count)},
-                                                     {"mean", st.mean},
-                                                     {"std", st.std},
-                                                     {"min", st.min},
-                                                     {"25%", st.q25},
-                                                     {"50%", st.q50},
-                                                     {"75%", st.q75},
-                                                     {"max", st.max}};
-    for (const auto& [name, v] : fields) {
+    for (const auto& [name, v] : tmod::describe_fields(st)) {
       out.raw(",\"").raw(prefix).ch('/').raw(name).raw("\":");
       number(v);
     }

@@ -390,16 +390,9 @@ TEST_CASE(
                                    w["stream"].get_int64().value() == 7
                                ? 1e-5
                                : 1e-6;
-        const std::pair<const char*, double> fields[] = {{"count", static_cast<double>(st.count)},
-                                                         {"mean", st.mean},
-                                                         {"std", st.std},
-                                                         {"min", st.min},
-                                                         {"25%", st.q25},
-                                                         {"50%", st.q50},
-                                                         {"75%", st.q75},
-                                                         {"max", st.max}};
-        for (const auto& [name, v] : fields) {
-          const std::string key = std::string(prefix) + "/" + name;
+        for (const auto& field : describe_fields(st)) {
+          const double v = field.second;  // (clang 14 cannot capture a structured binding)
+          const std::string key = std::string(prefix) + "/" + std::string(field.first);
           CAPTURE(key);
           const simdjson::dom::element x = w[key];
           CHECK(x.is_null() == std::isnan(v));
@@ -926,6 +919,24 @@ TEST_CASE("exact launches, idle time and queues against brute force, on random t
                   std::count_if(work_starts.begin(), work_starts.end(), before));
       }
     }
+  }
+}
+
+TEST_CASE("numpy_argsort's heapsort fallback: a permutation that sorts, on random keys") {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 500; ++round) {
+    const auto n = std::uniform_int_distribution<std::size_t>(1, 60)(rng);
+    std::vector<int> keys(n);
+    for (int& k : keys) k = std::uniform_int_distribution<int>(0, round % 2 == 0 ? 5 : 1000)(rng);
+    std::vector<std::size_t> idx(n);
+    for (std::size_t k = 0; k < n; ++k) idx[k] = n - 1 - k;
+    detail::numpy_heapsort(idx.data(), static_cast<std::ptrdiff_t>(n),
+                           [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
+    CAPTURE(round);
+    std::vector<std::size_t> sorted = idx;
+    std::sort(sorted.begin(), sorted.end());
+    for (std::size_t k = 0; k < n; ++k) CHECK(sorted[k] == k);                    // a permutation
+    for (std::size_t k = 1; k < n; ++k) CHECK(keys[idx[k - 1]] <= keys[idx[k]]);  // that sorts
   }
 }
 

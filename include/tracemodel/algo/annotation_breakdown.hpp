@@ -42,26 +42,27 @@ struct exact_annotation_breakdown {
 
   template <class Schema>
   [[nodiscard]] std::vector<kernel_row> operator()(const basic_event_table<Schema>& t) const {
-    const activity_type want =
-        on_gpu ? activity_type::gpu_user_annotation : activity_type::user_annotation;
-    std::vector<std::pair<std::string_view, std::int64_t>> items;
-    for (const auto& e : t.events) {
-      if (e.instant_scope != 0 || t.activity(e) != want) continue;
-      const std::int64_t end = e.end_ns();
-      if (end == no_end_ns) continue;
-      items.emplace_back(t.name(e), end - e.start_ns);
-    }
-    std::vector<kernel_row> rows = detail::name_rows(items, top, false);
-    detail::by_name(rows);
-    return rows;
+    if (on_gpu) return (*this)(t, device_view(t));
+    std::vector<event_index> cpu;  // the host's annotations
+    for (event_index i = 0; i < t.size(); ++i)
+      if (t.events[i].instant_scope == 0 &&
+          t.activity(t.events[i]) == activity_type::user_annotation)
+        cpu.push_back(i);
+    return rows_of(t, cpu);
   }
   /// The same with the GPU's annotations taken from a view made already.
   template <class Schema>
   [[nodiscard]] std::vector<kernel_row> operator()(const basic_event_table<Schema>& t,
                                                    const device_view& v) const {
     if (!on_gpu) return (*this)(t);
+    return rows_of(t, v.gpu_annotations);
+  }
+
+ private:
+  template <class Schema, class Events>
+  std::vector<kernel_row> rows_of(const basic_event_table<Schema>& t, const Events& events) const {
     std::vector<std::pair<std::string_view, std::int64_t>> items;
-    for (const event_index i : v.gpu_annotations) {
+    for (const event_index i : events) {
       const auto& e = t.events[i];
       const std::int64_t end = e.end_ns();
       if (end == no_end_ns) continue;

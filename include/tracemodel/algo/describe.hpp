@@ -2,8 +2,11 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tracemodel/config.hpp"
@@ -65,6 +68,20 @@ template <class T>
   s.q75 = q(0.75);
   s.max = static_cast<double>(v.back());
   return s;
+}
+
+/// The statistics under pandas' names, in describe()'s order ("count", "mean", "std", "min",
+/// "25%", "50%", "75%", "max").
+[[nodiscard]] inline std::array<std::pair<std::string_view, double>, 8> describe_fields(
+    const interval_stats& s) {
+  return {{{"count", static_cast<double>(s.count)},
+           {"mean", s.mean},
+           {"std", s.std},
+           {"min", s.min},
+           {"25%", s.q25},
+           {"50%", s.q50},
+           {"75%", s.q75},
+           {"max", s.max}}};
 }
 
 TRACEMODEL_END_NAMESPACE

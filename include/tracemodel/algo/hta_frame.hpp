@@ -71,6 +71,32 @@ namespace detail {
 }
 }  // namespace detail
 
+namespace detail {
+/// NumPy's `aheapsort`: the `len` indices at `a` ordered by `less`, as its 1-based heap orders
+/// them (the fallback of its introsort past the depth limit).
+template <class Less>
+void numpy_heapsort(std::size_t* a, std::ptrdiff_t len, Less less) {
+  auto h = [a](std::ptrdiff_t i) -> std::size_t& { return a[i - 1]; };
+  auto sift = [&](std::ptrdiff_t i, std::ptrdiff_t n, std::size_t tmp) {  // tmp down from i
+    for (std::ptrdiff_t j = i << 1; j <= n;) {
+      if (j < n && less(h(j), h(j + 1))) j += 1;
+      if (!less(tmp, h(j))) break;
+      h(i) = h(j);
+      i = j;
+      j += j;
+    }
+    h(i) = tmp;
+  };
+  for (std::ptrdiff_t l = len >> 1; l > 0; --l) sift(l, len, h(l));
+  for (; len > 1;) {
+    const std::size_t tmp = h(len);
+    h(len) = h(1);
+    len -= 1;
+    sift(1, len, tmp);
+  }
+}
+}  // namespace detail
+
 /// The permutation that sorts `v` as NumPy's `argsort(kind="quicksort")` does (an introsort
 /// that is not stable: equal keys come out in an order its partitioning decides). pandas'
 /// `sort_values` uses it, and some of HTA's numbers depend on that order among equal times.
@@ -81,41 +107,7 @@ template <class T>
   for (std::size_t k = 0; k < n; ++k) idx[k] = k;
   if (n < 2) return idx;
   auto less = [&](std::size_t a, std::size_t b) { return v[a] < v[b]; };
-  auto heapsort = [&](std::size_t* a, std::ptrdiff_t len) {  // NumPy's aheapsort, 1-based
-    std::size_t* h = a - 1;
-    std::ptrdiff_t i = 0, j = 0, l = 0;
-    std::size_t tmp = 0;
-    for (l = len >> 1; l > 0; --l) {
-      tmp = h[l];
-      for (i = l, j = l << 1; j <= len;) {
-        if (j < len && less(h[j], h[j + 1])) j += 1;
-        if (less(tmp, h[j])) {
-          h[i] = h[j];
-          i = j;
-          j += j;
-        } else {
-          break;
-        }
-      }
-      h[i] = tmp;
-    }
-    for (; len > 1;) {
-      tmp = h[len];
-      h[len] = h[1];
-      len -= 1;
-      for (i = 1, j = 2; j <= len;) {
-        if (j < len && less(h[j], h[j + 1])) j++;
-        if (less(tmp, h[j])) {
-          h[i] = h[j];
-          i = j;
-          j += j;
-        } else {
-          break;
-        }
-      }
-      h[i] = tmp;
-    }
-  };
+  auto heapsort = [&](std::size_t* a, std::ptrdiff_t len) { detail::numpy_heapsort(a, len, less); };
   int msb = 0;
   for (std::size_t m = n; m > 1; m >>= 1) ++msb;
   std::size_t* pl = idx.data();

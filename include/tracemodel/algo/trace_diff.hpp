@@ -203,6 +203,12 @@ struct step_index {
   }
 };
 
+inline std::vector<std::int64_t> sorted_unique(std::vector<std::int64_t> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
 /// Adds events to a side's totals: into every event's, and its step's when it has one.
 struct totals_maker {
   explicit totals_maker(bool shorten_names) : shorten(shorten_names) {}
@@ -236,9 +242,7 @@ struct exact_trace_diff {
   [[nodiscard]] std::vector<std::int64_t> iterations(const basic_event_table<Schema>& t) const {
     std::vector<std::int64_t> out;
     for (const auto& s : steps_of(t).steps) out.push_back(s.number);
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    return out;
+    return detail::sorted_unique(std::move(out));
   }
 
   template <class Schema>
@@ -294,9 +298,7 @@ struct hta_trace_diff {
     std::vector<std::int64_t> out;
     for (const hta_row& r : f.rows)
       if (const auto n = detail::step_number(r.name)) out.push_back(*n);
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    return out;
+    return detail::sorted_unique(std::move(out));
   }
 
   template <class Schema>
