@@ -10,7 +10,8 @@
 // Nodes: the start and the end of every host op and launch call (runtime or driver, any API)
 // that starts in the window, and of the device work that those calls launched (`device_view`).
 // Edges, each weighted by the time from its source to its destination unless said otherwise:
-//  - per thread, along the nesting of its host events (user annotations nest the others but
+//  - per thread (pid and tid), along the nesting of its host events (user annotations nest the
+//  others but
 //    are not nodes): into an event's start from the node before it, out of its end to the node
 //    after it (`operator`), and between two top-level events of a thread `dependency` (weight 0);
 //  - per device and stream, each piece of work's start to its end (`operator`); into its start
@@ -175,21 +176,20 @@ template <class Schema>
     std::int64_t start, end;
     bool node;  // else a user annotation: nests, is no node
   };
-  std::map<thread_key, std::vector<item>> threads;
+  std::map<std::pair<std::uint64_t, thread_key>, std::vector<item>> threads;  // by (pid, tid)
   std::vector<event_index> node_events;
   for (event_index i = 0; i < t.size(); ++i) {
     const auto& e = t.events[i];
     const std::int64_t end = e.end_ns();
     if (e.instant_scope != 0 || end == no_end_ns || !inside(e.start_ns)) continue;
     const activity_type a = t.activity(e);
-    const bool call = is_launch_call(a) &&
-                      e.template get_if<event_kind::device_activity>() != nullptr &&
-                      e.template get_if<event_kind::device_activity>()->stream < 0;
+    const auto* d = e.template get_if<event_kind::device_activity>();
+    const bool call = d != nullptr && d->stream < 0 && is_launch_call(a);
     if (a == activity_type::cpu_op || call) {
-      threads[e.tid].push_back({i, e.start_ns, end, true});
+      threads[{static_cast<std::uint64_t>(e.pid), e.tid}].push_back({i, e.start_ns, end, true});
       node_events.push_back(i);
     } else if (a == activity_type::user_annotation) {
-      threads[e.tid].push_back({i, e.start_ns, end, false});
+      threads[{static_cast<std::uint64_t>(e.pid), e.tid}].push_back({i, e.start_ns, end, false});
     }
   }
   std::vector<bool> host_node(t.size(), false);  // events of the window that are host nodes
