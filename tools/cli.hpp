@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <tracemodel/algo/critical_path.hpp>
 #include <tracemodel/config.hpp>
 #include <tracemodel/formats/json_output.hpp>
 #include <tracemodel/model/table.hpp>
@@ -77,6 +78,9 @@ int cmd_report(const options& o);
 int cmd_diff(const options& o);
 /// `tracemodel critical-path TRACE`.
 int cmd_critical_path(const options& o, tmod::event_table& t);
+/// The critical path by the rules `o` asks for (exact, or HTA's with --hta).
+tmod::critical_path critical_path_by(const options& o, const tmod::event_table& t,
+                                     const tmod::critical_path_options& co);
 /// The same on one rank of a folder of ranks (`--rank R`, else the first).
 int cmd_critical_path_of_rank(const options& o);
 /// Writes `text` to `path`; false (having said why on stderr) when it cannot.

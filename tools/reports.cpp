@@ -20,6 +20,7 @@
 #include <tracemodel/algo/comm_comp_overlap.hpp>
 #include <tracemodel/algo/critical_path.hpp>
 #include <tracemodel/algo/device_time.hpp>
+#include <tracemodel/algo/hta_critical_path.hpp>
 #include <tracemodel/algo/kernel_type_breakdown.hpp>
 #include <tracemodel/algo/key_averages.hpp>
 #include <tracemodel/algo/patterns.hpp>
@@ -724,11 +725,17 @@ int cmd_diff(const options& o) {
   return 0;
 }
 
+tmod::critical_path critical_path_by(const options& o, const tmod::event_table& t,
+                                     const tmod::critical_path_options& co) {
+  return o.hta ? tmod::critical_path_of(t, co, tmod::hta_critical_path{})
+               : tmod::critical_path_of(t, co);
+}
+
 int cmd_critical_path(const options& o, tmod::event_table& t) {
   tmod::critical_path_options co;
   co.annotation = o.annotation;
   co.instance = o.instance;
-  const tmod::critical_path cp = tmod::critical_path_of(t, co);
+  const tmod::critical_path cp = critical_path_by(o, t, co);
   if (!o.annotation.empty() && !cp.window)
     throw tmod::input_error("no event named like '" + o.annotation + "' (occurrence " +
                             std::to_string(o.instance) + ")");
@@ -744,7 +751,7 @@ int cmd_critical_path(const options& o, tmod::event_table& t) {
   if (o.json) {
     std::string s;
     tmod::json_output out = tmod::json_output::to_string(s);
-    out.raw("{\"policy\":\"exact\",\"unit\":\"us\",");
+    out.raw("{\"policy\":").string(o.hta ? "hta" : "exact").raw(",\"unit\":\"us\",");
     write_repairs(out, t.anomalies);
     out.raw(",\"annotation\":").string(o.annotation).raw(",\"instance_id\":");
     out.unsigned_integer(o.instance).raw(",\"success\":").raw(cp.acyclic ? "true" : "false");
@@ -775,7 +782,7 @@ int cmd_critical_path(const options& o, tmod::event_table& t) {
     std::fputs(s.c_str(), stdout);
     return 0;
   }
-  std::printf("critical path (exact rules) of %s\n",
+  std::printf("critical path (%s rules) of %s\n", o.hta ? "HTA's" : "exact",
               o.annotation.empty() ? "the whole trace"
                                    : (o.annotation + " #" + std::to_string(o.instance)).c_str());
   if (cp.window)
@@ -804,12 +811,14 @@ int cmd_critical_path(const options& o, tmod::event_table& t) {
 int cmd_critical_path_of_rank(const options& o) {
   const std::vector<std::string> files = tmod::trace_files({o.trace});
   // Each file's rank first (cheap: the ranks' tables are dropped at once), then the one asked.
+  tmod::read_options ro;
+  ro.keep_file_order = o.hta;  // HTA's frame is in file order
   const auto ranks =
-      tmod::for_each_rank(files, {}, [](std::int64_t, tmod::event_table&) { return 0; });
+      tmod::for_each_rank(files, ro, [](std::int64_t, tmod::event_table&) { return 0; });
   if (ranks.empty()) throw tmod::input_error("no trace files in " + o.trace);
   const std::int64_t want = o.rank.value_or(ranks.front().first);
   int status = -1;
-  (void)tmod::for_each_rank(files, {}, [&](std::int64_t rank, tmod::event_table& t) {
+  (void)tmod::for_each_rank(files, ro, [&](std::int64_t rank, tmod::event_table& t) {
     if (rank != want) return 0;
     report_repairs(o.trace + " (rank " + std::to_string(rank) + ")", t.anomalies);
     status = cmd_critical_path(o, t);

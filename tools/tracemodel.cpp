@@ -215,8 +215,8 @@ int cmd_report(const options& o) {
     // The critical path of the rank's first profiler step (of the whole trace without one).
     tmod::critical_path_options co;
     co.annotation = "ProfilerStep";
-    tmod::critical_path cp = tmod::critical_path_of(t, co);
-    if (!cp.window) cp = tmod::critical_path_of(t);
+    tmod::critical_path cp = critical_path_by(o, t, co);
+    if (!cp.window) cp = critical_path_by(o, t, {});
     critical_path_summary c;
     c.rank = rank;
     c.window = "the whole trace";
@@ -305,6 +305,8 @@ constexpr const char* usage_text =
     "            --rank R                       rank R's file (TRACE: a folder of ranks;\n"
     "                                           default: the first rank)\n"
     "            --top K                        events shown (default: 10)\n"
+    "            --hta                          Holistic Trace Analysis's rules (its times in\n"
+    "                                           us, its graph, its ties)\n"
     "            -o OVERLAID.json               the trace with the path drawn on it: its events\n"
     "                                           marked args.critical, its edges as flows\n"
     "\n"
@@ -419,8 +421,8 @@ options parse(int argc, char** argv) {
       o.for_loop = false;
     } else if (a == "--counters" && o.command == "gpu") {
       o.counters = value();
-    } else if (a == "--hta" &&
-               (o.command == "gpu" || o.command == "report" || o.command == "diff")) {
+    } else if (a == "--hta" && (o.command == "gpu" || o.command == "report" ||
+                                o.command == "diff" || o.command == "critical-path")) {
       o.hta = true;
     } else if ((o.command == "gpu" || o.command == "report" || o.command == "diff") &&
                (!a.starts_with("-") || a == "-")) {
@@ -448,6 +450,7 @@ options parse(int argc, char** argv) {
 /// Reads the trace, with a progress line for big inputs on a terminal.
 tmod::event_table read(const options& o) {
   tmod::read_options ro;
+  ro.keep_file_order = o.hta;  // HTA's frame is in file order
   if (::isatty(STDERR_FILENO)) {
     ro.progress = [last = -1](std::size_t done, std::size_t total) mutable {
       if (total < (std::size_t{100} << 20)) return;

@@ -365,6 +365,22 @@ template <class Schema>
   return cp;
 }
 
+/// The exact rules as a policy (`critical_path_of(t, o, policy)`; HTA's: hta_critical_path.hpp).
+struct exact_critical_path {
+  template <class Schema>
+  [[nodiscard]] critical_path operator()(const basic_event_table<Schema>& t,
+                                         const critical_path_options& o = {}) const {
+    return critical_path_of(t, o);
+  }
+};
+
+/// The critical path of `t` by `policy`'s rules.
+template <class Schema, class Policy>
+[[nodiscard]] critical_path critical_path_of(const basic_event_table<Schema>& t,
+                                             const critical_path_options& o, const Policy& policy) {
+  return policy(t, o);
+}
+
 /// The `k` events with the most time charged to them on the path (operator and kernel-to-kernel
 /// edges), most first (ties by event), with that time (ns).
 [[nodiscard]] inline std::vector<std::pair<event_index, std::int64_t>> top_events(

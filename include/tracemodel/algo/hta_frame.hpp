@@ -280,6 +280,7 @@ struct hta_frame {
       hta_row& r = rows.emplace_back();
       r.event = i;
       r.name = t.name(e);
+      r.cat = cat;
       {
         auto [it, added] = names.try_emplace(r.name, std::pair<kernel_class, std::uint8_t>{});
         if (added) it->second = {hta_kernel_class(r.name), detail::hta_name_flags(r.name)};

@@ -1,7 +1,9 @@
-// tracemodel/algo — the classes of device work, and Holistic Trace Analysis's rule for them.
+// tracemodel/algo — the classes of device work, and Holistic Trace Analysis's rule for them and its
+// short names.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "tracemodel/config.hpp"
@@ -39,6 +41,32 @@ inline constexpr std::string_view kernel_class_names[] = {"COMPUTATION", "COMMUN
   if (n.starts_with("cuda") && n.find("LaunchKernel", 4) != std::string_view::npos)
     return kernel_class::other;
   return kernel_class::computation;
+}
+
+/// HTA's `shorten_name` (spaces left at the end by a removed group are trimmed first).
+[[nodiscard]] inline std::string shorten_name(std::string_view name) {
+  if (hta_kernel_class(name) == kernel_class::memory ||
+      name.find_first_of("<(") == std::string_view::npos)
+    return std::string(name);
+  std::string kept;
+  int depth = 0;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (c == '-' && i + 1 < name.size() && name[i + 1] == '>') {
+      ++i;  // `->` goes
+      continue;
+    }
+    if (c == '<' || c == '(') {
+      ++depth;
+    } else if (c == '>' || c == ')') {
+      if (depth > 0) --depth;
+    } else if (depth == 0) {
+      kept += c;
+    }
+  }
+  while (!kept.empty() && kept.back() == ' ') kept.pop_back();
+  const std::size_t space = kept.find_last_of(' ');
+  return space == std::string::npos ? kept : kept.substr(space + 1);
 }
 
 TRACEMODEL_END_NAMESPACE

@@ -120,6 +120,36 @@ struct exact_queue_length {
   }
 };
 
+namespace detail {
+/// HTA's queue changes (8.1) in the order its sort leaves them, each with its row of `f`.
+inline std::vector<std::pair<queue_change, std::size_t>> hta_queue_changes(const hta_frame& f) {
+  std::vector<std::pair<queue_change, std::size_t>> launches, starts;
+  std::vector<std::int64_t> ids;
+  for (std::size_t k = 0; k < f.rows.size(); ++k) {
+    const hta_row& r = f.rows[k];
+    // HTA: index_correlation > 0 (a partner; the first record of a file is never one)
+    if (r.partner < 0 || (r.flags & hta_flag::queued) == 0) continue;
+    const hta_row& g = f.rows[static_cast<std::size_t>(r.partner)];
+    launches.push_back({{-1, g.stream, r.ts, +1}, k});
+    ids.push_back(r.correlation);
+  }
+  std::sort(ids.begin(), ids.end());
+  for (std::size_t k = 0; k < f.rows.size(); ++k) {
+    const hta_row& r = f.rows[k];
+    if (r.stream != -1 && std::binary_search(ids.begin(), ids.end(), r.correlation))
+      starts.push_back({{-1, r.stream, r.ts, -1}, k});
+  }
+  launches.insert(launches.end(), starts.begin(), starts.end());  // HTA's concat order
+  std::vector<std::int64_t> ts;
+  ts.reserve(launches.size());
+  for (const auto& c : launches) ts.push_back(c.first.ts);
+  std::vector<std::pair<queue_change, std::size_t>> sorted;  // as pandas' sort_values orders them
+  sorted.reserve(launches.size());
+  for (const std::size_t k : numpy_argsort(ts)) sorted.push_back(launches[k]);
+  return sorted;
+}
+}  // namespace detail
+
 struct hta_queue_length {
   std::int64_t full = 1024;
   bool drop_last_step = false;
@@ -131,28 +161,8 @@ struct hta_queue_length {
   template <class Schema>
   [[nodiscard]] std::vector<stream_queue> operator()(
       [[maybe_unused]] const basic_event_table<Schema>& t, const hta_frame& f) const {
-    std::vector<detail::queue_change> launches, starts;
-    std::vector<std::int64_t> ids;
-    for (const hta_row& r : f.rows) {
-      if (r.partner < 0)
-        continue;  // HTA: index_correlation > 0 (a partner; the first record of
-                   // a file is never one)
-      if ((r.flags & hta_flag::queued) == 0) continue;
-      const hta_row& g = f.rows[static_cast<std::size_t>(r.partner)];
-      launches.push_back({-1, g.stream, r.ts, +1});
-      ids.push_back(r.correlation);
-    }
-    std::sort(ids.begin(), ids.end());
-    for (const hta_row& r : f.rows)
-      if (r.stream != -1 && std::binary_search(ids.begin(), ids.end(), r.correlation))
-        starts.push_back({-1, r.stream, r.ts, -1});
-    launches.insert(launches.end(), starts.begin(), starts.end());  // HTA's concat order
-    std::vector<std::int64_t> ts;
-    ts.reserve(launches.size());
-    for (const auto& c : launches) ts.push_back(c.ts);
-    std::vector<detail::queue_change> sorted;  // as pandas' sort_values orders equal times
-    sorted.reserve(launches.size());
-    for (const std::size_t k : numpy_argsort(ts)) sorted.push_back(launches[k]);
+    std::vector<detail::queue_change> sorted;
+    for (const auto& c : detail::hta_queue_changes(f)) sorted.push_back(c.first);
     return detail::queues_of(std::move(sorted), full);
   }
 };

@@ -128,32 +128,6 @@ struct ops_change {
   std::vector<std::string> unchanged;  ///< as many in both (and some)
 };
 
-/// HTA's `shorten_name` (spaces left at the end by a removed group are trimmed first).
-[[nodiscard]] inline std::string shorten_name(std::string_view name) {
-  if (hta_kernel_class(name) == kernel_class::memory ||
-      name.find_first_of("<(") == std::string_view::npos)
-    return std::string(name);
-  std::string kept;
-  int depth = 0;
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    const char c = name[i];
-    if (c == '-' && i + 1 < name.size() && name[i + 1] == '>') {
-      ++i;  // `->` goes
-      continue;
-    }
-    if (c == '<' || c == '(') {
-      ++depth;
-    } else if (c == '>' || c == ')') {
-      if (depth > 0) --depth;
-    } else if (depth == 0) {
-      kept += c;
-    }
-  }
-  while (!kept.empty() && kept.back() == ' ') kept.pop_back();
-  const std::size_t space = kept.find_last_of(' ');
-  return space == std::string::npos ? kept : kept.substr(space + 1);
-}
-
 namespace detail {
 /// N of a name `ProfilerStep#N` (spaces allowed around '#', as HTA's pattern allows them).
 [[nodiscard]] inline std::optional<std::int64_t> step_number(std::string_view n) noexcept {
