@@ -13,6 +13,7 @@
 //   diff/1M                reading them and comparing every step's and every event's totals
 //   diff_hta/1M            the same with HTA's rules (file order kept, its frame)
 //   critical_path/53MB     the critical path of the whole 53 MB trace (read once, outside)
+//   critical_path_hta/53MB the same with HTA's rules (its frame made in the loop)
 // The first run of each reports the peak resident memory (MB) beyond the process's start.
 // bench/gpu.sh times `tracemodel gpu --hta --json` as a whole process on the 53 MB trace.
 #include <benchmark/benchmark.h>
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include <tracemodel/algo/critical_path.hpp>
+#include <tracemodel/algo/hta_critical_path.hpp>
 #include <tracemodel/algo/trace_diff.hpp>
 #include <tracemodel/formats/chrome_trace_reader.hpp>
 #include <tracemodel/formats/gpu_report.hpp>
@@ -229,10 +231,13 @@ void diff(benchmark::State& state) {
   });
 }
 
+template <class Policy>
 void critical_path_53mb(benchmark::State& state) {
-  const tmod::event_table t = tmod::read_chrome_trace_file(trace_53mb());
+  tmod::read_options o;
+  o.keep_file_order = std::is_same_v<Policy, tmod::hta_critical_path>;
+  const tmod::event_table t = tmod::read_chrome_trace_file(trace_53mb(), o);
   for (auto _ : state) {
-    const tmod::critical_path cp = tmod::critical_path_of(t);
+    const tmod::critical_path cp = tmod::critical_path_of(t, {}, Policy{});
     benchmark::DoNotOptimize(cp.length);
     state.counters["nodes"] = static_cast<double>(cp.nodes.size());
   }
@@ -240,8 +245,12 @@ void critical_path_53mb(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(critical_path_53mb)
+BENCHMARK_TEMPLATE(critical_path_53mb, tmod::exact_critical_path)
     ->Name("critical_path/53MB")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_TEMPLATE(critical_path_53mb, tmod::hta_critical_path)
+    ->Name("critical_path_hta/53MB")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(diff_read)->Name("diff/read/1M")->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -279,7 +279,7 @@ TEST_CASE("critical path, HTA's rules: the backward thread merged, a stream sync
   CHECK(critical_path_of(t, {}, plain).edges.size() == cp.edges.size() - 2);
 }
 
-TEST_CASE("critical path, HTA's rules: a stream waits for an event recorded on another") {
+TEST_CASE("critical path, both rules: a stream waits for an event recorded on another") {
   // L1 [0, 5) launches k1 [10, 50) on stream 7; cudaEventRecord R [6, 8) records on stream 7;
   // cudaStreamWaitEvent W [9, 11) makes stream 20 wait; L2 [12, 15) launches k2 [51, 60) there.
   // clang-format off
@@ -310,6 +310,13 @@ TEST_CASE("critical path, HTA's rules: a stream waits for an event recorded on a
   CHECK(cp.bound_by == std::map<std::string, std::int64_t>{{"", 0},
                                                            {"gpu_compute_bound", 49'000},
                                                            {"gpu_kernel_launch_overhead", 10'000}});
+  // The exact rules see the same wait (without it k2 would follow its own launch: 57 us).
+  const critical_path exact = critical_path_of(t);
+  const cp_edge* waited = edge_between(exact, t, "k1", false, "k2", true);
+  REQUIRE(waited != nullptr);
+  CHECK(waited->type == cp_edge_type::sync_dependency);
+  CHECK(exact.length == 59'000);
+  CHECK(names_of(exact, t) == std::vector<std::string>{"cudaLaunchKernel", "k1", "k2"});
 }
 
 TEST_CASE("critical path, HTA's rules: networkx's longest path against brute force") {

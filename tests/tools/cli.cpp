@@ -773,4 +773,34 @@ TEST_SUITE("tools") {
     CHECK(absent.status == 1);
     CHECK(absent.out.find("no rank 5") != std::string::npos);
   }
+
+  TEST_CASE("tracemodel critical-path --hta: HTA's summary of alexnet, its key for key") {
+    const run_result r =
+        run("critical-path --hta --json --instance 1 --annotation "
+            "'[param|pytorch.model.alex_net|0|0|0|measure|forward]' " +
+            quoted(tmtest::data_path(
+                "kineto/critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz")));
+    REQUIRE(r.status == 0);
+    simdjson::dom::parser p;
+    const simdjson::dom::element got = p.parse(r.out);
+    const tmtest::json_doc answers(tmtest::data_path("kineto/hta/alexnet.hta.json"));
+    const simdjson::dom::element want = answers.root["critical_path"];
+    CHECK(std::string_view(got["policy"]) == "hta");
+    for (const char* key : {"nodes", "edges", "critical_path_events"})
+      CHECK(int64_t(got[key]) == int64_t(want[key]));
+    CHECK(double(got["critical_path_length_us"]) ==
+          double(int64_t(want["critical_path_length_us"])));
+    for (const char* group : {"edge_types", "bound_by_us"}) {
+      CAPTURE(group);
+      CHECK(simdjson::dom::object(got[group]).size() == simdjson::dom::object(want[group]).size());
+      for (const auto field : simdjson::dom::object(want[group]))
+        CHECK(double(got[group][field.key]) == double(int64_t(field.value)));
+    }
+    const run_result text =
+        run("critical-path --hta --annotation ProfilerStep --instance 1 " +
+            quoted(tmtest::data_path("kineto/trace_diff_control_control.json.gz")));
+    CHECK(text.out.find("critical path (HTA's rules) of ProfilerStep #1") != std::string::npos);
+    CHECK(text.out.find("19846 nodes, 21145 edges: 16600 operator, 1668 dependency, 1575 launch, "
+                        "1302 kernel to kernel, 0 sync") != std::string::npos);
+  }
 }

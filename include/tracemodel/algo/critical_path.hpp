@@ -41,6 +41,7 @@
 #include <queue>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -94,6 +95,19 @@ struct critical_path {
 };
 
 namespace detail {
+/// An integer argument of an event (as HTA's columns of `args` read one), or `otherwise`.
+template <class Table>
+[[nodiscard]] std::int64_t int_arg(const Table& t, event_index i, name_id key,
+                                   std::int64_t otherwise) {
+  for (const attribute& a : t.attrs_of(t.events[i])) {
+    if (a.key != key) continue;
+    if (a.type == attr_type::integer) return a.i;
+    if (a.type == attr_type::unsigned_integer) return static_cast<std::int64_t>(a.u);
+    if (a.type == attr_type::floating) return static_cast<std::int64_t>(a.f);
+  }
+  return otherwise;
+}
+
 /// The longest path of a graph over `nodes` nodes: the edges on it, in order, taking the nodes
 /// in a topological order (Kahn's, the lowest id first among the ready ones); negative weights
 /// count as 0; ties go to the edge met first. Nodes on a cycle are left out, and `*acyclic`
@@ -222,29 +236,93 @@ template <class Schema>
     cp.edges.push_back({a, b, timed ? cp.nodes[b].ts - cp.nodes[a].ts : 0, type, charged});
   };
 
-  // The host's waits: context, stream and event syncs (not a stream's wait for an event, which
-  // does not hold the host), each with the call that waited.
+  // The host's waits: context, stream and event syncs, each with the call that waited; and the
+  // streams' waits for events. An event is the work launched last to its stream before its
+  // record call (`cudaEventRecord`, named by the sync record's `wait_on_cuda_event_record_corr_id`
+  // and `wait_on_stream`).
   struct host_sync {
     event_index call;
     std::int64_t end, stream;
     std::int32_t device;
     bool any_stream;
+    const device_work* recorded;  // for an event sync, the work it waited for (if known)
+  };
+  struct stream_wait {
+    const device_work *recorded, *next;  // the waiting stream's next work after the wait call
   };
   std::vector<host_sync> syncs;
+  std::vector<stream_wait> stream_waits;
   {
     detail::flat_map<event_index> call_of(v.calls.size());
     for (const launch_call& c : v.calls) call_of.insert_or_assign(c.correlation, c.event);
+    // Each stream's work in launch order, and the record calls' times by correlation id.
+    std::map<std::pair<std::int32_t, std::int64_t>, std::vector<const device_work*>> launched;
+    for (const device_work& w : v.work)
+      if (is_queued_work(w.activity) && w.call != no_event)
+        launched[{w.device, w.stream}].push_back(&w);
+    for (auto& [key, list] : launched)
+      std::stable_sort(list.begin(), list.end(), [](const device_work* a, const device_work* b) {
+        return a->launched < b->launched;
+      });
+    std::unordered_map<std::uint64_t, std::int64_t> recorded_at, called_at;
+    name_id stream_key{}, record_key{};
+    const bool wait_args = t.strings.find("wait_on_stream", stream_key) &&
+                           t.strings.find("wait_on_cuda_event_record_corr_id", record_key);
     for (const auto& e : t.events) {
+      const auto* d = e.template get_if<event_kind::device_activity>();
+      if (d == nullptr || d->correlation_id == 0 || d->stream >= 0) continue;
+      called_at.try_emplace(d->correlation_id, e.start_ns);
+      const std::string_view n = t.strings.view(d->name);
+      if (n == "cudaEventRecord" || n == "hipEventRecord")
+        recorded_at.try_emplace(d->correlation_id, e.start_ns);
+    }
+    // The last work launched to (device, stream) at or before `ts`; the first at or after it.
+    auto last_before = [&](std::int32_t device, std::int64_t stream,
+                           std::int64_t ts) -> const device_work* {
+      const auto it = launched.find({device, stream});
+      if (it == launched.end()) return nullptr;
+      const auto p =
+          std::upper_bound(it->second.begin(), it->second.end(), ts,
+                           [](std::int64_t x, const device_work* w) { return x < w->launched; });
+      return p == it->second.begin() ? nullptr : *(p - 1);
+    };
+    auto first_after = [&](std::int32_t device, std::int64_t stream,
+                           std::int64_t ts) -> const device_work* {
+      const auto it = launched.find({device, stream});
+      if (it == launched.end()) return nullptr;
+      const auto p =
+          std::lower_bound(it->second.begin(), it->second.end(), ts,
+                           [](const device_work* w, std::int64_t x) { return w->launched < x; });
+      return p == it->second.end() ? nullptr : *p;
+    };
+    for (event_index i = 0; i < t.size(); ++i) {
+      const auto& e = t.events[i];
       const auto* d = e.template get_if<event_kind::device_activity>();
       if (d == nullptr || d->activity != activity_type::cuda_sync || d->correlation_id == 0 ||
           e.instant_scope != 0)
         continue;
       const std::string_view n = t.strings.view(d->name);
+      const device_work* recorded = nullptr;
+      if (wait_args) {
+        const std::int64_t record = detail::int_arg(t, i, record_key, -1);
+        const std::int64_t on = detail::int_arg(t, i, stream_key, -1);
+        const auto at = recorded_at.find(static_cast<std::uint64_t>(record));
+        if (record > 0 && on >= 0 && at != recorded_at.end())
+          recorded = last_before(d->device, on, at->second);
+      }
+      if (n == "Stream Wait Event") {
+        const auto call = called_at.find(d->correlation_id);
+        const device_work* next =
+            call == called_at.end() ? nullptr : first_after(d->device, d->stream, call->second);
+        if (recorded != nullptr && next != nullptr && next != recorded)
+          stream_waits.push_back({recorded, next});
+        continue;
+      }
       if (!n.ends_with("Sync")) continue;
       const event_index* c = call_of.find(d->correlation_id);
       if (c == nullptr || !host_node[*c]) continue;
-      syncs.push_back(
-          {*c, d->end_ns, d->stream, d->device, n.starts_with("Context") || d->stream < 0});
+      syncs.push_back({*c, d->end_ns, d->stream, d->device,
+                       n.starts_with("Context") || d->stream < 0, recorded});
     }
   }
   std::vector<bool> waits(t.size(), false);  // calls whose time a sync explains
@@ -315,16 +393,23 @@ template <class Schema>
     p = w;
   }
 
-  // Synchronization: the last work to end before the sync ended, to the waiting call's end.
+  // Synchronization: the work an event sync waited for (else the last work to end before the
+  // sync ended) to the waiting call's end; a stream's wait, from the recorded work's end to the
+  // start of the work the stream ran next.
   for (const host_sync& s : syncs) {
-    const device_work* src = nullptr;
-    for (const device_work* w : work)  // (few syncs in a window)
-      if (w->end <= s.end && (s.device < 0 || w->device == s.device) &&
-          (s.any_stream || w->stream == s.stream) && (src == nullptr || w->end > src->end))
-        src = w;
-    if (src != nullptr)
+    const device_work* src = s.recorded;
+    if (src == nullptr)
+      for (const device_work* w : work)  // (few syncs in a window)
+        if (w->end <= s.end && (s.device < 0 || w->device == s.device) &&
+            (s.any_stream || w->stream == s.stream) && (src == nullptr || w->end > src->end))
+          src = w;
+    if (src != nullptr && host_node[src->call])
       add(end_node(src->event), end_node(s.call), cp_edge_type::sync_dependency, no_event);
   }
+  for (const stream_wait& w : stream_waits)
+    if (host_node[w.recorded->call] && host_node[w.next->call])
+      add(end_node(w.recorded->event), start_node(w.next->event), cp_edge_type::sync_dependency,
+          no_event);
 
   // The longest path and its causes.
   cp.path = detail::longest_path(cp.nodes.size(), cp.edges, &cp.length, &cp.acyclic);

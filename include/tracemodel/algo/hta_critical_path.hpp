@@ -67,28 +67,30 @@ namespace detail {
 /// it again replaces its type and weight, and its event when the new one names one, in place),
 /// the nodes in the order edges first named them.
 struct nx_digraph {
+  static constexpr std::uint32_t none = ~std::uint32_t{0};
   std::vector<cp_edge> edges;
   std::vector<std::uint32_t> order;
   std::vector<unsigned char> known;
-  std::unordered_map<std::uint64_t, std::uint32_t> at;
+  std::vector<std::uint32_t> first_out, next_out;  // each node's edges out, as a list
 
-  explicit nx_digraph(std::size_t nodes) : known(nodes, 0) {}
+  explicit nx_digraph(std::size_t nodes) : known(nodes, 0), first_out(nodes, none) {}
   void add(const cp_edge& e) {
     for (const std::uint32_t v : {e.from, e.to})
       if (known[v] == 0) {
         known[v] = 1;
         order.push_back(v);
       }
-    const auto [it, added] = at.try_emplace((std::uint64_t{e.from} << 32) | e.to,
-                                            static_cast<std::uint32_t>(edges.size()));
-    if (added) {
-      edges.push_back(e);
+    for (std::uint32_t k = first_out[e.from]; k != none; k = next_out[k]) {
+      if (edges[k].to != e.to) continue;
+      cp_edge& old = edges[k];
+      old.type = e.type;
+      old.weight = e.weight;
+      if (e.charged != no_event) old.charged = e.charged;
       return;
     }
-    cp_edge& old = edges[it->second];
-    old.type = e.type;
-    old.weight = e.weight;
-    if (e.charged != no_event) old.charged = e.charged;
+    next_out.push_back(first_out[e.from]);
+    first_out[e.from] = static_cast<std::uint32_t>(edges.size());
+    edges.push_back(e);
   }
 };
 
@@ -153,18 +155,6 @@ inline std::vector<std::uint32_t> nx_longest_path(const nx_digraph& g, std::size
   return path;
 }
 
-/// An integer argument of an event (HTA's columns of `args`), or `otherwise`.
-template <class Table>
-[[nodiscard]] std::int64_t int_arg(const Table& t, event_index i, name_id key,
-                                   std::int64_t otherwise) {
-  for (const attribute& a : t.attrs_of(t.events[i])) {
-    if (a.key != key) continue;
-    if (a.type == attr_type::integer) return a.i;
-    if (a.type == attr_type::unsigned_integer) return static_cast<std::int64_t>(a.u);
-    if (a.type == attr_type::floating) return static_cast<std::int64_t>(a.f);
-  }
-  return otherwise;
-}
 }  // namespace detail
 
 /// Holistic Trace Analysis's critical path (see above).
