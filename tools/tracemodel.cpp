@@ -220,9 +220,9 @@ int cmd_report(const options& o) {
     critical_path_summary c;
     c.rank = rank;
     c.window = "the whole trace";
-    if (cp.window)
+    if (cp.window)  // (HTA's window is in whole microseconds)
       for (const auto& e : t.events)
-        if (e.start_ns == cp.window->first &&
+        if (e.start_ns > cp.window->first - 1000 && e.start_ns < cp.window->first + 1000 &&
             t.name(e).find("ProfilerStep") != std::string_view::npos) {
           c.window = std::string(t.name(e));
           break;
