@@ -114,7 +114,8 @@ TEST_CASE("critical path: the longest path against brute force, on random graphs
   }
 }
 
-TEST_CASE("critical path: 20,000 nested ops and a chain of a million nodes, no recursion") {
+TEST_CASE(
+    "critical path: 20,000 nested ops (both rules) and a chain of a million nodes, no recursion") {
   std::string text = R"({"traceEvents":[)";
   const int depth = 20000;
   for (int k = 0; k < depth; ++k)
@@ -127,6 +128,9 @@ TEST_CASE("critical path: 20,000 nested ops and a chain of a million nodes, no r
   CHECK(cp.nodes.size() == 2 * depth);
   CHECK(cp.length == 2 * depth * 1000);  // down the starts and up the ends: the outer op's time
   CHECK(cp.bound_by.at("cpu_bound") == 2 * depth * 1000);
+  const critical_path hta = critical_path_of(t, {}, hta_critical_path{});  // its walk, too
+  CHECK(hta.nodes.size() == 2 * depth);
+  CHECK(hta.length == 2 * depth * 1000);
   std::vector<cp_edge> chain;
   for (std::uint32_t k = 0; k + 1 < 1'000'000; ++k)
     chain.push_back({k, k + 1, 1, cp_edge_type::dependency, no_event});
