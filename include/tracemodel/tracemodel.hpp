@@ -16,6 +16,7 @@
 #include "tracemodel/algo/et_link.hpp"
 #include "tracemodel/algo/flows.hpp"
 #include "tracemodel/algo/fwd_bwd.hpp"
+#include "tracemodel/algo/hta_critical_path.hpp"
 #include "tracemodel/algo/hta_frame.hpp"
 #include "tracemodel/algo/idle_time.hpp"
 #include "tracemodel/algo/kernel_breakdown.hpp"

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -408,5 +409,127 @@ TEST_CASE("critical path, HTA's rules: every critical-path summary HTA gave is r
     for (const auto field : simdjson::dom::object(want["bound_by_us"]))
       want_bound[std::string(field.key)] = int64_t(field.value) * 1000;
     CHECK(cp.bound_by == want_bound);
+  }
+}
+
+namespace {
+/// A random Kineto-like trace: ops on two threads (one "forward", one "autograd"), launches of
+/// several names with their kernels on three streams (some calls without work, some work without
+/// a call), event records, stream waits, syncs, steps, times with three decimals (HTA rounds
+/// them, so short events end before they start) and some durations of 0.
+std::string random_kineto_trace(std::mt19937_64& rng) {
+  auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  auto time = [&](int us) { return std::to_string(us) + "." + std::to_string(100 + pick(900)); };
+  std::string s = R"({"traceEvents":[)";
+  bool first = true;
+  auto add = [&](const std::string& e) {
+    s += (first ? "" : ",\n") + e;
+    first = false;
+  };
+  for (int k = 0; k < 2; ++k)
+    add(R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#)" + std::to_string(k) +
+        R"(","pid":1,"tid":1,"ts":)" + std::to_string(k * 400) + R"(,"dur":400})");
+  static const char* const calls[] = {
+      "cudaLaunchKernel",      "cudaMemcpyAsync",      "cudaHostAlloc",        "cuLaunchKernel",
+      "cudaStreamSynchronize", "cudaEventSynchronize", "cudaDeviceSynchronize"};
+  int corr = 1;
+  const int n = 5 + pick(40);
+  for (int k = 0; k < n; ++k) {
+    const int tid = 1 + pick(2);
+    const int ts = pick(800);
+    const std::string op = tid == 1 ? "forward" : "autograd::engine::evaluate_function: X";
+    add(R"({"ph":"X","cat":"cpu_op","name":")" + op + R"(","pid":1,"tid":)" + std::to_string(tid) +
+        R"(,"ts":)" + time(ts) + R"(,"dur":)" + time(pick(3) == 0 ? 0 : 1 + pick(60)) + "}");
+    const int c = corr++;
+    const int call_ts = ts + pick(30);
+    const std::string name = calls[pick(7)];
+    if (pick(8) != 0)
+      add(R"({"ph":"X","cat":"cuda_runtime","name":")" + name + R"(","pid":1,"tid":)" +
+          std::to_string(tid) + R"(,"ts":)" + time(call_ts) + R"(,"dur":)" + time(pick(10)) +
+          R"(,"args":{"correlation":)" + std::to_string(c) + "}}");
+    const int stream = 7 + 13 * pick(3);
+    if (name.starts_with("cudaLaunch") || name == "cudaMemcpyAsync" || name == "cuLaunchKernel") {
+      if (pick(8) != 0)
+        add(R"({"ph":"X","cat":"kernel","name":"k)" + std::to_string(pick(4)) +
+            R"(","pid":0,"tid":)" + std::to_string(stream) + R"(,"ts":)" +
+            time(call_ts + pick(50)) + R"(,"dur":)" + time(pick(40)) +
+            R"(,"args":{"device":0,"stream":)" + std::to_string(stream) + R"(,"correlation":)" +
+            std::to_string(c) + "}}");
+    } else if (name.ends_with("Synchronize")) {
+      const char* kind = name == "cudaStreamSynchronize"  ? "Stream Sync"
+                         : name == "cudaEventSynchronize" ? "Event Sync"
+                                                          : "Context Sync";
+      add(R"({"ph":"X","cat":"cuda_sync","name":")" + std::string(kind) + R"(","pid":0,"tid":)" +
+          std::to_string(stream) + R"(,"ts":)" + time(call_ts + pick(5)) + R"(,"dur":)" +
+          time(pick(20)) + R"(,"args":{"device":0,"stream":)" +
+          (std::string(kind) == "Stream Sync" ? std::to_string(stream) : std::string("-1")) +
+          R"(,"correlation":)" + std::to_string(c) + R"(,"wait_on_stream":)" +
+          std::to_string(7 + 13 * pick(3)) + R"(,"wait_on_cuda_event_record_corr_id":)" +
+          std::to_string(1 + pick(corr)) + "}}");
+    }
+    if (pick(6) == 0) {  // an event recorded, and a stream that waits for it
+      const int record = corr++, wait = corr++;
+      add(R"({"ph":"X","cat":"cuda_runtime","name":"cudaEventRecord","pid":1,"tid":)" +
+          std::to_string(tid) + R"(,"ts":)" + time(call_ts + 1) +
+          R"(,"dur":1,"args":{"correlation":)" + std::to_string(record) + "}}");
+      add(R"({"ph":"X","cat":"cuda_runtime","name":"cudaStreamWaitEvent","pid":1,"tid":)" +
+          std::to_string(tid) + R"(,"ts":)" + time(call_ts + 2) +
+          R"(,"dur":1,"args":{"correlation":)" + std::to_string(wait) + "}}");
+      add(R"({"ph":"X","cat":"cuda_sync","name":"Stream Wait Event","pid":0,"tid":)" +
+          std::to_string(stream) + R"(,"ts":)" + time(call_ts + 3) +
+          R"(,"dur":0,"args":{"device":0,"stream":)" + std::to_string(stream) +
+          R"(,"correlation":)" + std::to_string(wait) + R"(,"wait_on_stream":)" +
+          std::to_string(7 + 13 * pick(3)) + R"(,"wait_on_cuda_event_record_corr_id":)" +
+          std::to_string(record) + "}}");
+    }
+  }
+  return s + "]}";
+}
+
+/// The graph's own invariants, and its length against a longest path found by brute force.
+void check_graph(const critical_path& cp, bool one_edge_per_pair) {
+  const std::size_t n = cp.nodes.size();
+  std::set<std::pair<std::uint32_t, std::uint32_t>> pairs;
+  std::vector<std::vector<std::pair<std::uint32_t, std::int64_t>>> out(n);
+  for (const cp_edge& e : cp.edges) {
+    REQUIRE(e.from < n);
+    REQUIRE(e.to < n);
+    pairs.emplace(e.from, e.to);
+    out[e.from].emplace_back(e.to, std::max<std::int64_t>(0, e.weight));
+  }
+  if (one_edge_per_pair) CHECK(pairs.size() == cp.edges.size());
+  if (!cp.acyclic) return;
+  std::vector<std::int64_t> memo(n, -1);
+  std::function<std::int64_t(std::uint32_t)> from = [&](std::uint32_t v) {
+    if (memo[v] >= 0) return memo[v];
+    std::int64_t best = 0;
+    for (const auto& [w, weight] : out[v]) best = std::max(best, weight + from(w));
+    return memo[v] = best;
+  };
+  std::int64_t want = 0;
+  for (std::uint32_t v = 0; v < n; ++v) want = std::max(want, from(v));
+  CHECK(cp.length == want);
+  std::int64_t sum = 0;
+  for (std::size_t k = 0; k < cp.path.size(); ++k) {
+    if (k > 0) CHECK(cp.edges[cp.path[k - 1]].to == cp.edges[cp.path[k]].from);
+    sum += std::max<std::int64_t>(0, cp.edges[cp.path[k]].weight);
+  }
+  CHECK(sum == cp.length);
+  CHECK(std::set<event_index>(cp.events.begin(), cp.events.end()).size() == cp.events.size());
+}
+}  // namespace
+
+TEST_CASE("critical path, both rules: random traces give sound graphs and their longest paths") {
+  std::mt19937_64 rng(47);
+  for (int round = 0; round < 300; ++round) {
+    CAPTURE(round);
+    const event_table t = read_in_file_order(random_kineto_trace(rng));
+    for (const char* annotation : {"", "ProfilerStep"}) {
+      critical_path_options o;
+      o.annotation = annotation;
+      o.instance = static_cast<std::size_t>(round % 2);
+      check_graph(critical_path_of(t, o), false);
+      check_graph(critical_path_of(t, o, hta_critical_path{}), true);
+    }
   }
 }

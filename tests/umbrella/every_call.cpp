@@ -159,6 +159,8 @@ TEST_SUITE("umbrella") {
     CHECK(cp.length == 8000);  // the call's start to the kernel's (launch delay), then the kernel
     CHECK(cp.bound_by.at("gpu_compute_bound") == 4000);
     CHECK(tmod::top_events(cp, 1).at(0).second == 4000);  // the kernel
+    const tmod::critical_path hta = tmod::critical_path_of(gpu, {}, tmod::hta_critical_path{});
+    CHECK(hta.length == 8000);  // HTA's rules: the same path here, in whole microseconds
     std::string overlaid;
     tmod::json_output oo = tmod::json_output::to_string(overlaid);
     tmod::write_critical_path_overlay(gpu, cp, oo);
