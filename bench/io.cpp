@@ -5,6 +5,8 @@
 //   io/read_serial the same on one thread (read_options::parallel off)
 //   io/read_floor  simdjson alone, iterating every field of every event of the same file
 //   io/write       the table back into a file
+//   io/stream_write  parts of the same workload (20 tables of 32,500 ops each, as a drain would
+//                  hand them over) streamed into one file that stays loadable after each
 // Throughput counters are MB/s of the file. The first run in a process also reports the peak
 // resident memory per event of the read, beyond the file's own size (bench/io.sh runs it fresh).
 #include <benchmark/benchmark.h>
@@ -17,6 +19,7 @@
 #include <tracemodel/algo/analyze.hpp>
 #include <tracemodel/collect.hpp>
 #include <tracemodel/formats/chrome_trace_reader.hpp>
+#include <tracemodel/formats/chrome_trace_stream.hpp>
 #include <tracemodel/formats/chrome_trace_writer.hpp>
 
 #include "recording.hpp"
@@ -135,6 +138,26 @@ void io_write(benchmark::State& state) {
   std::remove(out.c_str());
 }
 
+void io_stream_write(benchmark::State& state) {
+  std::vector<tmod::event_table> parts;
+  for (int k = 0; k < 20; ++k) {
+    bench::queue<true> q;
+    bench::record_workload(q, 32'500, 4,
+                           "void at::native::vectorized_elementwise_kernel<4, "
+                           "at::native::AddFunctor<float>>");
+    parts.push_back(tmod::materialize(q));
+  }
+  const std::string out = std::string(TRACEMODEL_BENCH_DIR) + "/io_stream_out.json";
+  std::uint64_t bytes = 0;
+  for (auto _ : state) {
+    tmod::chrome_trace_stream stream(out);
+    for (const tmod::event_table& p : parts) stream.write(p);
+    bytes = stream.bytes();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
+  std::remove(out.c_str());
+}
+
 }  // namespace
 
 BENCHMARK_CAPTURE(io_read, defaults, true)
@@ -147,5 +170,6 @@ BENCHMARK_CAPTURE(io_read, serial, false)
     ->UseRealTime();
 BENCHMARK(io_read_floor)->Name("io/read_floor")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(io_write)->Name("io/write")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(io_stream_write)->Name("io/stream_write")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 BENCHMARK_MAIN();

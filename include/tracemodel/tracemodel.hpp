@@ -36,6 +36,7 @@
 #include "tracemodel/collect.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/formats/chrome_trace_reader.hpp"
+#include "tracemodel/formats/chrome_trace_stream.hpp"
 #include "tracemodel/formats/chrome_trace_writer.hpp"
 #include "tracemodel/formats/counter_tracks.hpp"
 #include "tracemodel/formats/critical_path_overlay.hpp"

@@ -165,6 +165,15 @@ TEST_SUITE("umbrella") {
     tmod::json_output oo = tmod::json_output::to_string(overlaid);
     tmod::write_critical_path_overlay(gpu, cp, oo);
     CHECK(overlaid.find("\"critical\":1") != std::string::npos);
+    {
+      const std::string streamed =
+          (std::filesystem::temp_directory_path() / "tracemodel_every_call_stream.json").string();
+      tmod::chrome_trace_stream stream(streamed);
+      stream.write(gpu);
+      stream.write(gpu);
+      CHECK(tmod::read_chrome_trace_file(streamed).size() == 2 * gpu.size());
+      std::filesystem::remove(streamed);
+    }
 
     // Threads and memory.
     tmod::analyze_options own;

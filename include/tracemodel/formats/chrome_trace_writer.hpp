@@ -56,25 +56,43 @@ class chrome_writer {
       : t_(t), out_(out), extra_(extra), args_(args) {}
 
   void write() {
-    base_ = base_time();
+    write_header(base_time());
+    (void)write_body(base_, true);
+    if (extra_ != nullptr && *extra_) (*extra_)(out_, base_, [this] { next(); });
+    out_.raw(trailer);
+    out_.flush();
+  }
+
+  /// What closes the `traceEvents` array and the trace.
+  static constexpr std::string_view trailer = "\n]\n}\n";
+
+  /// The trace up to and including the opening of its `traceEvents` array, times from `base`.
+  void write_header(std::int64_t base) {
+    base_ = base;
     out_.raw("{\n\"schemaVersion\": 1,\n");
     for (const auto& [key, value] : t_.info.metadata) {
       out_.string(t_.strings.view(key)).raw(": ").raw(t_.strings.view(value)).raw(",\n");
     }
     out_.raw("\"displayTimeUnit\": \"ms\",\n\"baseTimeNanoseconds\": ").integer(base_);
     out_.raw(",\n\"traceEvents\": [");
-    first_ = true;
-    for (const metadata_record& m : t_.info.records) write_record(m);
-    for (const auto& e : t_.events) write_event(e);
-    write_flows();
-    if (extra_ != nullptr && *extra_) (*extra_)(out_, base_, [this] { next(); });
-    out_.raw("\n]\n}\n");
-    out_.flush();
   }
 
- private:
-  using event_t = typename Table::event_type;
+  /// The table's records (those `keep` keeps), events and flows, as elements of a
+  /// `traceEvents` array, times from `base`; `first`: whether the array is still empty.
+  /// Returns whether it still is.
+  bool write_body(std::int64_t base, bool first,
+                  const std::function<bool(const metadata_record&)>& keep = {}) {
+    base_ = base;
+    first_ = first;
+    for (const metadata_record& m : t_.info.records)
+      if (!keep || keep(m)) write_record(m);
+    for (const auto& e : t_.events) write_event(e);
+    write_flows();
+    return first_;
+  }
 
+  /// The time a trace of the table counts from: its base time, else the whole second before
+  /// its first event.
   std::int64_t base_time() const {
     if (t_.info.has_base_time) return t_.info.base_time_ns;
     if (t_.events.empty()) return 0;
@@ -84,6 +102,9 @@ class chrome_writer {
     const std::int64_t s = 1'000'000'000;
     return lo >= 0 ? lo / s * s : -((-lo + s - 1) / s) * s;
   }
+
+ private:
+  using event_t = typename Table::event_type;
 
   void next() {
     out_.raw(first_ ? "\n" : ",\n");
