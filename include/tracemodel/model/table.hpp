@@ -40,17 +40,30 @@ enum class anomaly : std::uint8_t {
   unmatched_end,       ///< an `E` record without its `B`: dropped
   duplicate_flow_end,  ///< a second flow end with an id already ended: the first wins
   outside_recording,   ///< a device record of no recording window (launched while stopped): dropped
+  lost_op,     ///< an op a live queue did not keep (its memory cap): counted, not in the table
+  lost_end,    ///< an op's end a live queue did not keep (its cap): the op stays open
+  orphan_end,  ///< a live queue's end of an op it never handed over (or handed over already)
   count_
 };
 inline constexpr std::array<std::string_view, static_cast<std::size_t>(anomaly::count_)>
-    anomaly_names{"end_before_start",     "unfinished_op",
-                  "duplicate_flow_start", "flow_end_without_start",
-                  "dangling_correlation", "op_ended_twice",
-                  "foreign_handle",       "stale_handle",
-                  "duplicate_event",      "bad_value",
-                  "unbound_flow",         "unsupported_record",
-                  "unmatched_end",        "duplicate_flow_end",
-                  "outside_recording"};
+    anomaly_names{"end_before_start",
+                  "unfinished_op",
+                  "duplicate_flow_start",
+                  "flow_end_without_start",
+                  "dangling_correlation",
+                  "op_ended_twice",
+                  "foreign_handle",
+                  "stale_handle",
+                  "duplicate_event",
+                  "bad_value",
+                  "unbound_flow",
+                  "unsupported_record",
+                  "unmatched_end",
+                  "duplicate_flow_end",
+                  "outside_recording",
+                  "lost_op",
+                  "lost_end",
+                  "orphan_end"};
 
 struct anomaly_counts {
   std::array<std::uint64_t, static_cast<std::size_t>(anomaly::count_)> n{};

@@ -1,0 +1,729 @@
+// tracemodel/collect — a queue that records for hours: drained while threads record, bounded in
+// memory, a flight recorder, started and stopped at any time.
+//
+//   static tracemodel::live_queue<> queue({.max_blocks = 256});   // long-lived
+//   auto h = queue.begin_op({.name = "handle_request"});  ...  queue.end_op(h);
+//   // another thread, now and then:
+//   queue.drain([&](tracemodel::event_table&& part) { stream.write(part); });
+//
+// The protocol (docs/recording.md, "Always-on recording"): a block of records is written only by
+// the thread that owns it, and only while it is that thread's current block. A full block is
+// sealed: handed to the queue, never written again, read by the consumer and then recycled. An
+// op that ends while its record is still in its thread's current block gets its end written in
+// place; any other end (after the block was sealed, or on another thread) is a record of its
+// own, a late end, in the ending thread's current block, naming the op by its correlation id.
+// The consumer matches late ends to their ops by id, in whatever order the blocks come: an op
+// is handed out once its end is known; ops still open wait for their end across drains, and are
+// handed out unfinished only by `close`. Correlation ids are taken per block incarnation from
+// the process-wide source, so an id never names two ops, whatever was recycled.
+//
+// Memory: `max_blocks` caps the blocks the queue holds (current, sealed, being drained; 0: no
+// cap). When a thread needs a block and the cap is reached, `when_full` decides: drop the newest
+// (the thread records nothing until a block is free again, and counts what it dropped),
+// overwrite the oldest sealed block (a flight recorder: its open ops are carried, the rest is
+// counted as lost), or wait up to `block_timeout`, then drop. Nothing is lost silently: every
+// begun op is handed out (ended or, at `close`, unfinished) or counted as lost, exactly
+// (`live_counts`).
+//
+// Threads: a thread's first record takes a lock once; a thread that exits seals its block and
+// gives its memory back. `flush(timeout)` asks every thread to seal its current block at its
+// next call and waits for those that record; one that does not (idle, blocked) is reported.
+// `start`/`stop` switch recording without joining anything; an op begun before a stop still
+// gets its end. The queue must outlive the threads' use of it (make it static).
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "tracemodel/collect/clock.hpp"
+#include "tracemodel/collect/records.hpp"
+#include "tracemodel/config.hpp"
+#include "tracemodel/detail/os.hpp"
+#include "tracemodel/model/table.hpp"
+#include "tracemodel/storage/id_source.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+
+/// What a thread does when it needs a block and the queue holds `max_blocks`.
+enum class when_full : std::uint8_t {
+  drop_newest,       ///< record nothing until a block is free; count what was dropped
+  overwrite_oldest,  ///< take the oldest sealed block (a flight recorder)
+  wait,              ///< wait up to `block_timeout` for a free block, then drop
+};
+
+struct live_queue_options {
+  std::uint32_t block_records = 1023;  ///< records per block
+  std::uint32_t name_bytes = 16384;    ///< room per block for names copied (`op_info::copy_name`)
+  std::size_t max_blocks = 0;          ///< 0: no cap
+  when_full policy = when_full::drop_newest;
+  std::chrono::milliseconds block_timeout{100};
+  bool start_stopped = false;
+};
+
+/// Returned by `begin_op`; pass it to `end_op`.
+struct live_handle {
+  op_record* record = nullptr;
+  std::uint64_t id = 0;  ///< the op's correlation id
+  explicit operator bool() const noexcept { return record != nullptr; }
+};
+
+/// What a queue handed out and lost, since its creation.
+struct live_counts {
+  std::uint64_t begun = 0;         ///< ops recorded (with a record)
+  std::uint64_t ended = 0;         ///< ops handed out with their end
+  std::uint64_t unfinished = 0;    ///< ops handed out without an end (by `close`, or a dump)
+  std::uint64_t dropped_ops = 0;   ///< ops not recorded: no block under the cap
+  std::uint64_t dropped_ends = 0;  ///< ends not recorded: no block under the cap
+  std::uint64_t evicted_ops = 0;   ///< ops recorded, then overwritten before a drain
+  std::uint64_t orphan_ends = 0;   ///< ends whose op was never handed over (by `close`)
+  std::uint64_t ended_twice = 0;   ///< second ends of an op (the first is kept)
+};
+
+namespace detail {
+/// Late ends are op records with this flag, `start` holding the op's id.
+inline constexpr std::uint8_t late_end_flag = 128;
+
+struct live_thread;
+
+struct live_block {
+  std::unique_ptr<op_record[]> records;
+  std::unique_ptr<char[]> names;
+  std::uint64_t id_start = 0;
+  std::uint32_t count = 0;  ///< records written (final once sealed)
+  std::uint32_t names_used = 0;
+  std::uint64_t tid = 0;  ///< the thread that wrote it
+};
+
+struct live_thread {
+  std::uint64_t tid = 0;
+  // The owner's alone:
+  live_block* block = nullptr;
+  std::uint64_t id_start = 0;
+  std::uint32_t count = 0, capacity = 0, names_used = 0, name_room = 0;
+  std::uint64_t seen = 0;  ///< the state word last acted on
+  std::uint32_t retry = 0;
+  // Read by others:
+  std::atomic<std::uint64_t> acked{0};  ///< the flush epoch answered
+  std::atomic<std::uint64_t> begun{0}, dropped_ops{0}, dropped_ends{0}, ended_twice{0};
+  std::atomic<bool> retired{false};
+};
+
+/// The threads' side of every live queue: a thread's blocks are sealed when it exits.
+struct live_registry {
+  std::mutex mutex;
+  struct entry {
+    void* queue;
+    void (*retire)(void* queue, live_thread* t);
+  };
+  std::unordered_map<std::uint32_t, entry> queues;  // by queue id
+  static live_registry& instance() {
+    static live_registry r;
+    return r;
+  }
+};
+struct live_exit_guard {
+  std::vector<std::pair<std::uint32_t, live_thread*>> held;
+  ~live_exit_guard() {
+    live_registry& r = live_registry::instance();
+    const std::lock_guard lock(r.mutex);
+    for (const auto& [id, t] : held)
+      if (const auto it = r.queues.find(id); it != r.queues.end())
+        it->second.retire(it->second.queue, t);
+  }
+};
+inline std::atomic<std::uint32_t> next_live_queue_id{1};
+}  // namespace detail
+
+/// `AddressOnlyEnds` is a deliberately broken variant for the tests: an end is written in place
+/// whenever the record's address lies in the thread's current block, without checking the op's
+/// id, so a handle that outlived its block's recycling ends another op (the value checks of
+/// tests/concurrency/live_queue.cpp must catch it; ThreadSanitizer cannot).
+template <class Clock = default_clock, bool AddressOnlyEnds = false>
+class live_queue {
+ public:
+  using clock = Clock;
+
+  explicit live_queue(live_queue_options o = {})
+      : o_(o), id_(detail::next_live_queue_id.fetch_add(1, std::memory_order_relaxed)) {
+    if (o_.block_records < 2) o_.block_records = 2;
+    state_.store(o_.start_stopped ? 0 : 1, std::memory_order_relaxed);
+    syncs_.push_back(clock_sync_point::take<Clock>());
+    detail::live_registry& r = detail::live_registry::instance();
+    const std::lock_guard lock(r.mutex);
+    r.queues.emplace(id_, detail::live_registry::entry{this, [](void* q, detail::live_thread* t) {
+                                                         static_cast<live_queue*>(q)->retire(t);
+                                                       }});
+  }
+  live_queue(const live_queue&) = delete;
+  live_queue& operator=(const live_queue&) = delete;
+  ~live_queue() {
+    detail::live_registry& r = detail::live_registry::instance();
+    const std::lock_guard lock(r.mutex);
+    r.queues.erase(id_);
+  }
+
+  // ---- session -------------------------------------------------------------------------
+  void start() noexcept { state_.fetch_or(1, std::memory_order_relaxed); }
+  void stop() noexcept { state_.fetch_and(~std::uint64_t{1}, std::memory_order_relaxed); }
+  [[nodiscard]] bool active() const noexcept {
+    return (state_.load(std::memory_order_relaxed) & 1) != 0;
+  }
+
+  /// Asks every thread to seal its current block at its next call (the calling thread's at
+  /// once), and waits up to `timeout` for them. Returns how many did not answer (their records stay
+  /// until they record again or exit).
+  std::size_t flush(std::chrono::milliseconds timeout) {
+    const std::uint64_t epoch = (state_.fetch_add(2, std::memory_order_acq_rel) >> 1) + 1;
+    if (cache_.key == id_) (void)make_room(*cache_.ref, state_.load(std::memory_order_relaxed));
+    std::unique_lock lock(mutex_);
+    const auto pending = [&] {
+      std::size_t n = 0;
+      for (const auto& t : threads_)
+        if (!t->retired.load(std::memory_order_acquire) &&
+            t->acked.load(std::memory_order_acquire) < epoch)
+          ++n;
+      return n;
+    };
+    sealed_cv_.wait_for(lock, timeout, [&] { return pending() == 0; });
+    return pending();
+  }
+
+  // ---- ops -----------------------------------------------------------------------------
+  TRACEMODEL_ALWAYS_INLINE live_handle begin_op(const op_info& info) {
+    const std::uint64_t s = state_.load(std::memory_order_relaxed);
+    if ((s & 1) == 0) [[unlikely]] {
+      answer_stopped(s);
+      return {};
+    }
+    detail::live_thread& t = thread();
+    if (t.seen != s || t.count == t.capacity) [[unlikely]]
+      if (!make_room(t, s)) {
+        t.dropped_ops.fetch_add(1, std::memory_order_relaxed);
+        return {};
+      }
+    std::string_view name = info.name;
+    if (info.copy_name) [[unlikely]]
+      if (!copy_name(t, name)) {
+        t.dropped_ops.fetch_add(1, std::memory_order_relaxed);
+        return {};
+      }
+    op_record* r = &t.block->records[t.count];
+    const std::uint64_t id = t.id_start + t.count;
+    ++t.count;
+    r->name = name.data();
+    r->name_len = static_cast<std::uint32_t>(name.size());
+    r->end = 0;
+    r->sequence_number = info.sequence_number;
+    r->fwd_thread_id = info.fwd_thread_id;
+    r->debug_handle = info.debug_handle;
+    r->end_tid = 0;
+    r->scope = info.scope;
+    r->flags = static_cast<std::uint8_t>((info.is_async ? op_flag::async : 0) |
+                                         (info.allow_tf32 ? op_flag::allow_tf32 : 0));
+    t.begun.fetch_add(1, std::memory_order_relaxed);
+    r->start = Clock::now();
+    return {r, id};
+  }
+
+  /// Ends the op; false for an empty handle or a second end found on the spot (a late second
+  /// end is counted by the consumer).
+  TRACEMODEL_ALWAYS_INLINE bool end_op(live_handle h) noexcept {
+    const approx_time now = Clock::now();
+    if (h.record == nullptr) return false;
+    detail::live_thread& t = thread();
+    const bool here = AddressOnlyEnds ? t.block != nullptr && h.record >= &t.block->records[0] &&
+                                            h.record < &t.block->records[0] + t.count
+                                      : h.id - t.id_start < t.count;
+    if (here && t.block != nullptr && t.seen == state_.load(std::memory_order_relaxed)) [[likely]] {
+      // Still in this thread's current block: in place.
+      if (h.record->end != 0) [[unlikely]] {
+        t.ended_twice.fetch_add(1, std::memory_order_relaxed);
+        return false;
+      }
+      h.record->end_tid = static_cast<std::uint32_t>(t.tid);
+      h.record->end = now;
+      return true;
+    }
+    return late_end(t, h.id, now);
+  }
+
+  // ---- draining ------------------------------------------------------------------------
+  /// Hands the ops of the blocks sealed so far to `sink` as one event table (a part; none when
+  /// there is nothing new): every op whose end is known, each once. Open ops wait for their
+  /// end. Lost ops and ends since the last part are counted in its `lost_ops` and
+  /// `lost_ends` anomalies (`live_counts` keeps the totals). One consumer at a time.
+  template <class Sink>
+  void drain(Sink&& sink) {
+    const std::lock_guard consumer(drain_mutex_);
+    std::deque<detail::live_block*> taken;
+    std::vector<pending_op> carried;
+    {
+      const std::lock_guard lock(mutex_);
+      taken.swap(sealed_);
+      carried.swap(carried_);
+    }
+    event_table part = convert(taken, carried, false);
+    if (!part.events.empty() || part.anomalies.total() != 0) sink(std::move(part));
+  }
+
+  /// The last drain: flushes (waiting up to `timeout`), drains, then hands out the ops still
+  /// open as unfinished and counts the ends whose op never came as orphans.
+  template <class Sink>
+  void close(Sink&& sink, std::chrono::milliseconds timeout = std::chrono::milliseconds{100}) {
+    flush(timeout);
+    const std::lock_guard consumer(drain_mutex_);
+    std::deque<detail::live_block*> taken;
+    std::vector<pending_op> carried;
+    {
+      const std::lock_guard lock(mutex_);
+      taken.swap(sealed_);
+      carried.swap(carried_);
+    }
+    event_table part = convert(taken, carried, true);
+    if (!part.events.empty() || part.anomalies.total() != 0) sink(std::move(part));
+  }
+
+  /// A flight recorder's dump: what the queue holds now (flushed, waiting up to `timeout`), as
+  /// one table, open ops unfinished (they keep the tree's roots), without waiting for anything.
+  event_table dump(std::chrono::milliseconds timeout = std::chrono::milliseconds{50}) {
+    event_table out;
+    close([&](event_table&& t) { out = std::move(t); }, timeout);
+    return out;
+  }
+
+  /// The totals so far (the consumer's counts are those of the drains done).
+  [[nodiscard]] live_counts counts() const {
+    live_counts c;
+    {
+      const std::lock_guard lock(mutex_);
+      for (const auto& t : threads_) {
+        c.begun += t->begun.load(std::memory_order_relaxed);
+        c.dropped_ops += t->dropped_ops.load(std::memory_order_relaxed);
+        c.dropped_ends += t->dropped_ends.load(std::memory_order_relaxed);
+        c.ended_twice += t->ended_twice.load(std::memory_order_relaxed);
+      }
+      c.begun += retired_.begun;
+      c.dropped_ops += retired_.dropped_ops;
+      c.dropped_ends += retired_.dropped_ends;
+      c.ended_twice += retired_.ended_twice + late_twice_;
+      c.evicted_ops = evicted_ops_;
+    }
+    c.ended = ended_.load(std::memory_order_relaxed);
+    c.unfinished = unfinished_.load(std::memory_order_relaxed);
+    c.orphan_ends = orphans_.load(std::memory_order_relaxed);
+    return c;
+  }
+  /// Blocks the queue holds now (recording, sealed, being drained).
+  [[nodiscard]] std::size_t blocks_held() const {
+    const std::lock_guard lock(mutex_);
+    return held_;
+  }
+  /// Threads that recorded and have not exited.
+  [[nodiscard]] std::size_t live_threads() const {
+    const std::lock_guard lock(mutex_);
+    std::size_t n = 0;
+    for (const auto& t : threads_) n += !t->retired.load(std::memory_order_relaxed);
+    return n;
+  }
+  [[nodiscard]] std::uint32_t id() const noexcept { return id_; }
+
+ private:
+  struct pending_op {  // an op the consumer holds: open, or carried out of an evicted block
+    std::uint64_t id = 0, tid = 0;
+    approx_time start = 0;
+    std::string name;
+    std::int64_t sequence_number = -1, debug_handle = -1;
+    std::uint64_t fwd_thread_id = 0;
+    op_scope scope = op_scope::function;
+    std::uint8_t flags = 0;
+  };
+  struct late {
+    approx_time end;
+    std::uint64_t tid;
+  };
+
+  TRACEMODEL_ALWAYS_INLINE detail::live_thread& thread() {
+    cache& c = cache_;
+    if (c.key == id_) [[likely]]
+      return *c.ref;
+    return thread_slow();
+  }
+  TRACEMODEL_NOINLINE detail::live_thread& thread_slow() {
+    auto t = std::make_unique<detail::live_thread>();
+    t->tid = current_thread_id();
+    detail::live_thread* p = t.get();
+    {
+      const std::lock_guard lock(mutex_);
+      threads_.push_back(std::move(t));
+    }
+    exit_guard_.held.emplace_back(id_, p);
+    cache_ = {id_, p};
+    return *p;
+  }
+
+  /// The slow path of a record: answer a flush, seal a full block, take a new one.
+  TRACEMODEL_NOINLINE bool make_room(detail::live_thread& t, std::uint64_t s) {
+    const bool flush = (t.seen >> 1) != (s >> 1);
+    t.seen = s;
+    if (t.block != nullptr && (flush || t.count == t.capacity)) seal(t);
+    if (flush) {
+      t.acked.store(s >> 1, std::memory_order_release);
+      sealed_cv_.notify_all();
+    }
+    if (t.block != nullptr) return true;
+    if (t.retry > 0) {  // dropping: ask for a block again every 64 records
+      --t.retry;
+      return false;
+    }
+    if (!acquire(t)) {
+      t.retry = 63;
+      return false;
+    }
+    return true;
+  }
+
+  /// A stopped queue still answers a flush (a thread that only begins ops while stopped).
+  TRACEMODEL_NOINLINE void answer_stopped(std::uint64_t s) {
+    const cache& c = cache_;
+    if (c.key != id_ || (c.ref->seen >> 1) == (s >> 1)) return;
+    (void)make_room(*c.ref, s);
+  }
+
+  TRACEMODEL_NOINLINE bool late_end(detail::live_thread& t, std::uint64_t id, approx_time now) {
+    const std::uint64_t s = state_.load(std::memory_order_relaxed);
+    if ((t.seen != s || t.block == nullptr || t.count == t.capacity) && !make_room(t, s)) {
+      t.dropped_ends.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    op_record* r = &t.block->records[t.count++];
+    r->name = nullptr;
+    r->name_len = 0;
+    r->start = id;
+    r->end = now;
+    r->end_tid = static_cast<std::uint32_t>(t.tid);
+    r->flags = detail::late_end_flag;
+    return true;
+  }
+
+  /// Copies `name` into the thread's block (a new block when there is no room left).
+  bool copy_name(detail::live_thread& t, std::string_view& name) {
+    if (name.size() > o_.name_bytes) name = name.substr(0, o_.name_bytes);
+    if (t.name_room - t.names_used < name.size()) {
+      seal(t);
+      if (!acquire(t)) return false;
+    }
+    char* p = t.block->names.get() + t.names_used;
+    std::memcpy(p, name.data(), name.size());
+    t.names_used += static_cast<std::uint32_t>(name.size());
+    name = {p, name.size()};
+    return true;
+  }
+
+  /// Hands the thread's current block to the queue (never written again).
+  void seal(detail::live_thread& t) {
+    detail::live_block* b = t.block;
+    if (b == nullptr) return;
+    b->count = t.count;
+    b->names_used = t.names_used;
+    t.block = nullptr;
+    t.capacity = t.count = t.names_used = t.name_room = 0;
+    const std::lock_guard lock(mutex_);
+    if (b->count == 0) {
+      free_.push_back(b);
+      free_cv_.notify_one();
+    } else {
+      sealed_.push_back(b);
+    }
+  }
+
+  /// A block for the thread under the cap and the policy.
+  bool acquire(detail::live_thread& t) {
+    std::unique_lock lock(mutex_);
+    detail::live_block* b = take_block(lock);
+    if (b == nullptr) return false;
+    lock.unlock();
+    b->tid = t.tid;
+    b->count = 0;
+    b->names_used = 0;
+    b->id_start = process_id_source::take(o_.block_records);
+    t.block = b;
+    t.id_start = b->id_start;
+    t.count = 0;
+    t.capacity = o_.block_records;
+    t.names_used = 0;
+    t.name_room = o_.name_bytes;
+    return true;
+  }
+
+  detail::live_block* take_block(std::unique_lock<std::mutex>& lock) {
+    const auto deadline = std::chrono::steady_clock::now() + o_.block_timeout;
+    for (;;) {
+      if (!free_.empty()) {
+        detail::live_block* b = free_.back();
+        free_.pop_back();
+        return b;
+      }
+      if (o_.max_blocks == 0 || held_ < o_.max_blocks) {
+        auto b = std::make_unique<detail::live_block>();
+        b->records = std::make_unique<op_record[]>(o_.block_records);
+        b->names = std::make_unique<char[]>(o_.name_bytes);
+        detail::live_block* p = b.get();
+        blocks_.push_back(std::move(b));
+        ++held_;
+        return p;
+      }
+      if (o_.policy == when_full::overwrite_oldest && !sealed_.empty()) {
+        detail::live_block* b = sealed_.front();
+        sealed_.pop_front();
+        evict(*b);
+        return b;
+      }
+      if (o_.policy != when_full::wait ||
+          free_cv_.wait_until(lock, deadline) == std::cv_status::timeout)
+        return nullptr;
+    }
+  }
+
+  /// A sealed block overwritten: its open ops are carried, its ended ops counted as lost.
+  void evict(detail::live_block& b) {
+    for (std::uint32_t k = 0; k < b.count; ++k) {
+      const op_record& r = b.records[k];
+      if ((r.flags & detail::late_end_flag) != 0) {
+        for (pending_op& c : carried_)                            // (few carried ops)
+          if (c.id == r.start) c.flags |= op_flag::end_borrowed;  // ended: lost with its end
+        continue;
+      }
+      if (r.end == 0)
+        carried_.push_back(pending(r, b.id_start + k, b.tid));
+      else
+        ++evicted_ops_;
+    }
+    std::erase_if(carried_, [&](const pending_op& c) {
+      if ((c.flags & op_flag::end_borrowed) == 0) return false;
+      ++evicted_ops_;
+      return true;
+    });
+  }
+
+  static pending_op pending(const op_record& r, std::uint64_t id, std::uint64_t tid) {
+    pending_op p;
+    p.id = id;
+    p.tid = tid;
+    p.start = r.start;
+    p.name.assign(r.name == nullptr ? "" : r.name, r.name_len);
+    p.sequence_number = r.sequence_number;
+    p.debug_handle = r.debug_handle;
+    p.fwd_thread_id = r.fwd_thread_id;
+    p.scope = r.scope;
+    p.flags = r.flags;
+    return p;
+  }
+
+  /// A thread exited: its block is sealed (it was its owner), its counts stay.
+  void retire(detail::live_thread* t) {
+    seal(*t);
+    t->retired.store(true, std::memory_order_release);
+    if (cache_.ref == t) cache_ = {};
+    sealed_cv_.notify_all();
+  }
+
+  static clock_sync_point measured_after(clock_sync_point a) {
+    clock_sync_point p = clock_sync_point::take<Clock>();
+    while (p.wall - a.wall < 2'000'000 || p.approx <= a.approx) {
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+      p = clock_sync_point::take<Clock>();
+    }
+    return p;
+  }
+
+  /// The ticks' converter for `t`: piecewise between the sync points taken at drains.
+  std::int64_t to_ns(approx_time t) const {
+    auto it =
+        std::upper_bound(syncs_.begin(), syncs_.end(), t,
+                         [](approx_time x, const clock_sync_point& p) { return x < p.approx; });
+    std::size_t hi = static_cast<std::size_t>(it - syncs_.begin());
+    if (hi == 0) hi = 1;
+    if (hi >= syncs_.size()) hi = syncs_.size() - 1;
+    const clock_sync_point a = syncs_[hi - 1], b = syncs_[hi];
+    const double slope =
+        Clock::ticks_are_ns || b.approx == a.approx
+            ? 1.0
+            : static_cast<double>(b.wall - a.wall) / static_cast<double>(b.approx - a.approx);
+    return a.wall + static_cast<std::int64_t>(
+                        static_cast<double>(static_cast<std::int64_t>(t - a.approx)) * slope);
+  }
+
+  event_table convert(std::deque<detail::live_block*>& taken, std::vector<pending_op>& carried,
+                      bool final) {
+    // A sync point for this drain: the ticks of each stretch between two are converted with
+    // that stretch's own slope (one fit over hours would drift). The first is measured at
+    // least 2 ms after the queue's creation point.
+    {
+      const clock_sync_point now = syncs_.size() == 1 && !Clock::ticks_are_ns
+                                       ? measured_after(syncs_.front())
+                                       : clock_sync_point::take<Clock>();
+      if (syncs_.size() == 1 || now.wall - syncs_.back().wall >= 100'000'000)
+        syncs_.push_back(now);
+      else if (now.approx > syncs_.back().approx)
+        syncs_.back() = now;
+      if (syncs_.size() > 4096) syncs_.erase(syncs_.begin() + 1, syncs_.begin() + 2049);
+    }
+    event_table part;
+    const process_key pid = detail::process_id();
+    std::uint64_t ended = 0, unfinished = 0, orphans = 0, twice = 0;
+    auto emit = [&](std::uint64_t id, std::uint64_t tid, approx_time start, std::string_view name,
+                    std::int64_t seq, std::uint64_t fwd, std::int64_t debug, op_scope scope,
+                    std::uint8_t flags, const late* end) {
+      auto& e = part.events.emplace_back();
+      e.start_ns = to_ns(start);
+      e.tid = tid;
+      e.pid = pid;
+      auto& f = e.fields.template emplace<default_schema::index_of<event_kind::op>>();
+      f.name = part.strings.intern(name);
+      f.scope = scope;
+      f.flags = static_cast<std::uint8_t>(flags & ~detail::late_end_flag);
+      f.sequence_number = seq;
+      f.fwd_thread_id = fwd;
+      f.correlation_id = id;
+      f.debug_handle = debug;
+      if (end == nullptr) {
+        f.flags |= op_flag::unfinished;
+        f.end_ns = no_end_ns;
+        f.end_tid = tid;
+        part.anomalies.add(anomaly::unfinished_op);
+        ++unfinished;
+      } else {
+        f.end_ns = std::max(e.start_ns, to_ns(end->end));
+        if (to_ns(end->end) < e.start_ns) part.anomalies.add(anomaly::end_before_start);
+        f.end_tid = end->tid;
+        ++ended;
+      }
+    };
+    for (pending_op& c : carried) open_.emplace(c.id, std::move(c));
+    // Begins first (each block in the order its thread sealed it), then late ends.
+    for (detail::live_block* b : taken)
+      for (std::uint32_t k = 0; k < b->count; ++k) {
+        const op_record& r = b->records[k];
+        if ((r.flags & detail::late_end_flag) != 0) continue;
+        const std::uint64_t id = b->id_start + k;
+        const std::uint64_t tid = b->tid;
+        if (r.end != 0) {
+          const late end{r.end, r.end_tid};
+          emit(id, tid, r.start, {r.name, r.name_len}, r.sequence_number, r.fwd_thread_id,
+               r.debug_handle, r.scope, r.flags, &end);
+          if (const auto it = early_.find(id); it != early_.end()) {  // and ended again
+            early_.erase(it);
+            ++twice;
+          }
+        } else if (const auto it = early_.find(id); it != early_.end()) {
+          emit(id, tid, r.start, {r.name, r.name_len}, r.sequence_number, r.fwd_thread_id,
+               r.debug_handle, r.scope, r.flags, &it->second);
+          early_.erase(it);
+        } else {
+          open_.emplace(id, pending(r, id, tid));
+        }
+      }
+    for (detail::live_block* b : taken)
+      for (std::uint32_t k = 0; k < b->count; ++k) {
+        const op_record& r = b->records[k];
+        if ((r.flags & detail::late_end_flag) == 0) continue;
+        const late end{r.end, r.end_tid};
+        if (const auto it = open_.find(r.start); it != open_.end()) {
+          const pending_op& p = it->second;
+          emit(p.id, p.tid, p.start, p.name, p.sequence_number, p.fwd_thread_id, p.debug_handle,
+               p.scope, p.flags, &end);
+          open_.erase(it);
+        } else if (!early_.emplace(r.start, end).second) {
+          ++twice;
+        }
+      }
+    if (final) {
+      for (auto& [id, p] : open_)
+        emit(p.id, p.tid, p.start, p.name, p.sequence_number, p.fwd_thread_id, p.debug_handle,
+             p.scope, p.flags, nullptr);
+      open_.clear();
+      orphans += early_.size();
+      early_.clear();
+    }
+    // Losses since the last part, per kind, as the part's anomalies.
+    std::uint64_t dropped = 0, dropped_ends = 0, evicted = 0;
+    {
+      const std::lock_guard lock(mutex_);
+      for (detail::live_block* b : taken) free_.push_back(b);
+      for (const auto& t : threads_) {
+        dropped += t->dropped_ops.load(std::memory_order_relaxed);
+        dropped_ends += t->dropped_ends.load(std::memory_order_relaxed);
+      }
+      dropped += retired_.dropped_ops;
+      dropped_ends += retired_.dropped_ends;
+      evicted = evicted_ops_;
+      late_twice_ += twice;
+      // Threads that exited: their block was sealed (and is in this drain or an earlier one);
+      // their counts stay in the queue's.
+      std::erase_if(threads_, [&](const std::unique_ptr<detail::live_thread>& t) {
+        if (!t->retired.load(std::memory_order_acquire)) return false;
+        retired_.begun += t->begun.load(std::memory_order_relaxed);
+        retired_.dropped_ops += t->dropped_ops.load(std::memory_order_relaxed);
+        retired_.dropped_ends += t->dropped_ends.load(std::memory_order_relaxed);
+        retired_.ended_twice += t->ended_twice.load(std::memory_order_relaxed);
+        return true;
+      });
+    }
+    free_cv_.notify_all();
+    part.anomalies.add(anomaly::lost_op, dropped + evicted - lost_ops_taken_);
+    part.anomalies.add(anomaly::lost_end, dropped_ends - lost_ends_taken_);
+    part.anomalies.add(anomaly::orphan_end, orphans);
+    part.anomalies.add(anomaly::op_ended_twice, twice);
+    lost_ops_taken_ = dropped + evicted;
+    lost_ends_taken_ = dropped_ends;
+    std::stable_sort(part.events.begin(), part.events.end(),
+                     [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
+    ended_.fetch_add(ended, std::memory_order_relaxed);
+    unfinished_.fetch_add(unfinished, std::memory_order_relaxed);
+    orphans_.fetch_add(orphans, std::memory_order_relaxed);
+    return part;
+  }
+
+  struct cache {
+    std::uint32_t key = 0;
+    detail::live_thread* ref = nullptr;
+  };
+  static inline thread_local cache cache_{};
+  static inline thread_local detail::live_exit_guard exit_guard_{};
+
+  live_queue_options o_;
+  const std::uint32_t id_;
+  std::atomic<std::uint64_t> state_{1};  ///< bit 0: recording; the rest: the flush epoch
+  mutable std::mutex mutex_;             ///< blocks, threads, sealed and carried
+  std::condition_variable sealed_cv_, free_cv_;
+  std::vector<std::unique_ptr<detail::live_block>> blocks_;
+  std::vector<detail::live_block*> free_;
+  std::deque<detail::live_block*> sealed_;
+  std::vector<pending_op> carried_;
+  std::vector<std::unique_ptr<detail::live_thread>> threads_;
+  std::size_t held_ = 0;
+  std::uint64_t evicted_ops_ = 0, late_twice_ = 0;
+  live_counts retired_{};  ///< the counts of threads that exited and were let go
+  // The consumer's:
+  std::mutex drain_mutex_;
+  std::unordered_map<std::uint64_t, pending_op> open_;
+  std::unordered_map<std::uint64_t, late> early_;
+  std::vector<clock_sync_point> syncs_;
+  std::uint64_t lost_ops_taken_ = 0, lost_ends_taken_ = 0;
+  std::atomic<std::uint64_t> ended_{0}, unfinished_{0}, orphans_{0};
+};
+
+TRACEMODEL_END_NAMESPACE
