@@ -1,4 +1,6 @@
 // Recording cost, measured against the cheapest possible recording in the same run.
+// record/op_draining: a live queue (collect/live_queue.hpp) with a thread draining it meanwhile;
+// drain/event: the live queue's consumer turning sealed blocks into a table, per event.
 //
 // One iteration = one begin+end pair (or one materialized event). Fixed iteration counts so
 // that every repetition writes the same amount of memory; run with --benchmark_repetitions
@@ -13,9 +15,11 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <thread>
 #include <vector>
 
 #include <tracemodel/collect.hpp>
+#include <tracemodel/collect/live_queue.hpp>
 
 namespace tmod = tracemodel;
 
@@ -198,6 +202,54 @@ void materialize_event(benchmark::State& state) {
       static_cast<double>(events), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
+// ---- the live queue
+// ------------------------------------------------------------------------------
+/// begin+end pairs into a live queue while another thread drains it (and drops the parts).
+void record_op_draining(benchmark::State& state) {
+  tmod::live_queue<> q;
+  std::atomic<bool> done{false};
+  std::thread drain([&] {
+    while (!done.load(std::memory_order_relaxed))
+      if (q.wait_sealed(std::chrono::milliseconds(5))) q.drain([](tmod::event_table&&) {});
+  });
+  for (std::int64_t i = 0; i < 4 * 1023; ++i) q.end_op(q.begin_op({.name = "warm"}));
+  for (auto _ : state) {
+    tmod::live_handle h = q.begin_op({.name = "aten::add", .sequence_number = 1});
+    q.end_op(h);
+    benchmark::ClobberMemory();
+  }
+  done = true;
+  drain.join();
+}
+
+/// The consumer's side: the ops of sealed blocks (an op and a nested one per pair, as
+/// materialize/event) turned into a table, per event.
+void drain_event(benchmark::State& state) {
+  constexpr std::int64_t per_drain = 200'000;
+  tmod::live_queue<> q;
+  std::int64_t events = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    for (std::int64_t i = 0; i < per_drain / 2; ++i) {
+      tmod::live_handle outer = q.begin_op({.name = "aten::linear", .sequence_number = i});
+      tmod::live_handle inner = q.begin_op({.name = "aten::addmm", .sequence_number = i});
+      q.end_op(inner);
+      q.end_op(outer);
+    }
+    q.flush(std::chrono::milliseconds(0));  // this thread's current block too
+    state.ResumeTiming();
+    q.drain([&](tmod::event_table&& t) {
+      events += static_cast<std::int64_t>(t.size());
+      benchmark::DoNotOptimize(t.events.data());
+      state.PauseTiming();
+      t = {};  // free outside the timing
+      state.ResumeTiming();
+    });
+  }
+  state.counters["s_per_event"] = benchmark::Counter(
+      static_cast<double>(events), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 }  // namespace
 
 BENCHMARK(record_floor)->Name("record/floor")->Iterations(pairs);
@@ -210,5 +262,7 @@ BENCHMARK(materialize_event)
     ->Name("materialize/event")
     ->Iterations(10)
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(record_op_draining)->Name("record/op_draining")->Iterations(pairs);
+BENCHMARK(drain_event)->Name("drain/event")->Iterations(10)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

@@ -45,9 +45,16 @@ struct seen_op {
 struct collector {
   std::vector<seen_op> ops;
   anomaly_counts anomalies;
+  std::int64_t said_lost = 0;  // the lost ops the parts' "lost events" records say
   void operator()(event_table&& part) {
     anomalies += part.anomalies;
     for (const auto& e : part.events) {
+      if (e.instant_scope != 0) {
+        CHECK(part.name(e) == "tracemodel: lost events");
+        for (const attribute& a : part.attrs_of(e))
+          if (part.strings.view(a.key) == "lost_ops") said_lost += a.i;
+        continue;
+      }
       const auto& f = *e.get_if<event_kind::op>();
       ops.push_back({std::string(part.strings.view(f.name)), f.debug_handle, f.sequence_number,
                      f.correlation_id, e.tid, f.end_tid, e.start_ns, f.end_ns, f.unfinished()});
@@ -180,6 +187,7 @@ TEST_CASE("live queue: the memory cap under each policy, every loss counted exac
     collector got;
     q.drain(std::ref(got));  // the lost ops are said in the part
     CHECK(got.anomalies[anomaly::lost_op] == before.dropped_ops);
+    CHECK(got.said_lost == static_cast<std::int64_t>(before.dropped_ops));
     for (int j = 0; j < 100; ++j) q.end_op(q.begin_op({.name = "op", .sequence_number = j}));
     q.close(std::ref(got));
     const live_counts c = q.counts();

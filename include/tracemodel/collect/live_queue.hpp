@@ -51,6 +51,7 @@
 #include "tracemodel/collect/clock.hpp"
 #include "tracemodel/collect/records.hpp"
 #include "tracemodel/config.hpp"
+#include "tracemodel/detail/flat_map.hpp"
 #include "tracemodel/detail/os.hpp"
 #include "tracemodel/model/table.hpp"
 #include "tracemodel/storage/id_source.hpp"
@@ -279,6 +280,17 @@ class live_queue {
     if (!part.events.empty() || part.anomalies.total() != 0) sink(std::move(part));
   }
 
+  /// Waits until a block is sealed, or `timeout` passed: a consumer's pace. Returns whether
+  /// one is.
+  bool wait_sealed(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    sealed_cv_.wait_for(lock, timeout, [&] {
+      return sealed_.size() >= wake_batch ||
+             (o_.max_blocks != 0 && sealed_.size() >= std::max<std::size_t>(1, o_.max_blocks / 2));
+    });
+    return !sealed_.empty();
+  }
+
   /// The last drain: flushes (waiting up to `timeout`), drains, then hands out the ops still
   /// open as unfinished and counts the ends whose op never came as orphans.
   template <class Sink>
@@ -302,6 +314,15 @@ class live_queue {
     event_table out;
     close([&](event_table&& t) { out = std::move(t); }, timeout);
     return out;
+  }
+
+  /// Asks for a dump from anywhere, a signal or crash handler included: one lock-free atomic
+  /// store (the library installs no handler). The thread that serves dumps sees the request
+  /// through `take_dump_request` and calls `dump`.
+  void request_dump() noexcept { dump_requested_.store(true, std::memory_order_relaxed); }
+  /// Whether a dump was asked for since the last call.
+  bool take_dump_request() noexcept {
+    return dump_requested_.exchange(false, std::memory_order_acquire);
   }
 
   /// The totals so far (the consumer's counts are those of the drains done).
@@ -446,6 +467,12 @@ class live_queue {
       free_cv_.notify_one();
     } else {
       sealed_.push_back(b);
+      // A consumer waiting (`wait_sealed`) is woken by the first block sealed since it took the
+      // others (small parts stay in the caches: waking it for batches of 4 or 16 blocks made
+      // the recording threads slower, not faster), or when half the cap is sealed.
+      if (sealed_.size() == wake_batch ||
+          (o_.max_blocks != 0 && sealed_.size() == std::max<std::size_t>(1, o_.max_blocks / 2)))
+        sealed_cv_.notify_all();
     }
   }
 
@@ -472,8 +499,9 @@ class live_queue {
     const auto deadline = std::chrono::steady_clock::now() + o_.block_timeout;
     for (;;) {
       if (!free_.empty()) {
-        detail::live_block* b = free_.back();
-        free_.pop_back();
+        // The block freed longest ago: its lines have left the consumer's cache since.
+        detail::live_block* b = free_.front();
+        free_.pop_front();
         return b;
       }
       if (o_.max_blocks == 0 || held_ < o_.max_blocks) {
@@ -551,13 +579,18 @@ class live_queue {
 
   /// The ticks' converter for `t`: piecewise between the sync points taken at drains.
   std::int64_t to_ns(approx_time t) const {
+    if (const std::size_t n = syncs_.size(); n >= 2 && t >= syncs_[n - 2].approx)
+      return through(syncs_[n - 2], syncs_[n - 1], t);  // (most ticks: the last stretch)
     auto it =
         std::upper_bound(syncs_.begin(), syncs_.end(), t,
                          [](approx_time x, const clock_sync_point& p) { return x < p.approx; });
     std::size_t hi = static_cast<std::size_t>(it - syncs_.begin());
     if (hi == 0) hi = 1;
     if (hi >= syncs_.size()) hi = syncs_.size() - 1;
-    const clock_sync_point a = syncs_[hi - 1], b = syncs_[hi];
+    return through(syncs_[hi - 1], syncs_[hi], t);
+  }
+  static std::int64_t through(const clock_sync_point& a, const clock_sync_point& b,
+                              approx_time t) noexcept {
     const double slope =
         Clock::ticks_are_ns || b.approx == a.approx
             ? 1.0
@@ -583,6 +616,25 @@ class live_queue {
     }
     event_table part;
     const process_key pid = detail::process_id();
+    // Names by address: the blocks' names stay where they are until this part is made.
+    struct cached_name {
+      const char* p;
+      std::uint32_t len;
+      name_id id;
+    };
+    detail::flat_map<cached_name> names(1024);
+    {
+      std::size_t records = carried.size();
+      for (const detail::live_block* b : taken) records += b->count;
+      part.events.reserve(records);
+    }
+    auto intern = [&](std::string_view n) {
+      const auto key = reinterpret_cast<std::uint64_t>(n.data());
+      if (cached_name* c = names.find(key); c != nullptr && c->len == n.size()) return c->id;
+      const name_id id = part.strings.intern(n);
+      names.insert_or_assign(key, {n.data(), static_cast<std::uint32_t>(n.size()), id});
+      return id;
+    };
     std::uint64_t ended = 0, unfinished = 0, orphans = 0, twice = 0;
     auto emit = [&](std::uint64_t id, std::uint64_t tid, approx_time start, std::string_view name,
                     std::int64_t seq, std::uint64_t fwd, std::int64_t debug, op_scope scope,
@@ -592,7 +644,7 @@ class live_queue {
       e.tid = tid;
       e.pid = pid;
       auto& f = e.fields.template emplace<default_schema::index_of<event_kind::op>>();
-      f.name = part.strings.intern(name);
+      f.name = intern(name);
       f.scope = scope;
       f.flags = static_cast<std::uint8_t>(flags & ~detail::late_end_flag);
       f.sequence_number = seq;
@@ -606,8 +658,9 @@ class live_queue {
         part.anomalies.add(anomaly::unfinished_op);
         ++unfinished;
       } else {
-        f.end_ns = std::max(e.start_ns, to_ns(end->end));
-        if (to_ns(end->end) < e.start_ns) part.anomalies.add(anomaly::end_before_start);
+        const std::int64_t end_ns = to_ns(end->end);
+        f.end_ns = std::max(e.start_ns, end_ns);
+        if (end_ns < e.start_ns) part.anomalies.add(anomaly::end_before_start);
         f.end_tid = end->tid;
         ++ended;
       }
@@ -624,11 +677,13 @@ class live_queue {
           const late end{r.end, r.end_tid};
           emit(id, tid, r.start, {r.name, r.name_len}, r.sequence_number, r.fwd_thread_id,
                r.debug_handle, r.scope, r.flags, &end);
-          if (const auto it = early_.find(id); it != early_.end()) {  // and ended again
-            early_.erase(it);
-            ++twice;
-          }
-        } else if (const auto it = early_.find(id); it != early_.end()) {
+          if (!early_.empty())
+            if (const auto it = early_.find(id); it != early_.end()) {  // and ended again
+              early_.erase(it);
+              ++twice;
+            }
+        } else if (const auto it = early_.empty() ? early_.end() : early_.find(id);
+                   it != early_.end()) {
           emit(id, tid, r.start, {r.name, r.name_len}, r.sequence_number, r.fwd_thread_id,
                r.debug_handle, r.scope, r.flags, &it->second);
           early_.erase(it);
@@ -636,6 +691,7 @@ class live_queue {
           open_.emplace(id, pending(r, id, tid));
         }
       }
+    const std::size_t in_block_order = part.events.size();  // the ops ended in their blocks
     for (detail::live_block* b : taken)
       for (std::uint32_t k = 0; k < b->count; ++k) {
         const op_record& r = b->records[k];
@@ -689,13 +745,43 @@ class live_queue {
     part.anomalies.add(anomaly::op_ended_twice, twice);
     lost_ops_taken_ = dropped + evicted;
     lost_ends_taken_ = dropped_ends;
-    std::stable_sort(part.events.begin(), part.events.end(),
-                     [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
+    // In start order. One thread's ops ended in their blocks already are: then the few ended
+    // later are sorted and merged in; several threads' interleave: then all are sorted.
+    auto by_start = [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; };
+    const auto middle = part.events.begin() + static_cast<std::ptrdiff_t>(in_block_order);
+    if (std::is_sorted(part.events.begin(), middle, by_start)) {
+      std::stable_sort(middle, part.events.end(), by_start);
+      std::inplace_merge(part.events.begin(), middle, part.events.end(), by_start);
+    } else {
+      std::vector<std::pair<std::int64_t, std::uint32_t>> order(part.events.size());
+      for (std::uint32_t k = 0; k < order.size(); ++k) order[k] = {part.events[k].start_ns, k};
+      std::sort(order.begin(), order.end());
+      decltype(part.events) sorted;
+      sorted.reserve(part.events.size());
+      for (const auto& [start, k] : order) sorted.push_back(part.events[k]);
+      part.events = std::move(sorted);
+    }
+    // What was lost since the last part, said in the output too: a global instant.
+    if (const std::uint64_t ops = part.anomalies[anomaly::lost_op],
+        ends = part.anomalies[anomaly::lost_end];
+        ops + ends > 0) {
+      auto& e = part.events.emplace_back();
+      e.start_ns = to_ns(Clock::now());
+      e.pid = pid;
+      e.instant_scope = 'g';
+      auto& f = e.fields.template emplace<default_schema::index_of<event_kind::op>>();
+      f.name = part.strings.intern("tracemodel: lost events");
+      f.end_ns = e.start_ns;
+      part.add_int_attr(e, "lost_ops", static_cast<std::int64_t>(ops));
+      part.add_int_attr(e, "lost_ends", static_cast<std::int64_t>(ends));
+    }
     ended_.fetch_add(ended, std::memory_order_relaxed);
     unfinished_.fetch_add(unfinished, std::memory_order_relaxed);
     orphans_.fetch_add(orphans, std::memory_order_relaxed);
     return part;
   }
+
+  static constexpr std::size_t wake_batch = 1;
 
   struct cache {
     std::uint32_t key = 0;
@@ -707,10 +793,12 @@ class live_queue {
   live_queue_options o_;
   const std::uint32_t id_;
   std::atomic<std::uint64_t> state_{1};  ///< bit 0: recording; the rest: the flush epoch
-  mutable std::mutex mutex_;             ///< blocks, threads, sealed and carried
+  std::atomic<bool> dump_requested_{false};
+  static_assert(std::atomic<bool>::is_always_lock_free, "request_dump must be signal-safe");
+  mutable std::mutex mutex_;  ///< blocks, threads, sealed and carried
   std::condition_variable sealed_cv_, free_cv_;
   std::vector<std::unique_ptr<detail::live_block>> blocks_;
-  std::vector<detail::live_block*> free_;
+  std::deque<detail::live_block*> free_;
   std::deque<detail::live_block*> sealed_;
   std::vector<pending_op> carried_;
   std::vector<std::unique_ptr<detail::live_thread>> threads_;
