@@ -209,10 +209,12 @@ TEST_CASE("live queue: the memory cap under each policy, every loss counted exac
     CHECK(c.unfinished == 1);  // the step, carried out of its evicted block
     CHECK(dumped.anomalies[anomaly::lost_op] == c.evicted_ops);
     CHECK(dumped.anomalies[anomaly::unfinished_op] == 1);
-    // The dump holds the step and the newest ops, in order, the last one last.
-    REQUIRE(dumped.size() == c.ended + 1);
+    // The dump holds the step and the newest ops, in order, the last one last, then the record
+    // of what was overwritten.
+    REQUIRE(dumped.size() == c.ended + 2);
     CHECK(dumped.name(dumped.events.front()) == "ProfilerStep#7");
-    const auto& f = *dumped.events.back().get_if<event_kind::op>();
+    CHECK(dumped.name(dumped.events.back()) == "tracemodel: lost events");
+    const auto& f = *dumped.events[dumped.size() - 2].get_if<event_kind::op>();
     CHECK(f.sequence_number == 999);
     (void)step;
   }
