@@ -68,7 +68,7 @@ std::string dynamic_name(int thread, int seq) {
 }
 }  // namespace
 
-TEST_CASE("live queue: 8 threads record while a consumer drains; nothing lost, torn or doubled") {
+TEST_CASE("live queue: 8 threads record while a consumer drains, nothing lost, torn or doubled") {
   const int threads = 8, n = ops_per_thread();
   live_queue<> q({.block_records = 63});  // 4 KiB of records a block: recycling all the time
   collector got;
@@ -239,7 +239,7 @@ TEST_CASE("live queue: the memory cap under each policy, every loss counted exac
   }
 }
 
-TEST_CASE("live queue: start and stop storms while threads record; no end lost") {
+TEST_CASE("live queue: start and stop storms while threads record, no end lost") {
   live_queue<> q({.block_records = 16});
   collector got;
   std::atomic<bool> done{false};
