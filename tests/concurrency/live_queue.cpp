@@ -218,6 +218,30 @@ TEST_CASE("live queue: the memory cap under each policy, every loss counted exac
     CHECK(f.sequence_number == 999);
     (void)step;
   }
+  SUBCASE("overwrite the oldest, by age: a flight recorder keeps about the last 30 ms") {
+    live_queue<> q({.block_records = 8,
+                    .policy = when_full::overwrite_oldest,
+                    .keep_for = std::chrono::milliseconds(30)});
+    const live_handle run = q.begin_op({.name = "run"});
+    for (int j = 0; j < 400; ++j) {
+      q.end_op(q.begin_op({.name = "op", .sequence_number = j}));
+      if (j % 8 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    const event_table dumped = q.dump();
+    const live_counts c = q.counts();
+    CHECK(c.evicted_ops > 0);
+    CHECK(c.ended + c.unfinished + c.evicted_ops == c.begun);
+    CHECK(c.unfinished == 1);  // the run, carried
+    std::int64_t first = -1;   // the oldest op kept
+    for (const auto& e : dumped.events)
+      if (const auto* f = e.get_if<event_kind::op>(); f != nullptr && dumped.name(e) == "op") {
+        first = f->sequence_number;
+        break;
+      }
+    CHECK(first > 0);  // the oldest ops are gone
+    CHECK(q.blocks_held() < 50);
+    (void)run;
+  }
   SUBCASE("wait: a consumer frees blocks, nothing is dropped") {
     live_queue<> q({.block_records = 8,
                     .max_blocks = 3,

@@ -71,6 +71,9 @@ struct live_queue_options {
   std::size_t max_blocks = 0;          ///< 0: no cap
   when_full policy = when_full::drop_newest;
   std::chrono::milliseconds block_timeout{100};
+  /// With `overwrite_oldest`: sealed blocks older than this are overwritten too, so that a
+  /// flight recorder keeps about the last `keep_for` (0: as many blocks as the cap allows).
+  std::chrono::milliseconds keep_for{0};
   bool start_stopped = false;
 };
 
@@ -106,6 +109,7 @@ struct live_block {
   std::uint32_t count = 0;  ///< records written (final once sealed)
   std::uint32_t names_used = 0;
   std::uint64_t tid = 0;  ///< the thread that wrote it
+  std::chrono::steady_clock::time_point sealed_at{};
 };
 
 struct live_thread {
@@ -466,7 +470,15 @@ class live_queue {
       free_.push_back(b);
       free_cv_.notify_one();
     } else {
+      b->sealed_at = std::chrono::steady_clock::now();
       sealed_.push_back(b);
+      if (o_.policy == when_full::overwrite_oldest && o_.keep_for.count() > 0)
+        while (sealed_.size() > 1 && b->sealed_at - sealed_.front()->sealed_at > o_.keep_for) {
+          detail::live_block* old = sealed_.front();
+          sealed_.pop_front();
+          evict(*old);
+          free_.push_back(old);
+        }
       // A consumer waiting (`wait_sealed`) is woken by the first block sealed since it took the
       // others (small parts stay in the caches: waking it for batches of 4 or 16 blocks made
       // the recording threads slower, not faster), or when half the cap is sealed.
