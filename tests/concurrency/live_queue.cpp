@@ -304,6 +304,36 @@ TEST_CASE("live queue: start and stop storms while threads record, no end lost")
   CHECK(later.begin_op({.name = "x"}));
 }
 
+TEST_CASE("live queue: the parts gathered into one table, in start order") {
+  live_queue<> q({.block_records = 16});
+  table_sink all;
+  std::atomic<bool> done{false};
+  std::thread consumer([&] {
+    while (!done.load())
+      if (q.wait_sealed(std::chrono::milliseconds(1))) q.drain(std::ref(all));
+  });
+  std::vector<std::thread> ts;
+  for (int k = 0; k < 3; ++k)
+    ts.emplace_back([&, k] {
+      for (int j = 0; j < 2000; ++j) {
+        const std::string name = "op" + std::to_string(j % 3) + "@" + std::to_string(k);
+        q.end_op(q.begin_op({.name = name, .sequence_number = j, .copy_name = true}));
+      }
+    });
+  for (std::thread& t : ts) t.join();
+  done = true;
+  consumer.join();
+  q.close(std::ref(all));
+  const event_table& t = all.table;
+  REQUIRE(t.size() == 6000);
+  CHECK(std::is_sorted(t.events.begin(), t.events.end(),
+                       [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; }));
+  std::map<std::string, int> names;
+  for (const auto& e : t.events) ++names[std::string(t.name(e))];
+  CHECK(names.size() == 9);
+  for (const auto& [name, n] : names) CHECK(n == 667 - (name[2] == '2' ? 1 : 0));
+}
+
 TEST_CASE("live queue: threads that come and go give their memory back") {
   live_queue<> q({.block_records = 32});
   collector got;

@@ -826,4 +826,39 @@ class live_queue {
   std::atomic<std::uint64_t> ended_{0}, unfinished_{0}, orphans_{0};
 };
 
+/// A sink that gathers a live queue's parts into one table, in start order (what `materialize`
+/// would have given for the same ops): for the analyses that need every op at once.
+struct table_sink {
+  event_table table;
+
+  void operator()(event_table&& part) {
+    if (table.events.empty() && table.attrs.empty()) {
+      const anomaly_counts before = table.anomalies;
+      table = std::move(part);
+      table.anomalies += before;
+      return;
+    }
+    table.anomalies += part.anomalies;
+    const std::size_t old = table.events.size();
+    for (const auto& e : part.events) {
+      auto& c = table.events.emplace_back(e);
+      c.attrs = {};
+      if (auto* f = c.template get_if<event_kind::op>())
+        f->name = table.strings.intern(part.strings.view(f->name));
+      for (const attribute& a : part.attrs_of(e)) {
+        attribute& to = table.add_attr(c, part.strings.view(a.key), a.type);
+        const name_id key = to.key;
+        to = a;
+        to.key = key;
+        if (a.type == attr_type::string) to.s = table.strings.intern(part.strings.view(a.s));
+      }
+    }
+    auto by_start = [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; };
+    const auto middle = table.events.begin() + static_cast<std::ptrdiff_t>(old);
+    if (!std::is_sorted(middle, table.events.end(), by_start))
+      std::stable_sort(middle, table.events.end(), by_start);
+    std::inplace_merge(table.events.begin(), middle, table.events.end(), by_start);
+  }
+};
+
 TRACEMODEL_END_NAMESPACE
