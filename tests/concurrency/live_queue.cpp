@@ -297,6 +297,10 @@ TEST_CASE("live queue: start and stop storms while threads record, no end lost")
   CHECK(c.unfinished == 0);
   CHECK(c.orphan_ends == 0);
   CHECK(got.ops.size() == c.begun);
+  std::set<std::uint64_t> ids;  // unique across the restarts
+  for (const seen_op& o : got.ops) ids.insert(o.id);
+  CHECK(ids.size() == got.ops.size());
+  CHECK(ids.count(0) == 0);
   // A queue made stopped records nothing until started.
   live_queue<> later({.start_stopped = true});
   CHECK(!later.begin_op({.name = "x"}));
