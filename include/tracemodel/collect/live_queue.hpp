@@ -228,16 +228,7 @@ class live_queue {
     op_record* r = &t.block->records[t.count];
     const std::uint64_t id = t.id_start + t.count;
     ++t.count;
-    r->name = name.data();
-    r->name_len = static_cast<std::uint32_t>(name.size());
-    r->end = 0;
-    r->sequence_number = info.sequence_number;
-    r->fwd_thread_id = info.fwd_thread_id;
-    r->debug_handle = info.debug_handle;
-    r->end_tid = 0;
-    r->scope = info.scope;
-    r->flags = static_cast<std::uint8_t>((info.is_async ? op_flag::async : 0) |
-                                         (info.allow_tf32 ? op_flag::allow_tf32 : 0));
+    detail::begin_op_record(r, name, info);
     t.begun.fetch_add(1, std::memory_order_relaxed);
     r->start = Clock::now();
     return {r, id};
@@ -272,16 +263,7 @@ class live_queue {
   /// `lost_ends` anomalies (`live_counts` keeps the totals). One consumer at a time.
   template <class Sink>
   void drain(Sink&& sink) {
-    const std::lock_guard consumer(drain_mutex_);
-    std::deque<detail::live_block*> taken;
-    std::vector<pending_op> carried;
-    {
-      const std::lock_guard lock(mutex_);
-      taken.swap(sealed_);
-      carried.swap(carried_);
-    }
-    event_table part = convert(taken, carried, false);
-    if (!part.events.empty() || part.anomalies.total() != 0) sink(std::move(part));
+    hand_out(sink, false);
   }
 
   /// Waits until a block is sealed, or `timeout` passed: a consumer's pace. Returns whether
@@ -300,16 +282,7 @@ class live_queue {
   template <class Sink>
   void close(Sink&& sink, std::chrono::milliseconds timeout = std::chrono::milliseconds{100}) {
     flush(timeout);
-    const std::lock_guard consumer(drain_mutex_);
-    std::deque<detail::live_block*> taken;
-    std::vector<pending_op> carried;
-    {
-      const std::lock_guard lock(mutex_);
-      taken.swap(sealed_);
-      carried.swap(carried_);
-    }
-    event_table part = convert(taken, carried, true);
-    if (!part.events.empty() || part.anomalies.total() != 0) sink(std::move(part));
+    hand_out(sink, true);
   }
 
   /// A flight recorder's dump: what the queue holds now (flushed, waiting up to `timeout`), as
@@ -397,6 +370,21 @@ class live_queue {
     exit_guard_.held.emplace_back(id_, p);
     cache_ = {id_, p};
     return *p;
+  }
+
+  /// Takes the sealed blocks and the carried ops, and hands their part to `sink` (if any).
+  template <class Sink>
+  void hand_out(Sink& sink, bool final) {
+    const std::lock_guard consumer(drain_mutex_);
+    std::deque<detail::live_block*> taken;
+    std::vector<pending_op> carried;
+    {
+      const std::lock_guard lock(mutex_);
+      taken.swap(sealed_);
+      carried.swap(carried_);
+    }
+    event_table part = convert(taken, carried, final);
+    if (!part.events.empty() || part.anomalies.total() != 0) sink(std::move(part));
   }
 
   /// The slow path of a record: answer a flush, seal a full block, take a new one.

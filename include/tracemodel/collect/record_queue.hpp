@@ -526,16 +526,7 @@ class record_queue {
     if (info.copy_name) [[unlikely]]
       name = sq.arena.copy(name);
     op_record* r = store.ops.emplace_back();
-    r->name = name.data();
-    r->name_len = static_cast<std::uint32_t>(name.size());
-    r->end = 0;
-    r->sequence_number = info.sequence_number;
-    r->fwd_thread_id = info.fwd_thread_id;
-    r->debug_handle = info.debug_handle;
-    r->end_tid = 0;
-    r->scope = info.scope;
-    r->flags = static_cast<std::uint8_t>((info.is_async ? op_flag::async : 0) |
-                                         (info.allow_tf32 ? op_flag::allow_tf32 : 0));
+    detail::begin_op_record(r, name, info);
     return r;
   }
 

@@ -43,6 +43,23 @@ struct alignas(64) op_record {
 };
 static_assert(sizeof(op_record) == 64, "an op record must fit one cache line");
 
+namespace detail {
+/// An op's record at its begin, but its start (read last, so that this is not part of its time).
+TRACEMODEL_ALWAYS_INLINE void begin_op_record(op_record* r, std::string_view name,
+                                              const op_info& info) noexcept {
+  r->name = name.data();
+  r->name_len = static_cast<std::uint32_t>(name.size());
+  r->end = 0;
+  r->sequence_number = info.sequence_number;
+  r->fwd_thread_id = info.fwd_thread_id;
+  r->debug_handle = info.debug_handle;
+  r->end_tid = 0;
+  r->scope = info.scope;
+  r->flags = static_cast<std::uint8_t>((info.is_async ? op_flag::async : 0) |
+                                       (info.allow_tf32 ? op_flag::allow_tf32 : 0));
+}
+}  // namespace detail
+
 struct allocation_record {
   approx_time time;
   std::uint64_t ptr;
