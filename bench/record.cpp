@@ -177,18 +177,24 @@ void record_op_3_inputs(benchmark::State& state) {
   }
 }
 
+/// `n` ops with one nested in each (the workload of materialize/event and drain/event).
+template <class Queue>
+void record_nested_pairs(Queue& q, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto outer = q.begin_op({.name = "aten::linear", .sequence_number = i});
+    const auto inner = q.begin_op({.name = "aten::addmm", .sequence_number = i});
+    q.end_op(inner);
+    q.end_op(outer);
+  }
+}
+
 void materialize_event(benchmark::State& state) {
   constexpr std::int64_t per_session = 200'000;
   queue_t q;
   std::int64_t events = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    for (std::int64_t i = 0; i < per_session / 2; ++i) {
-      tmod::op_handle outer = q.begin_op({.name = "aten::linear", .sequence_number = i});
-      tmod::op_handle inner = q.begin_op({.name = "aten::addmm", .sequence_number = i});
-      q.end_op(inner);
-      q.end_op(outer);
-    }
+    record_nested_pairs(q, per_session / 2);
     state.ResumeTiming();
     tmod::event_table t = tmod::materialize(q);
     events += static_cast<std::int64_t>(t.size());
@@ -230,12 +236,7 @@ void drain_event(benchmark::State& state) {
   std::int64_t events = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    for (std::int64_t i = 0; i < per_drain / 2; ++i) {
-      tmod::live_handle outer = q.begin_op({.name = "aten::linear", .sequence_number = i});
-      tmod::live_handle inner = q.begin_op({.name = "aten::addmm", .sequence_number = i});
-      q.end_op(inner);
-      q.end_op(outer);
-    }
+    record_nested_pairs(q, per_drain / 2);
     q.flush(std::chrono::milliseconds(0));  // this thread's current block too
     state.ResumeTiming();
     q.drain([&](tmod::event_table&& t) {

@@ -112,6 +112,12 @@ struct live_block {
   std::chrono::steady_clock::time_point sealed_at{};
 };
 
+/// Adds one to a counter that only its thread writes (others read it): a plain add and store,
+/// not a locked read-modify-write on the recording path.
+inline void bump(std::atomic<std::uint64_t>& c) noexcept {
+  c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
 struct live_thread {
   std::uint64_t tid = 0;
   // The owner's alone:
@@ -122,7 +128,7 @@ struct live_thread {
   std::uint32_t retry = 0;
   // Read by others:
   std::atomic<std::uint64_t> acked{0};  ///< the flush epoch answered
-  std::atomic<std::uint64_t> begun{0}, dropped_ops{0}, dropped_ends{0}, ended_twice{0};
+  std::atomic<std::uint64_t> begun{0}, dropped_ops{0}, dropped_ends{0}, ended_twice{0};  // (bump)
   std::atomic<bool> retired{false};
 };
 
@@ -216,20 +222,20 @@ class live_queue {
     detail::live_thread& t = thread();
     if (t.seen != s || t.count == t.capacity) [[unlikely]]
       if (!make_room(t, s)) {
-        t.dropped_ops.fetch_add(1, std::memory_order_relaxed);
+        detail::bump(t.dropped_ops);
         return {};
       }
     std::string_view name = info.name;
     if (info.copy_name) [[unlikely]]
       if (!copy_name(t, name)) {
-        t.dropped_ops.fetch_add(1, std::memory_order_relaxed);
+        detail::bump(t.dropped_ops);
         return {};
       }
     op_record* r = &t.block->records[t.count];
     const std::uint64_t id = t.id_start + t.count;
     ++t.count;
     detail::begin_op_record(r, name, info);
-    t.begun.fetch_add(1, std::memory_order_relaxed);
+    detail::bump(t.begun);
     r->start = Clock::now();
     return {r, id};
   }
@@ -246,7 +252,7 @@ class live_queue {
     if (here && t.block != nullptr && t.seen == state_.load(std::memory_order_relaxed)) [[likely]] {
       // Still in this thread's current block: in place.
       if (h.record->end != 0) [[unlikely]] {
-        t.ended_twice.fetch_add(1, std::memory_order_relaxed);
+        detail::bump(t.ended_twice);
         return false;
       }
       h.record->end_tid = static_cast<std::uint32_t>(t.tid);
@@ -418,7 +424,7 @@ class live_queue {
   TRACEMODEL_NOINLINE bool late_end(detail::live_thread& t, std::uint64_t id, approx_time now) {
     const std::uint64_t s = state_.load(std::memory_order_relaxed);
     if ((t.seen != s || t.block == nullptr || t.count == t.capacity) && !make_room(t, s)) {
-      t.dropped_ends.fetch_add(1, std::memory_order_relaxed);
+      detail::bump(t.dropped_ends);
       return false;
     }
     op_record* r = &t.block->records[t.count++];
