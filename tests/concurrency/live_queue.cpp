@@ -205,8 +205,9 @@ TEST_CASE("live queue: the memory cap under each policy, every loss counted exac
     const live_counts c = q.counts();
     CHECK(c.dropped_ops == 0);
     CHECK(c.begun == 1001);
-    CHECK(c.ended + c.unfinished + c.evicted_ops == c.begun);
-    CHECK(c.unfinished == 1);  // the step, carried out of its evicted block
+    CHECK(c.ended + c.open + c.evicted_ops == c.begun);
+    CHECK(c.open == 1);  // the step, carried out of its evicted block, handed out as a copy
+    CHECK(c.handed_open == 1);
     CHECK(dumped.anomalies[anomaly::lost_op] == c.evicted_ops);
     CHECK(dumped.anomalies[anomaly::unfinished_op] == 1);
     // The dump holds the step and the newest ops, in order, the last one last, then the record
@@ -216,7 +217,15 @@ TEST_CASE("live queue: the memory cap under each policy, every loss counted exac
     CHECK(dumped.name(dumped.events.back()) == "tracemodel: lost events");
     const auto& f = *dumped.events[dumped.size() - 2].get_if<event_kind::op>();
     CHECK(f.sequence_number == 999);
-    (void)step;
+    // The recorder goes on; the step's end, later, is not lost.
+    q.end_op(step);
+    collector later;
+    q.close(std::ref(later));
+    REQUIRE(later.ops.size() == 1);
+    CHECK(later.ops[0].name == "ProfilerStep#7");
+    CHECK(!later.ops[0].unfinished);
+    CHECK(q.counts().orphan_ends == 0);
+    CHECK(q.counts().ended + q.counts().evicted_ops == q.counts().begun);
   }
   SUBCASE("overwrite the oldest, by age: a flight recorder keeps about the last 30 ms") {
     live_queue<> q({.block_records = 8,
@@ -230,9 +239,9 @@ TEST_CASE("live queue: the memory cap under each policy, every loss counted exac
     const event_table dumped = q.dump();
     const live_counts c = q.counts();
     CHECK(c.evicted_ops > 0);
-    CHECK(c.ended + c.unfinished + c.evicted_ops == c.begun);
-    CHECK(c.unfinished == 1);  // the run, carried
-    std::int64_t first = -1;   // the oldest op kept
+    CHECK(c.ended + c.open + c.evicted_ops == c.begun);
+    CHECK(c.open == 1);       // the run, carried
+    std::int64_t first = -1;  // the oldest op kept
     for (const auto& e : dumped.events)
       if (const auto* f = e.get_if<event_kind::op>(); f != nullptr && dumped.name(e) == "op") {
         first = f->sequence_number;
@@ -381,7 +390,7 @@ TEST_CASE("live queue: an address-only end check, deliberately broken, is caught
   const auto good = run(right);
   CHECK(good.at(0) == false);  // "first" ended
   CHECK(good.at(4) == true);   // "spill" never was
-  live_queue<default_clock, true> broken({.block_records = 4});
+  live_queue<record_features{}, default_record_policies, true> broken({.block_records = 4});
   const auto bad = run(broken);
   CHECK(bad.at(0) == true);  // the value check fails the broken variant: "first" has no end
 }

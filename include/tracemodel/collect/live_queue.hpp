@@ -49,6 +49,8 @@
 #include <vector>
 
 #include "tracemodel/collect/clock.hpp"
+#include "tracemodel/collect/encoder.hpp"
+#include "tracemodel/collect/record_queue.hpp"
 #include "tracemodel/collect/records.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/detail/flat_map.hpp"
@@ -68,7 +70,10 @@ enum class when_full : std::uint8_t {
 struct live_queue_options {
   std::uint32_t block_records = 1023;  ///< records per block
   std::uint32_t name_bytes = 16384;    ///< room per block for names copied (`op_info::copy_name`)
-  std::size_t max_blocks = 0;          ///< 0: no cap
+  /// Room per block, in 8-byte words, for the ops' side data (inputs, call stacks, module
+  /// frames, extra args) when the queue's features record any.
+  std::uint32_t side_words = 8192;
+  std::size_t max_blocks = 0;  ///< 0: no cap
   when_full policy = when_full::drop_newest;
   std::chrono::milliseconds block_timeout{100};
   /// With `overwrite_oldest`: sealed blocks older than this are overwritten too, so that a
@@ -94,6 +99,9 @@ struct live_counts {
   std::uint64_t evicted_ops = 0;   ///< ops recorded, then overwritten before a drain
   std::uint64_t orphan_ends = 0;   ///< ends whose op was never handed over (by `close`)
   std::uint64_t ended_twice = 0;   ///< second ends of an op (the first is kept)
+  std::uint64_t lost_side = 0;     ///< side data (inputs, stacks, args) without room: not kept
+  std::uint64_t open = 0;          ///< ops the consumer holds open now (their end to come)
+  std::uint64_t handed_open = 0;   ///< open ops handed out as unfinished copies by `cut`/`dump`
 };
 
 namespace detail {
@@ -102,14 +110,51 @@ inline constexpr std::uint8_t late_end_flag = 128;
 
 struct live_thread;
 
+/// Side data entries in a block's side area: a header word (the kind in the low byte, the
+/// payload's words above), the op's correlation id, then the payload.
+enum class side_kind : std::uint8_t { inputs = 1, call_stack, modules, extra_args };
+
 struct live_block {
   std::unique_ptr<op_record[]> records;
   std::unique_ptr<char[]> names;
+  std::unique_ptr<std::uint64_t[]> side;
   std::uint64_t id_start = 0;
   std::uint32_t count = 0;  ///< records written (final once sealed)
   std::uint32_t names_used = 0;
+  std::uint32_t side_used = 0;
   std::uint64_t tid = 0;  ///< the thread that wrote it
   std::chrono::steady_clock::time_point sealed_at{};
+};
+
+/// A block's side area as the encoder's word store: what does not fit sets `full`.
+struct side_words {
+  std::uint64_t* p;
+  std::uint32_t used, room;
+  bool full = false;
+  void emplace_back(std::uint64_t w) noexcept {
+    if (used < room)
+      p[used++] = w;
+    else
+      full = true;
+  }
+  std::uint64_t* append_contiguous(std::size_t n) noexcept {
+    if (room - used < n) {
+      full = true;
+      return nullptr;
+    }
+    std::uint64_t* r = p + used;
+    used += static_cast<std::uint32_t>(n);
+    return r;
+  }
+  /// Bytes in words (the last one padded with zeros).
+  void bytes(std::string_view s) noexcept {
+    const std::size_t n = (s.size() + 7) / 8;
+    if (n == 0) return;
+    if (std::uint64_t* w = append_contiguous(n); w != nullptr) {
+      w[n - 1] = 0;
+      std::memcpy(w, s.data(), s.size());
+    }
+  }
 };
 
 /// Adds one to a counter that only its thread writes (others read it): a plain add and store,
@@ -123,12 +168,14 @@ struct live_thread {
   // The owner's alone:
   live_block* block = nullptr;
   std::uint64_t id_start = 0;
-  std::uint32_t count = 0, capacity = 0, names_used = 0, name_room = 0;
+  std::uint32_t count = 0, capacity = 0, names_used = 0, name_room = 0, side_used = 0,
+                side_room = 0;
   std::uint64_t seen = 0;  ///< the state word last acted on
   std::uint32_t retry = 0;
   // Read by others:
   std::atomic<std::uint64_t> acked{0};  ///< the flush epoch answered
-  std::atomic<std::uint64_t> begun{0}, dropped_ops{0}, dropped_ends{0}, ended_twice{0};  // (bump)
+  std::atomic<std::uint64_t> begun{0}, dropped_ops{0}, dropped_ends{0}, ended_twice{0},
+      lost_side{0};  // (bump)
   std::atomic<bool> retired{false};
 };
 
@@ -158,20 +205,34 @@ struct live_exit_guard {
 inline std::atomic<std::uint32_t> next_live_queue_id{1};
 }  // namespace detail
 
-/// `AddressOnlyEnds` is a deliberately broken variant for the tests: an end is written in place
-/// whenever the record's address lies in the thread's current block, without checking the op's
-/// id, so a handle that outlived its block's recycling ends another op (the value checks of
-/// tests/concurrency/live_queue.cpp must catch it; ThreadSanitizer cannot).
-template <class Clock = default_clock, bool AddressOnlyEnds = false>
+/// `Features` and `Policies` as `record_queue`'s: side data (inputs through the value traits,
+/// call stacks, module frames, extra args) is kept in each block's side area, named by the op's
+/// correlation id, and stays with its op across drains. `AddressOnlyEnds` is a deliberately
+/// broken variant for the tests: an end is written in place whenever the record's address lies
+/// in the thread's current block, without checking the op's id, so a handle that outlived its
+/// block's recycling ends another op (the value checks of tests/concurrency/live_queue.cpp must
+/// catch it; ThreadSanitizer cannot).
+template <record_features Features = record_features{}, class Policies = default_record_policies,
+          bool AddressOnlyEnds = false>
 class live_queue {
+  static_assert(((void)detail::check_record_policies<Policies>(), true));
+  using usable = detail::usable_policies<Policies>;
+
  public:
-  using clock = Clock;
+  using clock = typename usable::clock;
+  using value_traits_type = typename usable::value_traits;
+  static constexpr record_features features = Features;
+  static constexpr bool has_side =
+      Features.inputs || Features.call_stack || Features.module_hierarchy || Features.extra_args;
+  static_assert(!Features.inputs || !std::is_same_v<value_traits_type, no_value_traits>,
+                "live_queue: recording inputs needs Policies::value_traits (collect/encoder.hpp)");
 
   explicit live_queue(live_queue_options o = {})
       : o_(o), id_(detail::next_live_queue_id.fetch_add(1, std::memory_order_relaxed)) {
     if (o_.block_records < 2) o_.block_records = 2;
+    if constexpr (!has_side) o_.side_words = 0;
     state_.store(o_.start_stopped ? 0 : 1, std::memory_order_relaxed);
-    syncs_.push_back(clock_sync_point::take<Clock>());
+    syncs_.push_back(clock_sync_point::take<clock>());
     detail::live_registry& r = detail::live_registry::instance();
     const std::lock_guard lock(r.mutex);
     r.queues.emplace(id_, detail::live_registry::entry{this, [](void* q, detail::live_thread* t) {
@@ -236,14 +297,14 @@ class live_queue {
     ++t.count;
     detail::begin_op_record(r, name, info);
     detail::bump(t.begun);
-    r->start = Clock::now();
+    r->start = clock::now();
     return {r, id};
   }
 
   /// Ends the op; false for an empty handle or a second end found on the spot (a late second
   /// end is counted by the consumer).
   TRACEMODEL_ALWAYS_INLINE bool end_op(live_handle h) noexcept {
-    const approx_time now = Clock::now();
+    const approx_time now = clock::now();
     if (h.record == nullptr) return false;
     detail::live_thread& t = thread();
     const bool here = AddressOnlyEnds ? t.block != nullptr && h.record >= &t.block->records[0] &&
@@ -262,6 +323,66 @@ class live_queue {
     return late_end(t, h.id, now);
   }
 
+  /// An op with its inputs, encoded through the value traits into the block's side area.
+  template <class V>
+  live_handle begin_op(const op_info& info, std::span<const V> inputs) requires(Features.inputs) {
+    const std::uint64_t s = state_.load(std::memory_order_relaxed);
+    if ((s & 1) == 0) [[unlikely]] {
+      answer_stopped(s);
+      return {};
+    }
+    detail::live_thread& t = thread();
+    std::string_view name = info.name;
+    if (((t.seen != s || t.count == t.capacity) && !make_room(t, s)) ||
+        !with_inputs(t, name, info.copy_name, inputs)) {
+      detail::bump(t.dropped_ops);
+      return {};
+    }
+    op_record* r = &t.block->records[t.count];
+    const std::uint64_t id = t.id_start + t.count;
+    ++t.count;
+    detail::begin_op_record(r, name, info);
+    detail::bump(t.begun);
+    r->start = clock::now();
+    return {r, id};
+  }
+
+  /// Frames of the op's call stack, outermost first (copied). From any thread, before its end.
+  void record_call_stack(live_handle h, std::span<const std::string_view> frames) {
+    static_assert(Features.call_stack, "live_queue::record_call_stack: enable call_stack");
+    write_side(h, detail::side_kind::call_stack,
+               [&](detail::side_words& w) { put_frames(w, frames); });
+  }
+  /// The op's module frames, outermost first (copied).
+  void record_module_hierarchy(live_handle h, std::span<const std::string_view> frames) {
+    static_assert(Features.module_hierarchy,
+                  "live_queue::record_module_hierarchy: enable module_hierarchy");
+    write_side(h, detail::side_kind::modules,
+               [&](detail::side_words& w) { put_frames(w, frames); });
+  }
+  /// Key/value pairs of the op (strings copied).
+  void record_extra_args(live_handle h, std::span<const extra_arg> args) {
+    static_assert(Features.extra_args, "live_queue::record_extra_args: enable extra_args");
+    write_side(h, detail::side_kind::extra_args, [&](detail::side_words& w) {
+      w.emplace_back(args.size());
+      for (const extra_arg& a : args) {
+        const std::string_view key = a.key.substr(0, (std::size_t{1} << 24) - 1);
+        const std::string_view str =
+            a.type == attr_type::string ? a.s.substr(0, 0xffffffffu) : std::string_view{};
+        w.emplace_back(std::uint64_t{static_cast<std::uint8_t>(a.type)} | key.size() << 8 |
+                       std::uint64_t{str.size()} << 32);
+        std::uint64_t v = 0;
+        if (a.type == attr_type::floating)
+          std::memcpy(&v, &a.f, sizeof v);
+        else
+          v = static_cast<std::uint64_t>(a.i);
+        w.emplace_back(v);
+        w.bytes(key);
+        w.bytes(str);
+      }
+    });
+  }
+
   // ---- draining ------------------------------------------------------------------------
   /// Hands the ops of the blocks sealed so far to `sink` as one event table (a part; none when
   /// there is nothing new): every op whose end is known, each once. Open ops wait for their
@@ -269,7 +390,7 @@ class live_queue {
   /// `lost_ends` anomalies (`live_counts` keeps the totals). One consumer at a time.
   template <class Sink>
   void drain(Sink&& sink) {
-    hand_out(sink, false);
+    hand_out(sink, part_kind::drain);
   }
 
   /// Waits until a block is sealed, or `timeout` passed: a consumer's pace. Returns whether
@@ -288,14 +409,32 @@ class live_queue {
   template <class Sink>
   void close(Sink&& sink, std::chrono::milliseconds timeout = std::chrono::milliseconds{100}) {
     flush(timeout);
-    hand_out(sink, true);
+    hand_out(sink, part_kind::last);
   }
 
-  /// A flight recorder's dump: what the queue holds now (flushed, waiting up to `timeout`), as
-  /// one table, open ops unfinished (they keep the tree's roots), without waiting for anything.
+  /// A part that stands on its own, for the end of a session (`stop` then `cut`) or a dump:
+  /// flushes (waiting up to `timeout`), drains, and hands out the ops still open as unfinished
+  /// copies, so that the part's tree keeps its roots. They stay open: when an end comes, the op
+  /// is handed out again in a later part, ended, with the same correlation id (`table_sink`
+  /// replaces the copy), and its end is not lost. Early ends wait for their op as in `drain`.
+  template <class Sink>
+  void cut(Sink&& sink, std::chrono::milliseconds timeout = std::chrono::milliseconds{100}) {
+    flush(timeout);
+    hand_out(sink, part_kind::cut);
+  }
+
+  /// Stops recording and cuts: the session's last part, ops that span the stop unfinished in it.
+  template <class Sink>
+  void stop(Sink&& sink, std::chrono::milliseconds timeout = std::chrono::milliseconds{100}) {
+    stop();
+    cut(sink, timeout);
+  }
+
+  /// A flight recorder's dump: what the queue holds now, as one table (`cut`): open ops as
+  /// unfinished copies (they keep the tree's roots), the queue going on as before.
   event_table dump(std::chrono::milliseconds timeout = std::chrono::milliseconds{50}) {
     event_table out;
-    close([&](event_table&& t) { out = std::move(t); }, timeout);
+    cut([&](event_table&& t) { out = std::move(t); }, timeout);
     return out;
   }
 
@@ -318,7 +457,9 @@ class live_queue {
         c.dropped_ops += t->dropped_ops.load(std::memory_order_relaxed);
         c.dropped_ends += t->dropped_ends.load(std::memory_order_relaxed);
         c.ended_twice += t->ended_twice.load(std::memory_order_relaxed);
+        c.lost_side += t->lost_side.load(std::memory_order_relaxed);
       }
+      c.lost_side += retired_.lost_side;
       c.begun += retired_.begun;
       c.dropped_ops += retired_.dropped_ops;
       c.dropped_ends += retired_.dropped_ends;
@@ -328,6 +469,8 @@ class live_queue {
     c.ended = ended_.load(std::memory_order_relaxed);
     c.unfinished = unfinished_.load(std::memory_order_relaxed);
     c.orphan_ends = orphans_.load(std::memory_order_relaxed);
+    c.open = open_count_.load(std::memory_order_relaxed);
+    c.handed_open = handed_open_.load(std::memory_order_relaxed);
     return c;
   }
   /// Blocks the queue holds now (recording, sealed, being drained).
@@ -378,18 +521,28 @@ class live_queue {
     return *p;
   }
 
+  /// What a part is: a drain's (ended ops), a cut's (open ops as unfinished copies too), the
+  /// last one's (open ops unfinished, ends without their op counted).
+  enum class part_kind : std::uint8_t { drain, cut, last };
+
   /// Takes the sealed blocks and the carried ops, and hands their part to `sink` (if any).
   template <class Sink>
-  void hand_out(Sink& sink, bool final) {
+  void hand_out(Sink& sink, part_kind kind) {
     const std::lock_guard consumer(drain_mutex_);
     std::deque<detail::live_block*> taken;
     std::vector<pending_op> carried;
+    std::vector<std::uint64_t> carried_side;
     {
       const std::lock_guard lock(mutex_);
       taken.swap(sealed_);
       carried.swap(carried_);
+      carried_side.swap(carried_side_);
     }
-    event_table part = convert(taken, carried, final);
+    if constexpr (has_side) {
+      take_side(carried_side.data(), carried_side.size());
+      for (const detail::live_block* b : taken) take_side(b->side.get(), b->side_used);
+    }
+    event_table part = convert(taken, carried, kind);
     if (!part.events.empty() || part.anomalies.total() != 0) sink(std::move(part));
   }
 
@@ -437,6 +590,72 @@ class live_queue {
     return true;
   }
 
+  /// Copies the name if asked and writes the inputs' entry, in one block: when the entry does not
+  /// fit, the block is sealed and both go to a new one; inputs that do not fit a whole block are
+  /// not kept (counted: `lost_side`). False when no block could be had.
+  template <class V>
+  TRACEMODEL_NOINLINE bool with_inputs(detail::live_thread& t, std::string_view& name, bool copy,
+                                       std::span<const V> inputs) {
+    const std::string_view given = name;
+    for (;;) {
+      name = given;
+      if (copy && !copy_name(t, name)) return false;
+      const bool fresh = t.count == 0 && t.side_used == 0;
+      detail::side_words w{t.block->side.get(), t.side_used, t.side_room};
+      if (std::uint64_t* head = w.append_contiguous(2); head != nullptr) {
+        if constexpr (detail::check_value_traits<value_traits_type, V>())
+          detail::io_writer::push<value_traits_type>(w, inputs);
+        if (!w.full) {
+          head[0] = static_cast<std::uint64_t>(detail::side_kind::inputs) |
+                    std::uint64_t{w.used - t.side_used - 2} << 8;
+          head[1] = t.id_start + t.count;
+          t.side_used = w.used;
+          return true;
+        }
+      }
+      if (fresh) {  // more than a block holds
+        detail::bump(t.lost_side);
+        return true;
+      }
+      seal(t);
+      if (!acquire(t)) return false;
+    }
+  }
+
+  /// Writes a side entry for the op of `h` in the calling thread's current block (a new block
+  /// when it does not fit; counted as `lost_side` when no block can hold it).
+  template <class Fill>
+  void write_side(live_handle h, detail::side_kind kind, Fill&& fill) {
+    if (h.record == nullptr) return;
+    detail::live_thread& t = thread();
+    const std::uint64_t s = state_.load(std::memory_order_relaxed);
+    for (;;) {
+      if ((t.seen != s || t.block == nullptr) && !make_room(t, s)) break;
+      const bool fresh = t.count == 0 && t.side_used == 0;
+      detail::side_words w{t.block->side.get(), t.side_used, t.side_room};
+      if (std::uint64_t* head = w.append_contiguous(2); head != nullptr) {
+        fill(w);
+        if (!w.full) {
+          head[0] = static_cast<std::uint64_t>(kind) | std::uint64_t{w.used - t.side_used - 2} << 8;
+          head[1] = h.id;
+          t.side_used = w.used;
+          return;
+        }
+      }
+      if (fresh) break;
+      seal(t);
+      if (!acquire(t)) break;
+    }
+    detail::bump(t.lost_side);
+  }
+  static void put_frames(detail::side_words& w, std::span<const std::string_view> frames) {
+    w.emplace_back(frames.size());
+    for (const std::string_view f : frames) {
+      w.emplace_back(f.size());
+      w.bytes(f);
+    }
+  }
+
   /// Copies `name` into the thread's block (a new block when there is no room left).
   bool copy_name(detail::live_thread& t, std::string_view& name) {
     if (name.size() > o_.name_bytes) name = name.substr(0, o_.name_bytes);
@@ -457,10 +676,11 @@ class live_queue {
     if (b == nullptr) return;
     b->count = t.count;
     b->names_used = t.names_used;
+    b->side_used = t.side_used;
     t.block = nullptr;
-    t.capacity = t.count = t.names_used = t.name_room = 0;
+    t.capacity = t.count = t.names_used = t.name_room = t.side_used = t.side_room = 0;
     const std::lock_guard lock(mutex_);
-    if (b->count == 0) {
+    if (b->count == 0 && b->side_used == 0) {
       free_.push_back(b);
       free_cv_.notify_one();
     } else {
@@ -491,13 +711,16 @@ class live_queue {
     b->tid = t.tid;
     b->count = 0;
     b->names_used = 0;
-    b->id_start = process_id_source::take(o_.block_records);
+    b->side_used = 0;
+    b->id_start = usable::id_source::take(o_.block_records);
     t.block = b;
     t.id_start = b->id_start;
     t.count = 0;
     t.capacity = o_.block_records;
     t.names_used = 0;
     t.name_room = o_.name_bytes;
+    t.side_used = 0;
+    t.side_room = o_.side_words;
     return true;
   }
 
@@ -514,6 +737,7 @@ class live_queue {
         auto b = std::make_unique<detail::live_block>();
         b->records = std::make_unique<op_record[]>(o_.block_records);
         b->names = std::make_unique<char[]>(o_.name_bytes);
+        if (o_.side_words > 0) b->side = std::make_unique<std::uint64_t[]>(o_.side_words);
         detail::live_block* p = b.get();
         blocks_.push_back(std::move(b));
         ++held_;
@@ -550,6 +774,18 @@ class live_queue {
       ++evicted_ops_;
       return true;
     });
+    // Side entries: kept for the ops carried and for ops recorded in other blocks; those of the
+    // ops overwritten go with them.
+    for (std::uint32_t k = 0; k + 2 <= b.side_used;) {
+      const std::uint64_t* e = b.side.get() + k;
+      const std::uint32_t n = 2 + static_cast<std::uint32_t>(e[0] >> 8);
+      const std::uint64_t id = e[1];
+      const bool here = id - b.id_start < b.count;
+      if (!here || std::any_of(carried_.begin(), carried_.end(),
+                               [&](const pending_op& c) { return c.id == id; }))
+        carried_side_.insert(carried_side_.end(), e, e + n);
+      k += n;
+    }
   }
 
   static pending_op pending(const op_record& r, std::uint64_t id, std::uint64_t tid) {
@@ -575,10 +811,10 @@ class live_queue {
   }
 
   static clock_sync_point measured_after(clock_sync_point a) {
-    clock_sync_point p = clock_sync_point::take<Clock>();
+    clock_sync_point p = clock_sync_point::take<clock>();
     while (p.wall - a.wall < 2'000'000 || p.approx <= a.approx) {
       std::this_thread::sleep_for(std::chrono::microseconds(500));
-      p = clock_sync_point::take<Clock>();
+      p = clock_sync_point::take<clock>();
     }
     return p;
   }
@@ -598,7 +834,7 @@ class live_queue {
   static std::int64_t through(const clock_sync_point& a, const clock_sync_point& b,
                               approx_time t) noexcept {
     const double slope =
-        Clock::ticks_are_ns || b.approx == a.approx
+        clock::ticks_are_ns || b.approx == a.approx
             ? 1.0
             : static_cast<double>(b.wall - a.wall) / static_cast<double>(b.approx - a.approx);
     return a.wall + static_cast<std::int64_t>(
@@ -606,14 +842,14 @@ class live_queue {
   }
 
   event_table convert(std::deque<detail::live_block*>& taken, std::vector<pending_op>& carried,
-                      bool final) {
+                      part_kind kind) {
     // A sync point for this drain: the ticks of each stretch between two are converted with
     // that stretch's own slope (one fit over hours would drift). The first is measured at
     // least 2 ms after the queue's creation point.
     {
-      const clock_sync_point now = syncs_.size() == 1 && !Clock::ticks_are_ns
+      const clock_sync_point now = syncs_.size() == 1 && !clock::ticks_are_ns
                                        ? measured_after(syncs_.front())
-                                       : clock_sync_point::take<Clock>();
+                                       : clock_sync_point::take<clock>();
       if (syncs_.size() == 1 || now.wall - syncs_.back().wall >= 100'000'000)
         syncs_.push_back(now);
       else if (now.approx > syncs_.back().approx)
@@ -641,10 +877,11 @@ class live_queue {
       names.insert_or_assign(key, {n.data(), static_cast<std::uint32_t>(n.size()), id});
       return id;
     };
-    std::uint64_t ended = 0, unfinished = 0, orphans = 0, twice = 0;
+    std::uint64_t ended = 0, unfinished = 0, orphans = 0, twice = 0, handed_open = 0,
+                  orphan_side = 0;
     auto emit = [&](std::uint64_t id, std::uint64_t tid, approx_time start, std::string_view name,
                     std::int64_t seq, std::uint64_t fwd, std::int64_t debug, op_scope scope,
-                    std::uint8_t flags, const late* end) {
+                    std::uint8_t flags, const late* end, bool copy = false) {
       auto& e = part.events.emplace_back();
       e.start_ns = to_ns(start);
       e.tid = tid;
@@ -657,12 +894,14 @@ class live_queue {
       f.fwd_thread_id = fwd;
       f.correlation_id = id;
       f.debug_handle = debug;
+      if constexpr (has_side)
+        if (!side_.empty()) attach_side(part, e, f, id, copy);
       if (end == nullptr) {
         f.flags |= op_flag::unfinished;
         f.end_ns = no_end_ns;
         f.end_tid = tid;
         part.anomalies.add(anomaly::unfinished_op);
-        ++unfinished;
+        ++(copy ? handed_open : unfinished);
       } else {
         const std::int64_t end_ns = to_ns(end->end);
         f.end_ns = std::max(e.start_ns, end_ns);
@@ -712,25 +951,33 @@ class live_queue {
           ++twice;
         }
       }
-    if (final) {
+    if (kind == part_kind::last) {
       for (auto& [id, p] : open_)
         emit(p.id, p.tid, p.start, p.name, p.sequence_number, p.fwd_thread_id, p.debug_handle,
              p.scope, p.flags, nullptr);
       open_.clear();
       orphans += early_.size();
       early_.clear();
+      orphan_side = side_.size();
+      side_.clear();
+    } else if (kind == part_kind::cut) {  // copies: they stay open
+      for (auto& [id, p] : open_)
+        emit(p.id, p.tid, p.start, p.name, p.sequence_number, p.fwd_thread_id, p.debug_handle,
+             p.scope, p.flags, nullptr, true);
     }
     // Losses since the last part, per kind, as the part's anomalies.
-    std::uint64_t dropped = 0, dropped_ends = 0, evicted = 0;
+    std::uint64_t dropped = 0, dropped_ends = 0, evicted = 0, lost_side = 0;
     {
       const std::lock_guard lock(mutex_);
       for (detail::live_block* b : taken) free_.push_back(b);
       for (const auto& t : threads_) {
         dropped += t->dropped_ops.load(std::memory_order_relaxed);
         dropped_ends += t->dropped_ends.load(std::memory_order_relaxed);
+        lost_side += t->lost_side.load(std::memory_order_relaxed);
       }
       dropped += retired_.dropped_ops;
       dropped_ends += retired_.dropped_ends;
+      lost_side += retired_.lost_side;
       evicted = evicted_ops_;
       late_twice_ += twice;
       // Threads that exited: their block was sealed (and is in this drain or an earlier one);
@@ -741,6 +988,7 @@ class live_queue {
         retired_.dropped_ops += t->dropped_ops.load(std::memory_order_relaxed);
         retired_.dropped_ends += t->dropped_ends.load(std::memory_order_relaxed);
         retired_.ended_twice += t->ended_twice.load(std::memory_order_relaxed);
+        retired_.lost_side += t->lost_side.load(std::memory_order_relaxed);
         return true;
       });
     }
@@ -749,8 +997,11 @@ class live_queue {
     part.anomalies.add(anomaly::lost_end, dropped_ends - lost_ends_taken_);
     part.anomalies.add(anomaly::orphan_end, orphans);
     part.anomalies.add(anomaly::op_ended_twice, twice);
+    part.anomalies.add(anomaly::lost_side, lost_side - lost_side_taken_);
+    part.anomalies.add(anomaly::orphan_side, orphan_side);
     lost_ops_taken_ = dropped + evicted;
     lost_ends_taken_ = dropped_ends;
+    lost_side_taken_ = lost_side;
     // In start order. One thread's ops ended in their blocks already are: then the few ended
     // later are sorted and merged in; several threads' interleave: then all are sorted.
     auto by_start = [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; };
@@ -772,7 +1023,7 @@ class live_queue {
         ends = part.anomalies[anomaly::lost_end];
         ops + ends > 0) {
       auto& e = part.events.emplace_back();
-      e.start_ns = to_ns(Clock::now());
+      e.start_ns = to_ns(clock::now());
       e.pid = pid;
       e.instant_scope = 'g';
       auto& f = e.fields.template emplace<default_schema::index_of<event_kind::op>>();
@@ -784,7 +1035,100 @@ class live_queue {
     ended_.fetch_add(ended, std::memory_order_relaxed);
     unfinished_.fetch_add(unfinished, std::memory_order_relaxed);
     orphans_.fetch_add(orphans, std::memory_order_relaxed);
+    handed_open_.fetch_add(handed_open, std::memory_order_relaxed);
+    open_count_.store(open_.size(), std::memory_order_relaxed);
     return part;
+  }
+
+  /// Keeps the side entries of `n` words at `p` by their op's id until the op is handed out.
+  void take_side(const std::uint64_t* p, std::size_t n) {
+    for (std::size_t k = 0; k + 2 <= n;) {
+      const std::size_t len = 2 + static_cast<std::size_t>(p[k] >> 8);
+      std::vector<std::uint64_t>& to = side_[p[k + 1]];
+      to.insert(to.end(), p + k, p + k + len);
+      k += len;
+    }
+  }
+
+  /// Decodes the op's side entries into the part: inputs, call stack, module frames, extra
+  /// args. A copy handed out open keeps them for the op's ended self.
+  template <class Event, class Fields>
+  void attach_side(event_table& part, Event& e, Fields& f, std::uint64_t id, bool keep) {
+    const auto it = side_.find(id);
+    if (it == side_.end()) return;
+    const std::vector<std::uint64_t>& w = it->second;
+    bool inputs_done = false;
+    for (std::size_t k = 0; k + 2 <= w.size();) {
+      const auto kind = static_cast<detail::side_kind>(w[k] & 0xff);
+      const std::size_t n = static_cast<std::size_t>(w[k] >> 8);
+      const std::uint64_t* p = w.data() + k + 2;
+      const std::uint64_t* end = p + n;
+      k += 2 + n;
+      switch (kind) {
+        case detail::side_kind::inputs:
+          if constexpr (Features.inputs) {
+            if (inputs_done) break;
+            inputs_done = true;
+            io_decoder<const std::uint64_t*> d(p, end);
+            const auto first = static_cast<std::uint32_t>(part.inputs.size());
+            const name_id scalar = part.strings.intern("Scalar");
+            const std::uint32_t count = d.next(part.inputs, part.ints, scalar, [&](std::uint8_t c) {
+              return part.strings.intern(std::string_view(value_traits_type::dtype_name(c)));
+            });
+            f.inputs = {first, count};
+          }
+          break;
+        case detail::side_kind::call_stack:
+        case detail::side_kind::modules: {
+          const auto first = static_cast<std::uint32_t>(part.name_lists.size());
+          std::uint32_t count = 0;
+          const std::uint64_t frames = p < end ? *p++ : 0;
+          for (std::uint64_t j = 0; j < frames && p < end; ++j, ++count)
+            part.name_lists.push_back(part.strings.intern(read_bytes(p, end, *p++)));
+          part.add_attr(e,
+                        kind == detail::side_kind::call_stack ? "Call stack" : "Module Hierarchy",
+                        attr_type::string_list)
+              .list = {first, count};
+          break;
+        }
+        case detail::side_kind::extra_args: {
+          const std::uint64_t args = p < end ? *p++ : 0;
+          for (std::uint64_t j = 0; j < args && end - p >= 2; ++j) {
+            const std::uint64_t head = *p++;
+            const std::uint64_t v = *p++;
+            const auto type = static_cast<attr_type>(head & 0xff);
+            const std::string_view key = read_bytes(p, end, (head >> 8) & 0xffffff);
+            const std::string_view str = read_bytes(p, end, head >> 32);
+            attribute& a = part.add_attr(e, key, type);
+            switch (type) {
+              case attr_type::floating:
+                std::memcpy(&a.f, &v, sizeof v);
+                break;
+              case attr_type::boolean:
+                a.b = v != 0;
+                break;
+              case attr_type::string:
+                a.s = part.strings.intern(str);
+                break;
+              default:
+                a.i = static_cast<std::int64_t>(v);
+                break;
+            }
+          }
+          break;
+        }
+      }
+    }
+    if (!keep) side_.erase(it);
+  }
+  /// `n` bytes packed in words at `p` (advanced past them), cut at `end`.
+  static std::string_view read_bytes(const std::uint64_t*& p, const std::uint64_t* end,
+                                     std::uint64_t n) {
+    const std::size_t words = std::min<std::size_t>(static_cast<std::size_t>((n + 7) / 8),
+                                                    static_cast<std::size_t>(end - p));
+    const std::string_view s(reinterpret_cast<const char*>(p), std::min<std::size_t>(n, words * 8));
+    p += words;
+    return s;
   }
 
   static constexpr std::size_t wake_batch = 1;
@@ -807,6 +1151,7 @@ class live_queue {
   std::deque<detail::live_block*> free_;
   std::deque<detail::live_block*> sealed_;
   std::vector<pending_op> carried_;
+  std::vector<std::uint64_t> carried_side_;  ///< side entries kept out of evicted blocks
   std::vector<std::unique_ptr<detail::live_thread>> threads_;
   std::size_t held_ = 0;
   std::uint64_t evicted_ops_ = 0, late_twice_ = 0;
@@ -816,20 +1161,25 @@ class live_queue {
   std::unordered_map<std::uint64_t, pending_op> open_;
   std::unordered_map<std::uint64_t, late> early_;
   std::vector<clock_sync_point> syncs_;
-  std::uint64_t lost_ops_taken_ = 0, lost_ends_taken_ = 0;
-  std::atomic<std::uint64_t> ended_{0}, unfinished_{0}, orphans_{0};
+  std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> side_;  ///< by op, until handed
+  std::uint64_t lost_ops_taken_ = 0, lost_ends_taken_ = 0, lost_side_taken_ = 0;
+  std::atomic<std::uint64_t> ended_{0}, unfinished_{0}, orphans_{0}, handed_open_{0},
+      open_count_{0};
 };
 
 /// A sink that gathers a live queue's parts into one table, in start order (what `materialize`
-/// would have given for the same ops): for the analyses that need every op at once.
+/// would have given for the same ops): for the analyses that need every op at once. An op handed
+/// out open by a cut and again later (ended, or open at a later cut) is kept once: the later.
 struct table_sink {
   event_table table;
 
   void operator()(event_table&& part) {
-    if (table.events.empty() && table.attrs.empty()) {
+    replace_copies(part);
+    if (table.events.empty() && table.attrs.empty() && table.inputs.empty()) {
       const anomaly_counts before = table.anomalies;
       table = std::move(part);
       table.anomalies += before;
+      note_copies(table, 0);
       return;
     }
     table.anomalies += part.anomalies;
@@ -837,22 +1187,70 @@ struct table_sink {
     for (const auto& e : part.events) {
       auto& c = table.events.emplace_back(e);
       c.attrs = {};
-      if (auto* f = c.template get_if<event_kind::op>())
+      if (auto* f = c.template get_if<event_kind::op>()) {
         f->name = table.strings.intern(part.strings.view(f->name));
+        f->inputs = copy_inputs(part, f->inputs);
+      }
       for (const attribute& a : part.attrs_of(e)) {
         attribute& to = table.add_attr(c, part.strings.view(a.key), a.type);
         const name_id key = to.key;
         to = a;
         to.key = key;
         if (a.type == attr_type::string) to.s = table.strings.intern(part.strings.view(a.s));
+        if (a.type == attr_type::string_list) {
+          const auto first = static_cast<std::uint32_t>(table.name_lists.size());
+          for (const name_id n : part.string_list(a))
+            table.name_lists.push_back(table.strings.intern(part.strings.view(n)));
+          to.list = {first, a.list.size};
+        }
       }
     }
+    note_copies(table, old);
     auto by_start = [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; };
     const auto middle = table.events.begin() + static_cast<std::ptrdiff_t>(old);
     if (!std::is_sorted(middle, table.events.end(), by_start))
       std::stable_sort(middle, table.events.end(), by_start);
     std::inplace_merge(table.events.begin(), middle, table.events.end(), by_start);
   }
+
+ private:
+  /// The copies held of ops that the part hands out again are removed (with their count).
+  void replace_copies(const event_table& part) {
+    if (copies_.empty()) return;
+    std::unordered_map<std::uint64_t, bool> again;
+    for (const auto& e : part.events)
+      if (const auto* f = e.template get_if<event_kind::op>(); f != nullptr)
+        if (copies_.count(f->correlation_id) != 0) again.emplace(f->correlation_id, true);
+    if (again.empty()) return;
+    std::erase_if(table.events, [&](const auto& e) {
+      const auto* f = e.template get_if<event_kind::op>();
+      return f != nullptr && f->unfinished() && again.count(f->correlation_id) != 0;
+    });
+    for (const auto& [id, _] : again) copies_.erase(id);
+    table.anomalies.n[static_cast<std::size_t>(anomaly::unfinished_op)] -= again.size();
+  }
+  void note_copies(const event_table& t, std::size_t from) {
+    for (std::size_t k = from; k < t.events.size(); ++k)
+      if (const auto* f = t.events[k].template get_if<event_kind::op>();
+          f != nullptr && f->unfinished())
+        copies_.emplace(f->correlation_id, true);
+  }
+  index_range copy_inputs(const event_table& part, index_range r) {
+    const auto first = static_cast<std::uint32_t>(table.inputs.size());
+    for (std::uint32_t k = 0; k < r.size; ++k) {
+      input_value v = part.inputs[r.first + k];
+      v.dtype = table.strings.intern(part.strings.view(v.dtype));
+      if (v.kind == input_kind::tensor) {
+        const std::uint32_t n = v.has_strides ? 2 * v.rank : v.rank;
+        const auto dims = static_cast<std::uint32_t>(table.ints.size());
+        for (std::uint32_t j = 0; j < n; ++j) table.ints.push_back(part.ints[v.dims + j]);
+        v.dims = dims;
+      }
+      table.inputs.push_back(v);
+    }
+    return {first, r.size};
+  }
+  std::unordered_map<std::uint64_t, bool> copies_;  ///< ops held as open copies, by id
 };
 
 TRACEMODEL_END_NAMESPACE
