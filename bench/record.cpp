@@ -228,6 +228,29 @@ void record_op_draining(benchmark::State& state) {
   drain.join();
 }
 
+/// record/op_3_inputs into a live queue while another thread drains it: the inputs go to the
+/// block's side area and are decoded by the drain.
+void record_op_3_inputs_draining(benchmark::State& state) {
+  tmod::live_queue<tmod::record_features{.inputs = true}, input_policies> q;
+  std::atomic<bool> done{false};
+  std::thread drain([&] {
+    while (!done.load(std::memory_order_relaxed))
+      if (q.wait_sealed(std::chrono::milliseconds(5))) q.drain([](tmod::event_table&&) {});
+  });
+  const tensor in[3]{
+      {{64, 32}, {32, 1}, 0x1000}, {{32, 16}, {16, 1}, 0x2000}, {{64, 16}, {16, 1}, 0x3000}};
+  for (std::int64_t i = 0; i < 4 * 1023; ++i)
+    q.end_op(q.begin_op({.name = "warm"}, std::span<const tensor>(in)));
+  for (auto _ : state) {
+    tmod::live_handle h =
+        q.begin_op({.name = "aten::addmm", .sequence_number = 1}, std::span<const tensor>(in));
+    q.end_op(h);
+    benchmark::ClobberMemory();
+  }
+  done = true;
+  drain.join();
+}
+
 /// The consumer's side: the ops of sealed blocks (an op and a nested one per pair, as
 /// materialize/event) turned into a table, per event.
 void drain_event(benchmark::State& state) {
@@ -264,6 +287,7 @@ BENCHMARK(materialize_event)
     ->Iterations(10)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(record_op_draining)->Name("record/op_draining")->Iterations(pairs);
+BENCHMARK(record_op_3_inputs_draining)->Name("record/op_3_inputs_draining")->Iterations(pairs);
 BENCHMARK(drain_event)->Name("drain/event")->Iterations(10)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

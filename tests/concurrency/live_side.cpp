@@ -4,7 +4,9 @@
 // their ends come later, once.
 #include <doctest/doctest.h>
 
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <string>
@@ -210,6 +212,10 @@ TEST_CASE("live queue: side data of ops ended on other threads and recorded in l
     const std::string_view f = frames.back();
     q.record_call_stack(handles.back(), std::span(&f, 1));
   }
+  // The stacks' blocks are sealed before the ends are recorded elsewhere: side data written on
+  // one thread reaches its op when that thread's block is sealed before the end's block is
+  // drained (docs/recording.md).
+  q.flush(std::chrono::milliseconds(0));
   std::thread ender([&] {
     for (const live_handle h : handles) q.end_op(h);
   });
@@ -276,4 +282,136 @@ TEST_CASE("live queue: a session's part holds the ops that span its stop, their 
   for (event_table& p : parts) all(std::move(p));
   CHECK(all.table.size() == 13);
   CHECK(all.table.anomalies[anomaly::unfinished_op] == 0);
+}
+
+TEST_CASE("live queue: a dump reads the current block of a thread that does not answer") {
+  // A thread begins an op, ends three children and waits: its block is neither full nor
+  // sealed. The dump still holds the stuck op (with its inputs) and the children; once the
+  // thread goes on, each op is handed out once more only if it was open.
+  live q({.block_records = 64});
+  std::mutex m;
+  std::condition_variable cv;
+  bool recorded = false, go_on = false;
+  std::thread stuck([&] {
+    const std::vector<tmtest::value> in{tmtest::value::tensor({5, 6}, {}, 0)};
+    const live_handle h =
+        q.begin_op({.name = "stuck", .sequence_number = 1}, std::span<const tmtest::value>(in));
+    for (int j = 0; j < 3; ++j)
+      q.end_op(q.begin_op({.name = "child", .sequence_number = 10 + j},
+                          std::span<const tmtest::value>{}));
+    {
+      std::unique_lock lock(m);
+      recorded = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return go_on; });
+    }
+    q.end_op(h);
+    q.end_op(q.begin_op({.name = "after", .sequence_number = 2}, std::span<const tmtest::value>{}));
+  });
+  {
+    std::unique_lock lock(m);
+    cv.wait(lock, [&] { return recorded; });
+  }
+  const event_table dumped = q.dump(std::chrono::milliseconds(1));
+  std::map<std::string, int> names;
+  for (const auto& e : dumped.events) {
+    ++names[std::string(dumped.name(e))];
+    const auto& f = *e.get_if<event_kind::op>();
+    CHECK(f.unfinished() == (dumped.name(e) == "stuck"));
+    if (dumped.name(e) == "stuck") {
+      REQUIRE(f.inputs.size == 1);
+      CHECK(dumped.ints[dumped.inputs[f.inputs.first].dims + 1] == 6);
+    }
+  }
+  CHECK(names == std::map<std::string, int>{{"child", 3}, {"stuck", 1}});
+  {
+    const std::lock_guard lock(m);
+    go_on = true;
+  }
+  cv.notify_all();
+  stuck.join();
+  table_sink all;
+  all(event_table(dumped));
+  q.close(std::ref(all));
+  std::map<std::string, int> later;
+  for (const auto& e : all.table.events) {
+    ++later[std::string(all.table.name(e))];
+    CHECK(!e.get_if<event_kind::op>()->unfinished());
+  }
+  CHECK(later == std::map<std::string, int>{{"after", 1}, {"child", 3}, {"stuck", 1}});
+  const live_counts c = q.counts();
+  CHECK(c.begun == 5);
+  CHECK(c.ended == 5);
+  CHECK(c.handed_open == 1);
+  CHECK(c.orphan_ends == 0);
+  CHECK(c.ended_twice == 0);
+}
+
+TEST_CASE("live queue: cuts read current blocks while threads record, each op ended once") {
+  // Four threads record nested ops with side data; a consumer cuts (reading the threads'
+  // current blocks while they write them, ends in place included) and drains in turn. Every op
+  // is handed out ended exactly once, with its own side data; under a cap that overwrites, the
+  // accounting stays exact.
+  for (const bool capped : {false, true}) {
+    CAPTURE(capped);
+    live q({.block_records = 16,
+            .side_words = 128,
+            .max_blocks = capped ? 12u : 0u,
+            .policy = capped ? when_full::overwrite_oldest : when_full::drop_newest});
+    std::map<std::uint64_t, int> ended_once;  // by correlation id
+    std::uint64_t copies = 0, without_stack = 0;
+    auto sink = [&](event_table&& p) {
+      for (const auto& e : p.events) {
+        if (e.instant_scope != 0) continue;
+        const auto& f = *e.get_if<event_kind::op>();
+        if (f.unfinished()) {
+          ++copies;
+          continue;
+        }
+        ++ended_once[f.correlation_id];
+        if (side_text(p, e, false) != " Call stack=s" + std::to_string(f.sequence_number) + "|") {
+          CHECK_MESSAGE(side_text(p, e, false).empty(), capped);  // never another op's
+          ++without_stack;
+        }
+        REQUIRE(f.inputs.size == 1);  // the input's size is the sequence number
+        CHECK(p.ints[p.inputs[f.inputs.first].dims] == f.sequence_number);
+      }
+    };
+    std::atomic<bool> done{false};
+    std::thread consumer([&] {
+      for (int k = 0; !done.load(); ++k)
+        (k % 2 ? q.cut(sink, std::chrono::milliseconds(0)) : q.drain(sink));
+    });
+    std::vector<std::thread> ts;
+    const int per_thread = 3000;
+    for (int w = 0; w < 4; ++w)
+      ts.emplace_back([&, w] {
+        for (int j = 0; j < per_thread; ++j) {
+          const int seq = w * per_thread + j;
+          const std::vector<tmtest::value> in{tmtest::value::tensor({seq}, {}, 0)};
+          const live_handle h = q.begin_op({.name = "op", .sequence_number = seq},
+                                           std::span<const tmtest::value>(in));
+          const std::string frame = "s" + std::to_string(seq);
+          const std::string_view f = frame;
+          q.record_call_stack(h, std::span(&f, 1));
+          if (j % 5 == 0) std::this_thread::yield();  // ends in place while a cut reads
+          q.end_op(h);
+        }
+      });
+    for (std::thread& t : ts) t.join();
+    done = true;
+    consumer.join();
+    q.close(sink);
+    const live_counts c = q.counts();
+    CHECK(c.begun + c.dropped_ops == 4u * per_thread);  // overwriting: no block sealed to take
+    for (const auto& [id, n] : ended_once) CHECK_MESSAGE(n == 1, "op ", id);
+    CHECK(c.ended == ended_once.size());
+    CHECK(c.ended + c.evicted_ops + c.unfinished == c.begun);
+    CHECK(c.orphan_ends == 0);
+    CHECK(c.ended_twice == 0);
+    CHECK(without_stack <= c.lost_side);  // a stack with no block left to hold it (capped)
+    if (!capped) CHECK(c.lost_side == 0);
+    if (!capped) CHECK(c.ended == c.begun);
+    CHECK(copies == c.handed_open + c.unfinished);
+  }
 }

@@ -68,7 +68,8 @@ enum class when_full : std::uint8_t {
 };
 
 struct live_queue_options {
-  std::uint32_t block_records = 1023;  ///< records per block
+  /// Records per block: a block of `TRACEMODEL_BLOCK_BYTES` (64 KiB: 1023 records) by default.
+  std::uint32_t block_records = block_bytes / sizeof(op_record) - 1;
   std::uint32_t name_bytes = 16384;    ///< room per block for names copied (`op_info::copy_name`)
   /// Room per block, in 8-byte words, for the ops' side data (inputs, call stacks, module
   /// frames, extra args) when the queue's features record any.
@@ -122,7 +123,10 @@ struct live_block {
   std::uint32_t count = 0;  ///< records written (final once sealed)
   std::uint32_t names_used = 0;
   std::uint32_t side_used = 0;
-  std::uint64_t tid = 0;  ///< the thread that wrote it
+  /// While current: records | side words << 32 written so far (what a cut may read).
+  std::atomic<std::uint64_t> published{0};
+  std::uint32_t tail_records = 0, tail_side = 0;  ///< read by cuts while current (the consumer's)
+  std::uint64_t tid = 0;                          ///< the thread that wrote it
   std::chrono::steady_clock::time_point sealed_at{};
 };
 
@@ -177,6 +181,7 @@ struct live_thread {
   std::atomic<std::uint64_t> begun{0}, dropped_ops{0}, dropped_ends{0}, ended_twice{0},
       lost_side{0};  // (bump)
   std::atomic<bool> retired{false};
+  live_block* current = nullptr;  ///< its block, set and cleared under the queue's lock
 };
 
 /// The threads' side of every live queue: a thread's blocks are sealed when it exits.
@@ -292,13 +297,7 @@ class live_queue {
         detail::bump(t.dropped_ops);
         return {};
       }
-    op_record* r = &t.block->records[t.count];
-    const std::uint64_t id = t.id_start + t.count;
-    ++t.count;
-    detail::begin_op_record(r, name, info);
-    detail::bump(t.begun);
-    r->start = clock::now();
-    return {r, id};
+    return take_record(t, name, info);
   }
 
   /// Ends the op; false for an empty handle or a second end found on the spot (a late second
@@ -316,8 +315,10 @@ class live_queue {
         detail::bump(t.ended_twice);
         return false;
       }
-      h.record->end_tid = static_cast<std::uint32_t>(t.tid);
-      h.record->end = now;
+      // Atomic (plain stores on x86): a cut may read the record while this thread owns it.
+      std::atomic_ref(h.record->end_tid)
+          .store(static_cast<std::uint32_t>(t.tid), std::memory_order_relaxed);
+      std::atomic_ref(h.record->end).store(now, std::memory_order_release);
       return true;
     }
     return late_end(t, h.id, now);
@@ -338,13 +339,7 @@ class live_queue {
       detail::bump(t.dropped_ops);
       return {};
     }
-    op_record* r = &t.block->records[t.count];
-    const std::uint64_t id = t.id_start + t.count;
-    ++t.count;
-    detail::begin_op_record(r, name, info);
-    detail::bump(t.begun);
-    r->start = clock::now();
-    return {r, id};
+    return take_record(t, name, info);
   }
 
   /// Frames of the op's call stack, outermost first (copied). From any thread, before its end.
@@ -501,6 +496,20 @@ class live_queue {
     approx_time end;
     std::uint64_t tid;
   };
+  /// A record a cut read from a thread's current block (the name copied).
+  struct tail_op {
+    std::uint64_t id = 0, tid = 0;
+    op_record record{};
+    std::string name;
+    late end{0, 0};
+    bool late_end = false;
+  };
+  /// An end taken out of an overwritten block for the consumer.
+  struct carried_end {
+    std::uint64_t id;
+    late end;
+    bool only_if_open;
+  };
 
   TRACEMODEL_ALWAYS_INLINE detail::live_thread& thread() {
     cache& c = cache_;
@@ -531,19 +540,87 @@ class live_queue {
     const std::lock_guard consumer(drain_mutex_);
     std::deque<detail::live_block*> taken;
     std::vector<pending_op> carried;
+    std::vector<carried_end> carried_ends;
     std::vector<std::uint64_t> carried_side;
+    std::vector<tail_op> tail;
+    std::vector<std::uint64_t> tail_side;
     {
       const std::lock_guard lock(mutex_);
       taken.swap(sealed_);
       carried.swap(carried_);
+      carried_ends.swap(carried_ends_);
       carried_side.swap(carried_side_);
+      if (kind != part_kind::drain) read_tails(tail, tail_side);
     }
     if constexpr (has_side) {
       take_side(carried_side.data(), carried_side.size());
-      for (const detail::live_block* b : taken) take_side(b->side.get(), b->side_used);
+      for (const detail::live_block* b : taken)
+        take_side(b->side.get() + b->tail_side, b->side_used - b->tail_side);
+      take_side(tail_side.data(), tail_side.size());
     }
-    event_table part = convert(taken, carried, kind);
+    event_table part = convert(taken, carried, carried_ends, tail, kind);
     if (!part.events.empty() || part.anomalies.total() != 0) sink(std::move(part));
+  }
+
+  /// What the threads' current blocks hold beyond what earlier cuts read: the records and side
+  /// words published (under the queue's lock: a current block is neither sealed nor recycled
+  /// meanwhile). Each block remembers how far it was read; its drain, once sealed, goes on
+  /// from there.
+  void read_tails(std::vector<tail_op>& out, std::vector<std::uint64_t>& side) {
+    for (const auto& t : threads_) {
+      detail::live_block* b = t->current;
+      if (b == nullptr) continue;
+      const auto n = static_cast<std::uint32_t>(b->published.load(std::memory_order_acquire));
+      for (std::uint32_t k = b->tail_records; k < n; ++k) {
+        op_record& r = b->records[k];
+        tail_op& o = out.emplace_back();
+        o.tid = b->tid;
+        if ((r.flags & detail::late_end_flag) != 0) {
+          o.late_end = true;
+          o.id = r.start;
+          o.end = {r.end, r.end_tid};
+          continue;
+        }
+        o.id = b->id_start + k;
+        // Field by field: the owner may be writing its end (read below, atomically).
+        o.record.start = r.start;
+        o.record.sequence_number = r.sequence_number;
+        o.record.fwd_thread_id = r.fwd_thread_id;
+        o.record.debug_handle = r.debug_handle;
+        o.record.name_len = r.name_len;
+        o.record.scope = r.scope;
+        o.record.flags = r.flags;
+        o.name.assign(r.name == nullptr ? "" : r.name, r.name_len);
+        o.end.end = std::atomic_ref(r.end).load(std::memory_order_acquire);
+        o.end.tid = o.end.end != 0 ? std::atomic_ref(r.end_tid).load(std::memory_order_relaxed) : 0;
+      }
+      // The side words published after the ends were read: an op seen ended has every entry
+      // its thread wrote before the end (entries of ops not read yet wait for them by id).
+      const auto words =
+          static_cast<std::uint32_t>(b->published.load(std::memory_order_acquire) >> 32);
+      if constexpr (has_side)
+        side.insert(side.end(), b->side.get() + b->tail_side, b->side.get() + words);
+      b->tail_records = n;
+      b->tail_side = words;
+    }
+  }
+
+  /// The op's record in the thread's current block (room made), published for cuts.
+  TRACEMODEL_ALWAYS_INLINE live_handle take_record(detail::live_thread& t, std::string_view name,
+                                                   const op_info& info) {
+    op_record* r = &t.block->records[t.count];
+    const std::uint64_t id = t.id_start + t.count;
+    ++t.count;
+    detail::begin_op_record(r, name, info);
+    detail::bump(t.begun);
+    r->start = clock::now();
+    publish(t);
+    return {r, id};
+  }
+  /// What a cut may read of the thread's current block: its records and side words so far (one
+  /// release store, a plain store on x86).
+  TRACEMODEL_ALWAYS_INLINE static void publish(detail::live_thread& t) noexcept {
+    t.block->published.store(t.count | std::uint64_t{t.side_used} << 32, std::memory_order_release);
   }
 
   /// The slow path of a record: answer a flush, seal a full block, take a new one.
@@ -587,6 +664,7 @@ class live_queue {
     r->end = now;
     r->end_tid = static_cast<std::uint32_t>(t.tid);
     r->flags = detail::late_end_flag;
+    publish(t);
     return true;
   }
 
@@ -639,6 +717,7 @@ class live_queue {
           head[0] = static_cast<std::uint64_t>(kind) | std::uint64_t{w.used - t.side_used - 2} << 8;
           head[1] = h.id;
           t.side_used = w.used;
+          publish(t);
           return;
         }
       }
@@ -680,7 +759,8 @@ class live_queue {
     t.block = nullptr;
     t.capacity = t.count = t.names_used = t.name_room = t.side_used = t.side_room = 0;
     const std::lock_guard lock(mutex_);
-    if (b->count == 0 && b->side_used == 0) {
+    t.current = nullptr;
+    if (b->count == 0 && b->side_used == 0 && b->tail_records == 0) {
       free_.push_back(b);
       free_cv_.notify_one();
     } else {
@@ -707,12 +787,15 @@ class live_queue {
     std::unique_lock lock(mutex_);
     detail::live_block* b = take_block(lock);
     if (b == nullptr) return false;
-    lock.unlock();
     b->tid = t.tid;
     b->count = 0;
     b->names_used = 0;
     b->side_used = 0;
+    b->tail_records = b->tail_side = 0;
+    b->published.store(0, std::memory_order_relaxed);
     b->id_start = usable::id_source::take(o_.block_records);
+    t.current = b;
+    lock.unlock();
     t.block = b;
     t.id_start = b->id_start;
     t.count = 0;
@@ -759,9 +842,21 @@ class live_queue {
   void evict(detail::live_block& b) {
     for (std::uint32_t k = 0; k < b.count; ++k) {
       const op_record& r = b.records[k];
+      const bool read = k < b.tail_records;  // by a cut: the consumer has it
       if ((r.flags & detail::late_end_flag) != 0) {
-        for (pending_op& c : carried_)                            // (few carried ops)
-          if (c.id == r.start) c.flags |= op_flag::end_borrowed;  // ended: lost with its end
+        if (read) continue;
+        bool carried = false;
+        for (pending_op& c : carried_)  // (few carried ops)
+          if (c.id == r.start) {
+            c.flags |= op_flag::end_borrowed;  // ended: lost with its end
+            carried = true;
+          }
+        // The end of an op elsewhere (held open by the consumer, or in a block to come).
+        if (!carried) carried_ends_.push_back({r.start, {r.end, r.end_tid}, false});
+        continue;
+      }
+      if (read) {  // the consumer holds the op open, or handed it out ended already
+        if (r.end != 0) carried_ends_.push_back({b.id_start + k, {r.end, r.end_tid}, true});
         continue;
       }
       if (r.end == 0)
@@ -776,11 +871,12 @@ class live_queue {
     });
     // Side entries: kept for the ops carried and for ops recorded in other blocks; those of the
     // ops overwritten go with them.
-    for (std::uint32_t k = 0; k + 2 <= b.side_used;) {
+    for (std::uint32_t k = b.tail_side; k + 2 <= b.side_used;) {
       const std::uint64_t* e = b.side.get() + k;
       const std::uint32_t n = 2 + static_cast<std::uint32_t>(e[0] >> 8);
       const std::uint64_t id = e[1];
-      const bool here = id - b.id_start < b.count;
+      // (ops a cut read are the consumer's: their entries go to it too)
+      const bool here = id - b.id_start < b.count && id - b.id_start >= b.tail_records;
       if (!here || std::any_of(carried_.begin(), carried_.end(),
                                [&](const pending_op& c) { return c.id == id; }))
         carried_side_.insert(carried_side_.end(), e, e + n);
@@ -842,7 +938,8 @@ class live_queue {
   }
 
   event_table convert(std::deque<detail::live_block*>& taken, std::vector<pending_op>& carried,
-                      part_kind kind) {
+                      const std::vector<carried_end>& carried_ends,
+                      const std::vector<tail_op>& tail, part_kind kind) {
     // A sync point for this drain: the ticks of each stretch between two are converted with
     // that stretch's own slope (one fit over hours would drift). The first is measured at
     // least 2 ms after the queue's creation point.
@@ -911,46 +1008,64 @@ class live_queue {
       }
     };
     for (pending_op& c : carried) open_.emplace(c.id, std::move(c));
-    // Begins first (each block in the order its thread sealed it), then late ends.
+    // Begins first (each block in the order its thread sealed it, then what cuts read of the
+    // threads' current blocks), then late ends.
+    auto begun = [&](std::uint64_t id, std::uint64_t tid, const op_record& r, const late* end) {
+      if (end != nullptr) {
+        emit(id, tid, r.start, {r.name, r.name_len}, r.sequence_number, r.fwd_thread_id,
+             r.debug_handle, r.scope, r.flags, end);
+        if (!early_.empty())
+          if (const auto it = early_.find(id); it != early_.end()) {  // and ended again
+            early_.erase(it);
+            ++twice;
+          }
+      } else if (const auto it = early_.empty() ? early_.end() : early_.find(id);
+                 it != early_.end()) {
+        emit(id, tid, r.start, {r.name, r.name_len}, r.sequence_number, r.fwd_thread_id,
+             r.debug_handle, r.scope, r.flags, &it->second);
+        early_.erase(it);
+      } else {
+        open_.emplace(id, pending(r, id, tid));
+      }
+    };
+    // An end for an op handed over already, or still to come (`only_if_open`: an op a cut read
+    // open, ended in place since; not open any more means handed out with that end already).
+    auto ended_late = [&](std::uint64_t id, const late& end, bool only_if_open) {
+      if (const auto it = open_.find(id); it != open_.end()) {
+        const pending_op& p = it->second;
+        emit(p.id, p.tid, p.start, p.name, p.sequence_number, p.fwd_thread_id, p.debug_handle,
+             p.scope, p.flags, &end);
+        open_.erase(it);
+      } else if (!only_if_open && !early_.emplace(id, end).second) {
+        ++twice;
+      }
+    };
     for (detail::live_block* b : taken)
       for (std::uint32_t k = 0; k < b->count; ++k) {
         const op_record& r = b->records[k];
         if ((r.flags & detail::late_end_flag) != 0) continue;
-        const std::uint64_t id = b->id_start + k;
-        const std::uint64_t tid = b->tid;
-        if (r.end != 0) {
-          const late end{r.end, r.end_tid};
-          emit(id, tid, r.start, {r.name, r.name_len}, r.sequence_number, r.fwd_thread_id,
-               r.debug_handle, r.scope, r.flags, &end);
-          if (!early_.empty())
-            if (const auto it = early_.find(id); it != early_.end()) {  // and ended again
-              early_.erase(it);
-              ++twice;
-            }
-        } else if (const auto it = early_.empty() ? early_.end() : early_.find(id);
-                   it != early_.end()) {
-          emit(id, tid, r.start, {r.name, r.name_len}, r.sequence_number, r.fwd_thread_id,
-               r.debug_handle, r.scope, r.flags, &it->second);
-          early_.erase(it);
-        } else {
-          open_.emplace(id, pending(r, id, tid));
+        const late end{r.end, r.end_tid};
+        if (k < b->tail_records) {  // read by a cut while current: ended in place since?
+          if (r.end != 0) ended_late(b->id_start + k, end, true);
+          continue;
         }
+        begun(b->id_start + k, b->tid, r, r.end != 0 ? &end : nullptr);
+      }
+    for (const tail_op& o : tail)
+      if (!o.late_end) {
+        op_record r = o.record;
+        r.name = o.name.data();
+        begun(o.id, o.tid, r, o.end.end != 0 ? &o.end : nullptr);
       }
     const std::size_t in_block_order = part.events.size();  // the ops ended in their blocks
     for (detail::live_block* b : taken)
-      for (std::uint32_t k = 0; k < b->count; ++k) {
+      for (std::uint32_t k = b->tail_records; k < b->count; ++k) {
         const op_record& r = b->records[k];
-        if ((r.flags & detail::late_end_flag) == 0) continue;
-        const late end{r.end, r.end_tid};
-        if (const auto it = open_.find(r.start); it != open_.end()) {
-          const pending_op& p = it->second;
-          emit(p.id, p.tid, p.start, p.name, p.sequence_number, p.fwd_thread_id, p.debug_handle,
-               p.scope, p.flags, &end);
-          open_.erase(it);
-        } else if (!early_.emplace(r.start, end).second) {
-          ++twice;
-        }
+        if ((r.flags & detail::late_end_flag) != 0) ended_late(r.start, {r.end, r.end_tid}, false);
       }
+    for (const tail_op& o : tail)
+      if (o.late_end) ended_late(o.id, o.end, false);
+    for (const carried_end& c : carried_ends) ended_late(c.id, c.end, c.only_if_open);
     if (kind == part_kind::last) {
       for (auto& [id, p] : open_)
         emit(p.id, p.tid, p.start, p.name, p.sequence_number, p.fwd_thread_id, p.debug_handle,
@@ -1152,6 +1267,7 @@ class live_queue {
   std::deque<detail::live_block*> sealed_;
   std::vector<pending_op> carried_;
   std::vector<std::uint64_t> carried_side_;  ///< side entries kept out of evicted blocks
+  std::vector<carried_end> carried_ends_;    ///< ends kept out of evicted blocks
   std::vector<std::unique_ptr<detail::live_thread>> threads_;
   std::size_t held_ = 0;
   std::uint64_t evicted_ops_ = 0, late_twice_ = 0;
