@@ -274,6 +274,35 @@ void drain_event(benchmark::State& state) {
       static_cast<double>(events), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
+/// drain/event with three tensor inputs per op: the consumer decodes them into the part.
+void drain_event_3_inputs(benchmark::State& state) {
+  constexpr std::int64_t per_drain = 200'000;
+  tmod::live_queue<tmod::record_features{.inputs = true}, input_policies> q;
+  const tensor in[3]{
+      {{64, 32}, {32, 1}, 0x1000}, {{32, 16}, {16, 1}, 0x2000}, {{64, 16}, {16, 1}, 0x3000}};
+  std::int64_t events = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    for (std::int64_t i = 0; i < per_drain / 2; ++i) {
+      const tmod::live_handle outer =
+          q.begin_op({.name = "aten::linear", .sequence_number = 1}, std::span<const tensor>(in));
+      q.end_op(q.begin_op({.name = "aten::addmm"}, std::span<const tensor>(in)));
+      q.end_op(outer);
+    }
+    q.flush(std::chrono::milliseconds(0));
+    state.ResumeTiming();
+    q.drain([&](tmod::event_table&& t) {
+      events += static_cast<std::int64_t>(t.size());
+      benchmark::DoNotOptimize(t.events.data());
+      state.PauseTiming();
+      t = {};
+      state.ResumeTiming();
+    });
+  }
+  state.counters["s_per_event"] = benchmark::Counter(
+      static_cast<double>(events), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 }  // namespace
 
 BENCHMARK(record_floor)->Name("record/floor")->Iterations(pairs);
@@ -289,5 +318,9 @@ BENCHMARK(materialize_event)
 BENCHMARK(record_op_draining)->Name("record/op_draining")->Iterations(pairs);
 BENCHMARK(record_op_3_inputs_draining)->Name("record/op_3_inputs_draining")->Iterations(pairs);
 BENCHMARK(drain_event)->Name("drain/event")->Iterations(10)->Unit(benchmark::kMillisecond);
+BENCHMARK(drain_event_3_inputs)
+    ->Name("drain/event_3_inputs")
+    ->Iterations(10)
+    ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

@@ -33,6 +33,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -70,7 +71,7 @@ enum class when_full : std::uint8_t {
 struct live_queue_options {
   /// Records per block: a block of `TRACEMODEL_BLOCK_BYTES` (64 KiB: 1023 records) by default.
   std::uint32_t block_records = block_bytes / sizeof(op_record) - 1;
-  std::uint32_t name_bytes = 16384;    ///< room per block for names copied (`op_info::copy_name`)
+  std::uint32_t name_bytes = 16384;  ///< room per block for names copied (`op_info::copy_name`)
   /// Room per block, in 8-byte words, for the ops' side data (inputs, call stacks, module
   /// frames, extra args) when the queue's features record any.
   std::uint32_t side_words = 8192;
@@ -553,10 +554,10 @@ class live_queue {
       if (kind != part_kind::drain) read_tails(tail, tail_side);
     }
     if constexpr (has_side) {
-      take_side(carried_side.data(), carried_side.size());
-      for (const detail::live_block* b : taken)
-        take_side(b->side.get() + b->tail_side, b->side_used - b->tail_side);
-      take_side(tail_side.data(), tail_side.size());
+      refs_.clear();
+      chains_.clear();
+      index_side(carried_side.data(), carried_side.size());  // (the blocks' own: in convert)
+      index_side(tail_side.data(), tail_side.size());
     }
     event_table part = convert(taken, carried, carried_ends, tail, kind);
     if (!part.events.empty() || part.anomalies.total() != 0) sink(std::move(part));
@@ -954,6 +955,7 @@ class live_queue {
       if (syncs_.size() > 4096) syncs_.erase(syncs_.begin() + 1, syncs_.begin() + 2049);
     }
     event_table part;
+    dtype_known_.fill(false);  // names of this part
     const process_key pid = detail::process_id();
     // Names by address: the blocks' names stay where they are until this part is made.
     struct cached_name {
@@ -964,8 +966,16 @@ class live_queue {
     detail::flat_map<cached_name> names(1024);
     {
       std::size_t records = carried.size();
-      for (const detail::live_block* b : taken) records += b->count;
+      std::size_t words = 0;
+      for (const detail::live_block* b : taken) {
+        records += b->count;
+        words += b->side_used;
+      }
       part.events.reserve(records);
+      if constexpr (Features.inputs) {  // a tensor: 3 words or more, an input and its sizes
+        part.inputs.reserve(words / 3);
+        part.ints.reserve(words);
+      }
     }
     auto intern = [&](std::string_view n) {
       const auto key = reinterpret_cast<std::uint64_t>(n.data());
@@ -992,7 +1002,8 @@ class live_queue {
       f.correlation_id = id;
       f.debug_handle = debug;
       if constexpr (has_side)
-        if (!side_.empty()) attach_side(part, e, f, id, copy);
+        if (local_ != no_ref || chains_.size() != 0 || !side_.empty())
+          attach_side(part, e, f, id, copy);
       if (end == nullptr) {
         f.flags |= op_flag::unfinished;
         f.end_ns = no_end_ns;
@@ -1040,17 +1051,23 @@ class live_queue {
         ++twice;
       }
     };
-    for (detail::live_block* b : taken)
+    for (detail::live_block* b : taken) {
+      if constexpr (has_side) index_block(*b);
       for (std::uint32_t k = 0; k < b->count; ++k) {
         const op_record& r = b->records[k];
         if ((r.flags & detail::late_end_flag) != 0) continue;
         const late end{r.end, r.end_tid};
+        if constexpr (has_side) local_ = local_first_[k];
         if (k < b->tail_records) {  // read by a cut while current: ended in place since?
           if (r.end != 0) ended_late(b->id_start + k, end, true);
-          continue;
+        } else {
+          begun(b->id_start + k, b->tid, r, r.end != 0 ? &end : nullptr);
         }
-        begun(b->id_start + k, b->tid, r, r.end != 0 ? &end : nullptr);
+        if constexpr (has_side)
+          if (local_ != no_ref) keep_entries(b->id_start + k, local_);  // not handed out yet
       }
+    }
+    local_ = no_ref;
     for (const tail_op& o : tail)
       if (!o.late_end) {
         op_record r = o.record;
@@ -1073,12 +1090,22 @@ class live_queue {
       open_.clear();
       orphans += early_.size();
       early_.clear();
-      orphan_side = side_.size();
-      side_.clear();
     } else if (kind == part_kind::cut) {  // copies: they stay open
       for (auto& [id, p] : open_)
         emit(p.id, p.tid, p.start, p.name, p.sequence_number, p.fwd_thread_id, p.debug_handle,
              p.scope, p.flags, nullptr, true);
+    }
+    if constexpr (has_side) {
+      // The entries of ops not handed out (open, or not come yet) are copied out of the blocks
+      // before they are recycled.
+      chains_.for_each([&](std::uint64_t id, const side_chain& c) {
+        if (!c.consumed) keep_entries(id, c.first);
+      });
+      chains_.clear();
+      if (kind == part_kind::last) {
+        orphan_side = side_.size();
+        side_.clear();
+      }
     }
     // Losses since the last part, per kind, as the part's anomalies.
     std::uint64_t dropped = 0, dropped_ends = 0, evicted = 0, lost_side = 0;
@@ -1155,28 +1182,80 @@ class live_queue {
     return part;
   }
 
-  /// Keeps the side entries of `n` words at `p` by their op's id until the op is handed out.
-  void take_side(const std::uint64_t* p, std::size_t n) {
+  /// Indexes the block's side entries (beyond what cuts read): those of its own ops by record,
+  /// the others by id.
+  void index_block(const detail::live_block& b) {
+    local_first_.assign(b.count, no_ref);
+    local_last_.resize(b.count);
+    const std::uint64_t* p = b.side.get();
+    for (std::uint32_t k = b.tail_side; k + 2 <= b.side_used;) {
+      const auto len = static_cast<std::uint32_t>(2 + (p[k] >> 8));
+      const std::uint64_t at = p[k + 1] - b.id_start;
+      if (at < b.count) {
+        const auto r = static_cast<std::uint32_t>(refs_.size());
+        refs_.push_back({p + k, len, no_ref});
+        if (local_first_[at] == no_ref)
+          local_first_[at] = r;
+        else
+          refs_[local_last_[at]].next = r;
+        local_last_[at] = r;
+      } else {
+        index_side(p + k, len);
+      }
+      k += len;
+    }
+  }
+  /// Copies a chain of entries out of the blocks, for an op handed out later.
+  void keep_entries(std::uint64_t id, std::uint32_t first) {
+    std::vector<std::uint64_t>& to = side_[id];
+    for (std::uint32_t r = first; r != no_ref; r = refs_[r].next)
+      to.insert(to.end(), refs_[r].p, refs_[r].p + refs_[r].n);
+  }
+
+  /// Indexes the side entries of `n` words at `p` by their op's id, for this part.
+  void index_side(const std::uint64_t* p, std::size_t n) {
     for (std::size_t k = 0; k + 2 <= n;) {
-      const std::size_t len = 2 + static_cast<std::size_t>(p[k] >> 8);
-      std::vector<std::uint64_t>& to = side_[p[k + 1]];
-      to.insert(to.end(), p + k, p + k + len);
+      const auto len = static_cast<std::uint32_t>(2 + (p[k] >> 8));
+      const auto r = static_cast<std::uint32_t>(refs_.size());
+      refs_.push_back({p + k, len, no_ref});
+      if (auto [c, inserted] = chains_.try_emplace(p[k + 1], side_chain{r, r, false}); !inserted) {
+        refs_[c->last].next = r;
+        c->last = r;
+      }
       k += len;
     }
   }
 
   /// Decodes the op's side entries into the part: inputs, call stack, module frames, extra
-  /// args. A copy handed out open keeps them for the op's ended self.
+  /// args (those kept from earlier parts first, then this part's). A copy handed out open keeps
+  /// them for the op's ended self.
   template <class Event, class Fields>
   void attach_side(event_table& part, Event& e, Fields& f, std::uint64_t id, bool keep) {
-    const auto it = side_.find(id);
-    if (it == side_.end()) return;
-    const std::vector<std::uint64_t>& w = it->second;
     bool inputs_done = false;
-    for (std::size_t k = 0; k + 2 <= w.size();) {
+    if (!side_.empty())
+      if (const auto it = side_.find(id); it != side_.end()) {
+        decode_side(part, e, f, it->second.data(), it->second.size(), inputs_done);
+        if (!keep) side_.erase(it);
+      }
+    if (local_ != no_ref) {  // the entries in the op's own block
+      for (std::uint32_t r = local_; r != no_ref; r = refs_[r].next)
+        decode_side(part, e, f, refs_[r].p, refs_[r].n, inputs_done);
+      if (!keep) local_ = no_ref;
+    }
+    if (chains_.size() == 0) return;
+    if (side_chain* c = chains_.find(id); c != nullptr && !c->consumed) {
+      for (std::uint32_t r = c->first; r != no_ref; r = refs_[r].next)
+        decode_side(part, e, f, refs_[r].p, refs_[r].n, inputs_done);
+      c->consumed = !keep;
+    }
+  }
+  template <class Event, class Fields>
+  void decode_side(event_table& part, Event& e, Fields& f, const std::uint64_t* w, std::size_t size,
+                   bool& inputs_done) {
+    for (std::size_t k = 0; k + 2 <= size;) {
       const auto kind = static_cast<detail::side_kind>(w[k] & 0xff);
       const std::size_t n = static_cast<std::size_t>(w[k] >> 8);
-      const std::uint64_t* p = w.data() + k + 2;
+      const std::uint64_t* p = w + k + 2;
       const std::uint64_t* end = p + n;
       k += 2 + n;
       switch (kind) {
@@ -1186,10 +1265,19 @@ class live_queue {
             inputs_done = true;
             io_decoder<const std::uint64_t*> d(p, end);
             const auto first = static_cast<std::uint32_t>(part.inputs.size());
-            const name_id scalar = part.strings.intern("Scalar");
-            const std::uint32_t count = d.next(part.inputs, part.ints, scalar, [&](std::uint8_t c) {
-              return part.strings.intern(std::string_view(value_traits_type::dtype_name(c)));
-            });
+            if (!dtype_known_[256]) {  // (names are interned once per part)
+              scalar_id_ = part.strings.intern("Scalar");
+              dtype_known_[256] = true;
+            }
+            const std::uint32_t count =
+                d.next(part.inputs, part.ints, scalar_id_, [&](std::uint8_t c) {
+                  if (!dtype_known_[c]) {
+                    dtype_ids_[c] =
+                        part.strings.intern(std::string_view(value_traits_type::dtype_name(c)));
+                    dtype_known_[c] = true;
+                  }
+                  return dtype_ids_[c];
+                });
             f.inputs = {first, count};
           }
           break;
@@ -1234,7 +1322,6 @@ class live_queue {
         }
       }
     }
-    if (!keep) side_.erase(it);
   }
   /// `n` bytes packed in words at `p` (advanced past them), cut at `end`.
   static std::string_view read_bytes(const std::uint64_t*& p, const std::uint64_t* end,
@@ -1278,6 +1365,24 @@ class live_queue {
   std::unordered_map<std::uint64_t, late> early_;
   std::vector<clock_sync_point> syncs_;
   std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> side_;  ///< by op, until handed
+  // This part's side entries, in the blocks: chains of entries by op id.
+  struct side_ref {
+    const std::uint64_t* p;
+    std::uint32_t n;
+    std::uint32_t next;
+  };
+  struct side_chain {
+    std::uint32_t first, last;
+    bool consumed;
+  };
+  static constexpr std::uint32_t no_ref = ~std::uint32_t{0};
+  std::vector<side_ref> refs_;
+  detail::flat_map<side_chain> chains_;                  ///< entries of ops of other blocks, by id
+  std::vector<std::uint32_t> local_first_, local_last_;  ///< a block's own ops' entries
+  std::uint32_t local_ = no_ref;         ///< the entries of the op being handed out, in its block
+  std::array<bool, 257> dtype_known_{};  ///< (256: "Scalar")
+  std::array<name_id, 256> dtype_ids_{};
+  name_id scalar_id_{};
   std::uint64_t lost_ops_taken_ = 0, lost_ends_taken_ = 0, lost_side_taken_ = 0;
   std::atomic<std::uint64_t> ended_{0}, unfinished_{0}, orphans_{0}, handed_open_{0},
       open_count_{0};
