@@ -621,7 +621,11 @@ class live_queue {
   /// What a cut may read of the thread's current block: its records and side words so far (one
   /// release store, a plain store on x86).
   TRACEMODEL_ALWAYS_INLINE static void publish(detail::live_thread& t) noexcept {
-    t.block->published.store(t.count | std::uint64_t{t.side_used} << 32, std::memory_order_release);
+    if constexpr (has_side)
+      t.block->published.store(t.count | std::uint64_t{t.side_used} << 32,
+                               std::memory_order_release);
+    else
+      t.block->published.store(t.count, std::memory_order_release);
   }
 
   /// The slow path of a record: answer a flush, seal a full block, take a new one.
@@ -819,9 +823,10 @@ class live_queue {
       }
       if (o_.max_blocks == 0 || held_ < o_.max_blocks) {
         auto b = std::make_unique<detail::live_block>();
-        b->records = std::make_unique<op_record[]>(o_.block_records);
-        b->names = std::make_unique<char[]>(o_.name_bytes);
-        if (o_.side_words > 0) b->side = std::make_unique<std::uint64_t[]>(o_.side_words);
+        b->records = std::make_unique_for_overwrite<op_record[]>(o_.block_records);
+        b->names = std::make_unique_for_overwrite<char[]>(o_.name_bytes);
+        if (o_.side_words > 0)
+          b->side = std::make_unique_for_overwrite<std::uint64_t[]>(o_.side_words);
         detail::live_block* p = b.get();
         blocks_.push_back(std::move(b));
         ++held_;
@@ -1058,7 +1063,10 @@ class live_queue {
         if ((r.flags & detail::late_end_flag) != 0) continue;
         const late end{r.end, r.end_tid};
         if constexpr (has_side) local_ = local_first_[k];
-        if (k < b->tail_records) {  // read by a cut while current: ended in place since?
+        if (r.end != 0 && k >= b->tail_records && early_.empty()) [[likely]] {  // the most
+          emit(b->id_start + k, b->tid, r.start, {r.name, r.name_len}, r.sequence_number,
+               r.fwd_thread_id, r.debug_handle, r.scope, r.flags, &end);
+        } else if (k < b->tail_records) {  // read by a cut while current: ended in place since?
           if (r.end != 0) ended_late(b->id_start + k, end, true);
         } else {
           begun(b->id_start + k, b->tid, r, r.end != 0 ? &end : nullptr);
