@@ -179,7 +179,10 @@ struct live_thread {
   std::uint32_t retry = 0;
   // Read by others:
   std::atomic<std::uint64_t> acked{0};  ///< the flush epoch answered
-  std::atomic<std::uint64_t> begun{0}, dropped_ops{0}, dropped_ends{0}, ended_twice{0},
+  /// Ops begun in the blocks sealed (per op: the current block's count less its late ends).
+  std::atomic<std::uint64_t> begun{0};
+  std::atomic<std::uint64_t> late_in_block{0};  ///< late ends in the current block (bump)
+  std::atomic<std::uint64_t> dropped_ops{0}, dropped_ends{0}, ended_twice{0},
       lost_side{0};  // (bump)
   std::atomic<bool> retired{false};
   live_block* current = nullptr;  ///< its block, set and cleared under the queue's lock
@@ -450,6 +453,10 @@ class live_queue {
       const std::lock_guard lock(mutex_);
       for (const auto& t : threads_) {
         c.begun += t->begun.load(std::memory_order_relaxed);
+        if (t->current != nullptr)  // its current block: the records published, less late ends
+          c.begun +=
+              static_cast<std::uint32_t>(t->current->published.load(std::memory_order_acquire)) -
+              t->late_in_block.load(std::memory_order_relaxed);
         c.dropped_ops += t->dropped_ops.load(std::memory_order_relaxed);
         c.dropped_ends += t->dropped_ends.load(std::memory_order_relaxed);
         c.ended_twice += t->ended_twice.load(std::memory_order_relaxed);
@@ -613,7 +620,6 @@ class live_queue {
     const std::uint64_t id = t.id_start + t.count;
     ++t.count;
     detail::begin_op_record(r, name, info);
-    detail::bump(t.begun);
     r->start = clock::now();
     publish(t);
     return {r, id};
@@ -669,6 +675,7 @@ class live_queue {
     r->end = now;
     r->end_tid = static_cast<std::uint32_t>(t.tid);
     r->flags = detail::late_end_flag;
+    detail::bump(t.late_in_block);  // (before the count: a reader that sees it sees this)
     publish(t);
     return true;
   }
@@ -761,9 +768,13 @@ class live_queue {
     b->count = t.count;
     b->names_used = t.names_used;
     b->side_used = t.side_used;
+    const std::uint32_t begins =
+        t.count - static_cast<std::uint32_t>(t.late_in_block.load(std::memory_order_relaxed));
     t.block = nullptr;
     t.capacity = t.count = t.names_used = t.name_room = t.side_used = t.side_room = 0;
     const std::lock_guard lock(mutex_);
+    t.begun.store(t.begun.load(std::memory_order_relaxed) + begins, std::memory_order_relaxed);
+    t.late_in_block.store(0, std::memory_order_relaxed);
     t.current = nullptr;
     if (b->count == 0 && b->side_used == 0 && b->tail_records == 0) {
       free_.push_back(b);
