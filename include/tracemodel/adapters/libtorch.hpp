@@ -1,0 +1,245 @@
+// tracemodel/adapters/libtorch.hpp — the optional libtorch adapter: PyTorch's C++ runtime recorded
+// into a tracemodel record queue through its RecordFunction observers, where PyTorch's own
+// profiler gets its ops (needs libtorch: link tracemodel::libtorch, from
+// find_package(tracemodel COMPONENTS libtorch)). Nothing else includes it.
+//
+//   using queue_t = tracemodel::record_queue<tracemodel::default_schema,
+//                                            tracemodel::record_features{.inputs = true},
+//                                            tracemodel::libtorch::policies>;
+//   queue_t queue;
+//   tracemodel::libtorch::observer<queue_t> obs(queue);
+//   obs.start();  ... model(x) ... ;  obs.stop();
+//   tracemodel::event_table t = tracemodel::materialize(queue);
+//
+// Each op is recorded with its name (copied), scope, sequence number, forward thread id (in
+// tracemodel's thread ids, so that backward ops on the autograd thread link to their forward
+// ops), debug handle, asynchrony and, when the queue records inputs, its inputs through
+// `ivalue_traits` (tensors with sizes, strides, dtype, device, storage and implementation
+// addresses; scalars; tensor lists and scalar lists element by element). The queue's op hooks
+// see each op's correlation id, as with any begin_op (the CUPTI adapter's hooks hand it to the
+// device activities). While no observer is started, RecordFunction has no callback of ours:
+// the runtime pays nothing. RecordFunction's own sampling (`observer_options::sampling`) and
+// scope filter apply.
+//
+// Debian's libtorch is built with NDEBUG, and RecordFunction::inputs() checks, in a build
+// without NDEBUG, a flag that such a library never sets: a unit that records inputs must be
+// compiled with NDEBUG (a static_assert says so).
+#pragma once
+
+#include <ATen/core/ivalue.h>
+#include <ATen/record_function.h>
+#include <c10/core/ScalarType.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "tracemodel/collect/record_queue.hpp"
+#include "tracemodel/config.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+namespace libtorch {
+
+/// Value traits of `c10::IValue` (collect/encoder.hpp), as PyTorch's profiler reads its inputs:
+/// a defined, non-nested tensor is a tensor, any other an undefined tensor; ints, doubles and
+/// bools are scalars; lists of tensors and of scalars are lists, element by element.
+struct ivalue_traits {
+  static input_kind kind(const c10::IValue& v) {
+    if (v.isTensor()) {
+      const at::Tensor& t = v.toTensor();
+      return t.defined() && !t.is_nested() ? input_kind::tensor : input_kind::undefined_tensor;
+    }
+    if (v.isInt() || v.isDouble() || v.isBool()) return input_kind::scalar;
+    if (v.isTensorList()) return input_kind::tensor_list;
+    if (v.isIntList() || v.isDoubleList() || v.isBoolList()) return input_kind::scalar_list;
+    return input_kind::other;
+  }
+  static tensor_info tensor(const c10::IValue& v) {
+    const at::Tensor& t = v.toTensor();
+    tensor_info i;
+    i.impl = reinterpret_cast<std::uint64_t>(t.unsafeGetTensorImpl());
+    i.storage = t.has_storage() ? reinterpret_cast<std::uint64_t>(t.storage().data()) : 0;
+    i.device_type = static_cast<std::int8_t>(t.device().type());
+    i.device_index = static_cast<std::int8_t>(t.device().index());
+    i.dtype = static_cast<std::uint8_t>(t.scalar_type());
+    i.layout = static_cast<std::uint8_t>(t.layout());  // at::kStrided is 0, as strided_layout
+    const c10::IntArrayRef sizes = t.sizes();
+    i.sizes = {sizes.data(), sizes.size()};
+    if (t.layout() == at::kStrided) {
+      const c10::IntArrayRef strides = t.strides();
+      i.strides = {strides.data(), strides.size()};
+    }
+    return i;
+  }
+  static scalar_value scalar(const c10::IValue& v) {
+    if (v.isInt()) return scalar_value::integer(v.toInt());
+    if (v.isDouble()) return scalar_value::floating(v.toDouble());
+    if (v.isBool()) return scalar_value::boolean(v.toBool());
+    return {};
+  }
+  template <class F>
+  static void for_each_element(const c10::IValue& v, F&& f) {
+    if (v.isList())
+      for (const c10::IValue& e : v.toListRef()) f(e);
+  }
+  /// The dtype's name as PyTorch's profiler writes it ("float", "long int", "c10::Half").
+  static std::string_view dtype_name(std::uint8_t code) {
+    if (code >= static_cast<std::uint8_t>(c10::ScalarType::NumOptions)) return "unknown";
+    const c10::string_view n = c10::scalarTypeToTypeMeta(static_cast<c10::ScalarType>(code)).name();
+    return {n.data(), n.size()};
+  }
+};
+static_assert(value_traits<ivalue_traits, c10::IValue>);
+
+/// Record policies for a queue that records libtorch's ops with their inputs.
+struct policies : default_record_policies {
+  using value_traits = ivalue_traits;
+};
+
+struct observer_options {
+  bool inputs = true;     ///< ask RecordFunction for inputs (when the queue records them)
+  double sampling = 1.0;  ///< RecordFunction's sampling probability for our callback
+  /// The scopes recorded (empty: all). User scopes are `at::RecordScope::USER_SCOPE`.
+  std::vector<at::RecordScope> scopes{};
+};
+
+namespace detail {
+/// PyTorch's thread ids (RecordFunction::currentThreadId) to tracemodel's, for forward thread
+/// ids: each thread that records maps its own on its first op.
+inline std::array<std::atomic<std::uint64_t>, 4096>& thread_map() {
+  static std::array<std::atomic<std::uint64_t>, 4096> map{};
+  return map;
+}
+inline std::uint64_t our_thread(std::uint64_t torch_tid) noexcept {
+  if (torch_tid == 0 || torch_tid >= thread_map().size()) return 0;
+  return thread_map()[torch_tid].load(std::memory_order_relaxed);
+}
+}  // namespace detail
+
+/// A RecordFunction observer recording into `Queue` (a `record_queue`). One observer of a given
+/// queue type is started at a time. Synchronous ops are ended through a per-thread stack of
+/// open ops (no allocation per op); asynchronous ones carry their handle in an observer context.
+template <class Queue>
+class observer {
+ public:
+  explicit observer(Queue& queue, observer_options options = {})
+      : queue_(queue), options_(std::move(options)) {}
+  observer(const observer&) = delete;
+  observer& operator=(const observer&) = delete;
+  ~observer() { stop(); }
+
+  /// Adds the callback to RecordFunction (process-wide) and starts the queue.
+  void start() {
+    if (handle_ != 0) return;
+    static_assert(!Queue::features.inputs || inputs_readable,
+                  "tracemodel::libtorch: compile with NDEBUG to record inputs (RecordFunction::"
+                  "inputs() asserts a flag that a release libtorch never sets)");
+    current() = this;
+    auto cb = at::RecordFunctionCallback(&on_enter, &on_exit)
+                  .needsInputs(Queue::features.inputs && options_.inputs)
+                  .needsIds(true)
+                  .samplingProb(options_.sampling);
+    if (!options_.scopes.empty()) cb.scopes({options_.scopes.begin(), options_.scopes.end()});
+    queue_.start();
+    handle_ = at::addGlobalCallback(std::move(cb));
+  }
+  /// Removes the callback (the runtime pays nothing for it after) and stops the queue.
+  void stop() {
+    if (handle_ == 0) return;
+    at::removeCallback(handle_);
+    handle_ = 0;
+    queue_.stop();
+    if (current() == this) current() = nullptr;
+  }
+  [[nodiscard]] bool active() const noexcept { return handle_ != 0; }
+
+ private:
+#ifdef NDEBUG
+  static constexpr bool inputs_readable = true;
+#else
+  static constexpr bool inputs_readable = false;
+#endif
+
+  struct open_op {
+    const at::RecordFunction* fn;
+    op_handle handle;
+  };
+  struct context : at::ObserverContext {
+    explicit context(op_handle h) : handle(h) {}
+    op_handle handle;
+  };
+
+  static observer*& current() {
+    static observer* o = nullptr;
+    return o;
+  }
+  static std::vector<open_op>& stack() {
+    thread_local std::vector<open_op> s = [] {
+      std::vector<open_op> v;
+      v.reserve(64);
+      return v;
+    }();
+    return s;
+  }
+
+  static std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
+    observer* self = current();
+    if (self == nullptr) return nullptr;
+    thread_local const bool mapped = [] {  // this thread's PyTorch id -> ours
+      const std::uint64_t t = at::RecordFunction::currentThreadId();
+      if (t != 0 && t < detail::thread_map().size())
+        detail::thread_map()[t].store(current_thread_id(), std::memory_order_relaxed);
+      return true;
+    }();
+    (void)mapped;
+    const op_info info{
+        .name = fn.name(),
+        .sequence_number = fn.seqNr(),
+        .fwd_thread_id = detail::our_thread(fn.forwardThreadId()),
+        .scope = static_cast<op_scope>(fn.scope()),
+        .is_async = fn.isAsync(),
+        .copy_name = true,  // names of backward nodes and user scopes are temporaries
+        .debug_handle = fn.debugHandle()};
+    op_handle h;
+    if constexpr (Queue::features.inputs && inputs_readable) {
+      if (self->options_.inputs) {
+        const c10::ArrayRef<const c10::IValue> in = fn.inputs();
+        h = self->queue_.begin_op(info, std::span<const c10::IValue>(in.data(), in.size()));
+      } else {
+        h = self->queue_.begin_op(info);
+      }
+    } else {
+      h = self->queue_.begin_op(info);
+    }
+    if (!h) return nullptr;
+    if (fn.isAsync()) return std::make_unique<context>(h);
+    stack().push_back({&fn, h});
+    return nullptr;
+  }
+
+  static void on_exit(const at::RecordFunction& fn, at::ObserverContext* ctx) {
+    observer* self = current();
+    if (self == nullptr) return;
+    if (ctx != nullptr) {
+      self->queue_.end_op(static_cast<context*>(ctx)->handle);
+      return;
+    }
+    std::vector<open_op>& s = stack();
+    for (std::size_t k = s.size(); k-- > 0;)  // the top, unless an op was skipped
+      if (s[k].fn == &fn) {
+        self->queue_.end_op(s[k].handle);
+        s.erase(s.begin() + static_cast<std::ptrdiff_t>(k));
+        return;
+      }
+  }
+
+  Queue& queue_;
+  observer_options options_;
+  at::CallbackHandle handle_ = 0;
+};
+
+}  // namespace libtorch
+TRACEMODEL_END_NAMESPACE

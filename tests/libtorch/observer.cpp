@@ -1,0 +1,222 @@
+// The libtorch adapter against PyTorch's own profiler, in one process: a small convolutional
+// network trains, its steps recorded in turn by tracemodel (the RecordFunction observer) and by
+// PyTorch's collection (`enableProfiler` with the KINETO state and the CPU activity, the code
+// `torch.profiler` runs). Both see the same ops: names, count, input shapes, sequence numbers
+// (each step's relative to its first), forward threads; the call tree and the forward/backward
+// links tracemodel builds from its own recording equal PyTorch's tree and the links tracemodel
+// builds from PyTorch's events.
+#include <torch/csrc/autograd/profiler_kineto.h>
+#include <torch/csrc/profiler/collection.h>
+#include <torch/torch.h>
+// libtorch brings glog's CHECK macros: doctest's are the ones meant here.
+#undef CHECK
+#undef CHECK_EQ
+#undef CHECK_NE
+#undef CHECK_LT
+#undef CHECK_LE
+#undef CHECK_GT
+#undef CHECK_GE
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <tracemodel/adapters/libtorch.hpp>
+#include <tracemodel/algo/analyze.hpp>
+#include <tracemodel/collect/materialize.hpp>
+
+#include "libtorch_net.hpp"
+
+using namespace tracemodel;
+
+namespace {
+using queue_t = record_queue<default_schema, record_features{.inputs = true}, libtorch::policies>;
+
+/// One op as both profilers can tell it.
+struct op_row {
+  std::string name;
+  int depth = 0;
+  std::vector<std::vector<std::int64_t>> shapes;
+  std::int64_t seq = -1;          ///< relative to the step's first sequence number
+  bool backward_scope = false;    ///< recorded from the autograd engine
+  bool fwd_thread_known = false;  ///< a forward thread id given
+  int fwd_link = -1;              ///< backward op: the row of its forward op
+  friend bool operator==(const op_row&, const op_row&) = default;
+};
+
+/// The rows of a table analysed, in start order, with shapes as PyTorch's collection gives them
+/// (a tensor's sizes, nothing for any other value, lists included).
+std::vector<op_row> rows_of(event_table& t, bool with_shapes) {
+  analyze(t);
+  std::vector<op_row> rows;
+  std::int64_t first_seq = -1;
+  for (const auto& e : t.events)
+    if (const auto* f = e.get_if<event_kind::op>(); f != nullptr && f->sequence_number >= 0)
+      first_seq = first_seq < 0 ? f->sequence_number : std::min(first_seq, f->sequence_number);
+  for (const auto& e : t.events) {
+    const auto& f = *e.get_if<event_kind::op>();
+    op_row r;
+    r.name = std::string(t.name(e));
+    for (event_index p = e.parent; p != no_event; p = t.events[p].parent) ++r.depth;
+    if (with_shapes) {
+      const auto in = t.inputs_of(e);
+      for (std::size_t k = 0; k < in.size(); k += in[k].subtree) {
+        auto& s = r.shapes.emplace_back();
+        if (in[k].kind == input_kind::tensor)
+          s.assign(t.ints.begin() + in[k].dims, t.ints.begin() + in[k].dims + in[k].rank);
+      }
+    }
+    r.seq = f.sequence_number < 0 ? -1 : f.sequence_number - first_seq;
+    r.backward_scope = f.scope == op_scope::backward_function;
+    r.fwd_thread_known = f.fwd_thread_id != 0;
+    rows.push_back(std::move(r));
+  }
+  for (const flow_link& l : t.links)
+    if (l.kind == flow_kind::fwd_bwd) rows[l.to].fwd_link = static_cast<int>(l.from);
+  return rows;
+}
+
+/// PyTorch's events of a step as a tracemodel table (times in ns, its thread ids), with the
+/// tree its own collection built: each op's depth there.
+struct pytorch_step {
+  event_table table;
+  std::vector<int> depth;  ///< in the table's order
+  std::vector<std::vector<std::vector<std::int64_t>>> shapes;
+};
+
+pytorch_step from_pytorch(const torch::autograd::profiler::ProfilerResult& result) {
+  struct item {
+    const torch::profiler::impl::Result* r;
+    int depth;
+  };
+  std::vector<item> items;
+  std::vector<item> todo;
+  for (const auto& root : result.event_tree()) todo.push_back({root.get(), 0});
+  while (!todo.empty()) {
+    const item it = todo.back();
+    todo.pop_back();
+    if (it.r->tag() == torch::profiler::impl::EventType::TorchOp) items.push_back(it);
+    for (const auto& c : it.r->children_) todo.push_back({c.get(), it.depth + 1});
+  }
+  std::sort(items.begin(), items.end(), [](const item& a, const item& b) {
+    return a.r->start_time_ns_ != b.r->start_time_ns_ ? a.r->start_time_ns_ < b.r->start_time_ns_
+                                                      : a.depth < b.depth;
+  });
+  pytorch_step out;
+  for (const item& it : items) {
+    const auto& x =
+        c10::get<torch::profiler::impl::ExtraFields<torch::profiler::impl::EventType::TorchOp>>(
+            it.r->extra_fields_);
+    auto& e = out.table.events.emplace_back();
+    e.start_ns = it.r->start_time_ns_;
+    e.tid = it.r->start_tid_;
+    e.pid = 1;
+    auto& f = e.fields.template emplace<default_schema::index_of<event_kind::op>>();
+    f.name = out.table.strings.intern(x.name_);
+    f.end_ns = x.end_time_ns_;
+    f.end_tid = x.end_tid_;
+    f.sequence_number = x.sequence_number_;
+    f.fwd_thread_id = x.forward_tid_;
+    f.scope = static_cast<op_scope>(x.scope_);
+    f.correlation_id = x.correlation_id_;
+    out.depth.push_back(it.depth);
+    out.shapes.push_back(x.inputs_.shapes_);
+  }
+  return out;
+}
+
+std::unique_ptr<torch::autograd::profiler::ProfilerResult> pytorch_profile(
+    const std::function<void()>& work) {
+  using namespace torch::autograd::profiler;
+  enableProfiler(ProfilerConfig(ProfilerState::KINETO, /*report_input_shapes=*/true,
+                                /*profile_memory=*/false, /*with_stack=*/false,
+                                /*with_flops=*/false, /*with_modules=*/false),
+                 {torch::profiler::impl::ActivityType::CPU});
+  work();
+  return disableProfiler();
+}
+}  // namespace
+
+TEST_CASE("libtorch: the observer records what PyTorch's own profiler collects, step by step") {
+  torch::manual_seed(0);
+  tmtest::trainer trainer;
+  trainer.step();  // the first steps create the gradients and the optimizer's state
+  trainer.step();
+  queue_t queue;
+  libtorch::observer<queue_t> observer(queue);
+  for (int round = 0; round < 2; ++round) {
+    CAPTURE(round);
+    observer.start();
+    trainer.step();
+    observer.stop();
+    event_table ours = materialize(queue);
+    const auto theirs_result = pytorch_profile([&] { trainer.step(); });
+    pytorch_step theirs = from_pytorch(*theirs_result);
+
+    const std::vector<op_row> a = rows_of(ours, true);
+    std::vector<op_row> b = rows_of(theirs.table, false);
+    for (std::size_t k = 0; k < b.size(); ++k) b[k].shapes = theirs.shapes[k];
+    REQUIRE(a.size() > 50);  // a step: forward, loss, backward, the optimizer
+    REQUIRE(a.size() == b.size());
+    int differ = 0;
+    for (std::size_t k = 0; k < a.size(); ++k)
+      if (!(a[k] == b[k]) && differ++ < 5)
+        FAIL_CHECK("row ", k, ": ", a[k].name, " depth ", a[k].depth, " seq ", a[k].seq, " link ",
+                   a[k].fwd_link, " / ", b[k].name, " depth ", b[k].depth, " seq ", b[k].seq,
+                   " link ", b[k].fwd_link);
+    CHECK(differ == 0);
+    // PyTorch's own tree (its collection's parents) is the one tracemodel builds.
+    for (std::size_t k = 0; k < b.size(); ++k) CHECK(b[k].depth == theirs.depth[k]);
+    // The step has backward ops linked to their forward ops.
+    const auto links =
+        std::count_if(a.begin(), a.end(), [](const op_row& r) { return r.fwd_link >= 0; });
+    CHECK(links >= 5);
+    const auto with_shapes = std::count_if(a.begin(), a.end(), [](const op_row& r) {
+      return std::any_of(r.shapes.begin(), r.shapes.end(),
+                         [](const auto& s) { return !s.empty(); });
+    });
+    CHECK(with_shapes >= 30);
+  }
+}
+
+TEST_CASE("libtorch: inputs through the value traits, nothing recorded once stopped") {
+  queue_t queue;
+  libtorch::observer<queue_t> observer(queue);
+  const torch::Tensor x = torch::ones({2, 3});
+  const torch::Tensor y = torch::ones({3, 2}).t();  // strided, not contiguous
+  observer.start();
+  (void)torch::add(x, y, 2);
+  (void)torch::cat({x, y});
+  observer.stop();
+  (void)torch::add(x, y);  // after stop: not recorded
+  event_table t = materialize(queue);
+  std::map<std::string, int> names;
+  for (const auto& e : t.events) ++names[std::string(t.name(e))];
+  CHECK(names["aten::add"] == 1);
+  CHECK(names["aten::cat"] == 1);
+  for (const auto& e : t.events) {
+    if (t.name(e) == "aten::add") {
+      const auto in = t.inputs_of(e);
+      REQUIRE(in.size() == 3);
+      CHECK(in[0].kind == input_kind::tensor);
+      CHECK(t.strings.view(in[0].dtype) == "float");
+      CHECK(in[0].impl == reinterpret_cast<std::uint64_t>(x.unsafeGetTensorImpl()));
+      CHECK(in[0].storage == reinterpret_cast<std::uint64_t>(x.storage().data()));
+      CHECK(in[1].has_strides);
+      CHECK(t.ints[in[1].dims + 2] == 1);  // strides of the transposed tensor: (1, 2)
+      CHECK(t.ints[in[1].dims + 3] == 2);
+      CHECK(in[2].kind == input_kind::scalar);
+      CHECK(in[2].scalar.i == 2);
+    }
+    if (t.name(e) == "aten::cat") {
+      const auto in = t.inputs_of(e);
+      REQUIRE(in.size() >= 3);
+      CHECK(in[0].kind == input_kind::tensor_list);
+      CHECK(in[0].rank == 2);  // two elements
+      CHECK(in[1].kind == input_kind::tensor);
+      CHECK(in[2].kind == input_kind::tensor);
+    }
+  }
+}
