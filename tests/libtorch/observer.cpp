@@ -19,13 +19,16 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
 #include <tracemodel/adapters/libtorch.hpp>
 #include <tracemodel/algo/analyze.hpp>
 #include <tracemodel/collect/materialize.hpp>
+#include <tracemodel/formats/chrome_trace_writer.hpp>
 
 #include "libtorch_net.hpp"
 
@@ -220,3 +223,58 @@ TEST_CASE("libtorch: inputs through the value traits, nothing recorded once stop
     }
   }
 }
+
+#ifdef TRACEMODEL_CLI
+TEST_CASE("libtorch: `tracemodel stats` on a trace of PyTorch's events gives its key averages") {
+  // PyTorch's events of a training step, written as a Kineto trace; `tracemodel stats` reads it
+  // and aggregates. Its rows equal the key averages of PyTorch's own events and tree (count;
+  // total and self time, a self time being the op's less its children's in PyTorch's tree).
+  torch::manual_seed(1);
+  tmtest::trainer trainer;
+  trainer.step();
+  const auto result = pytorch_profile([&] { trainer.step(); });
+  struct row {
+    std::int64_t count = 0, total = 0, self = 0;
+  };
+  std::map<std::string, row> want;
+  std::vector<const torch::profiler::impl::Result*> todo;
+  for (const auto& r : result->event_tree()) todo.push_back(r.get());
+  while (!todo.empty()) {
+    const auto* r = todo.back();
+    todo.pop_back();
+    for (const auto& c : r->children_) todo.push_back(c.get());
+    if (r->tag() != torch::profiler::impl::EventType::TorchOp) continue;
+    const std::int64_t d = r->endTimeNS() - r->start_time_ns_;
+    row& w = want[r->name()];
+    ++w.count;
+    w.total += d;
+    w.self += d;
+    for (const auto& c : r->children_)
+      if (c->tag() == torch::profiler::impl::EventType::TorchOp)
+        w.self -= c->endTimeNS() - c->start_time_ns_;
+  }
+  const std::string path = TRACEMODEL_TEST_BINARY_DIR "/libtorch_step.json";
+  write_chrome_trace_file(from_pytorch(*result).table, path);
+  const std::string command = std::string(TRACEMODEL_CLI) + " stats --json " + path;
+  std::FILE* p = popen(command.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  CHECK(pclose(p) == 0);
+  const std::regex re(R"re(\{"key":"([^"]*)","count":(\d+),"total_ns":(\d+),"self_ns":(-?\d+))re");
+  std::map<std::string, row> got;
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), re); it != std::sregex_iterator();
+       ++it)
+    got[(*it)[1]] = {std::stoll((*it)[2]), std::stoll((*it)[3]), std::stoll((*it)[4])};
+  REQUIRE(got.size() == want.size());
+  for (const auto& [name, w] : want) {
+    CAPTURE(name);
+    REQUIRE(got.count(name) == 1);
+    const row& g = got.at(name);
+    CHECK(g.count == w.count);
+    CHECK(std::abs(g.total - w.total) <= w.count);  // the trace's times: ns, as 1e-3 us
+    CHECK(std::abs(g.self - w.self) <= 4 * w.count);
+  }
+}
+#endif
