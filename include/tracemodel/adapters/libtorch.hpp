@@ -60,8 +60,11 @@ struct ivalue_traits {
   static tensor_info tensor(const c10::IValue& v) {
     const at::Tensor& t = v.toTensor();
     tensor_info i;
-    i.impl = reinterpret_cast<std::uint64_t>(t.unsafeGetTensorImpl());
-    i.storage = t.has_storage() ? reinterpret_cast<std::uint64_t>(t.storage().data()) : 0;
+    const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+    i.impl = reinterpret_cast<std::uint64_t>(impl);
+    // (no virtual call: a tensor without storage, or whose storage may not be read, has none)
+    const c10::Storage& storage = impl->unsafe_storage();
+    i.storage = storage ? reinterpret_cast<std::uint64_t>(storage.data()) : 0;
     i.device_type = static_cast<std::int8_t>(t.device().type());
     i.device_index = static_cast<std::int8_t>(t.device().index());
     i.dtype = static_cast<std::uint8_t>(t.scalar_type());
@@ -177,24 +180,20 @@ class observer {
     return o;
   }
   static std::vector<open_op>& stack() {
-    thread_local std::vector<open_op> s = [] {
-      std::vector<open_op> v;
-      v.reserve(64);
-      return v;
-    }();
+    static thread_local std::vector<open_op> s;  // (constant-initialized: no guard per call)
     return s;
   }
 
   static std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
     observer* self = current();
     if (self == nullptr) return nullptr;
-    thread_local const bool mapped = [] {  // this thread's PyTorch id -> ours
+    static thread_local bool mapped = false;
+    if (!mapped) [[unlikely]] {  // this thread's PyTorch id -> ours
       const std::uint64_t t = at::RecordFunction::currentThreadId();
       if (t != 0 && t < detail::thread_map().size())
         detail::thread_map()[t].store(current_thread_id(), std::memory_order_relaxed);
-      return true;
-    }();
-    (void)mapped;
+      mapped = true;
+    }
     const op_info info{
         .name = fn.name(),
         .sequence_number = fn.seqNr(),

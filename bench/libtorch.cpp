@@ -1,0 +1,98 @@
+// What recording costs libtorch per op: a loop of torch::add on two 4-element tensors without
+// grad (per-op costs dominate), alone, with an observer that records nothing (the runtime's own
+// price for any observer), under PyTorch's collection (torch.profiler's: KINETO state, CPU
+// activity) with shapes off and on, under the legacy profiler, and through tracemodel's
+// observer without and with inputs. The collections' post-processing is not timed.
+#include <torch/csrc/autograd/profiler_kineto.h>
+#include <torch/csrc/autograd/profiler_legacy.h>
+#include <torch/torch.h>
+
+#include <benchmark/benchmark.h>
+
+#include <tracemodel/adapters/libtorch.hpp>
+#include <tracemodel/collect/materialize.hpp>
+
+namespace tmod = tracemodel;
+namespace prof = torch::autograd::profiler;
+
+namespace {
+constexpr std::int64_t ops = 200'000;
+
+struct inputs {
+  torch::Tensor a = torch::ones({4});
+  torch::Tensor b = torch::ones({4});
+};
+
+void run(benchmark::State& state, const inputs& in) {
+  for (auto _ : state) benchmark::DoNotOptimize(torch::add(in.a, in.b));
+}
+
+void add_none(benchmark::State& state) {
+  const inputs in;
+  run(state, in);
+}
+
+void add_empty_observer(benchmark::State& state, bool with_inputs) {
+  const inputs in;
+  const at::CallbackHandle h = at::addGlobalCallback(
+      at::RecordFunctionCallback(
+          [](const at::RecordFunction&) -> std::unique_ptr<at::ObserverContext> { return nullptr; },
+          [](const at::RecordFunction&, at::ObserverContext*) {})
+          .needsInputs(with_inputs));
+  run(state, in);
+  at::removeCallback(h);
+}
+
+void add_pytorch(benchmark::State& state, bool shapes) {
+  const inputs in;
+  prof::enableProfiler(
+      prof::ProfilerConfig(prof::ProfilerState::KINETO, shapes, false, false, false, false),
+      {torch::profiler::impl::ActivityType::CPU});
+  run(state, in);
+  benchmark::DoNotOptimize(prof::disableProfiler());  // (after the timed loop)
+}
+
+void add_pytorch_legacy_shapes(benchmark::State& state) {
+  const inputs in;
+  prof::enableProfilerLegacy(prof::ProfilerConfig(prof::ProfilerState::CPU, true));
+  run(state, in);
+  benchmark::DoNotOptimize(prof::disableProfilerLegacy());
+}
+
+template <bool Inputs>
+void add_tracemodel(benchmark::State& state) {
+  using queue_t = tmod::record_queue<tmod::default_schema, tmod::record_features{.inputs = Inputs},
+                                     tmod::libtorch::policies>;
+  const inputs in;
+  {  // a session before: the pool holds recycled blocks, as in a profiler's steady state
+    queue_t warm;
+    tmod::libtorch::observer<queue_t> obs(warm);
+    obs.start();
+    for (std::int64_t k = 0; k < ops; ++k) benchmark::DoNotOptimize(torch::add(in.a, in.b));
+    obs.stop();
+    benchmark::DoNotOptimize(tmod::materialize(warm).size());
+  }
+  queue_t q;
+  tmod::libtorch::observer<queue_t> obs(q);
+  obs.start();
+  run(state, in);
+  obs.stop();
+  benchmark::DoNotOptimize(tmod::materialize(q).size());
+}
+}  // namespace
+
+BENCHMARK(add_none)->Name("libtorch/add/none")->Iterations(ops);
+BENCHMARK_CAPTURE(add_empty_observer, off, false)
+    ->Name("libtorch/add/empty_observer")
+    ->Iterations(ops);
+// The same asking RecordFunction for the inputs: the dispatcher boxes the arguments.
+BENCHMARK_CAPTURE(add_empty_observer, on, true)
+    ->Name("libtorch/add/empty_observer_inputs")
+    ->Iterations(ops);
+BENCHMARK_CAPTURE(add_pytorch, off, false)->Name("libtorch/add/pytorch")->Iterations(ops);
+BENCHMARK_CAPTURE(add_pytorch, on, true)->Name("libtorch/add/pytorch_shapes")->Iterations(ops);
+BENCHMARK(add_pytorch_legacy_shapes)->Name("libtorch/add/pytorch_legacy_shapes")->Iterations(ops);
+BENCHMARK(add_tracemodel<false>)->Name("libtorch/add/tracemodel")->Iterations(ops);
+BENCHMARK(add_tracemodel<true>)->Name("libtorch/add/tracemodel_inputs")->Iterations(ops);
+
+BENCHMARK_MAIN();
