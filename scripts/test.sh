@@ -2,7 +2,7 @@
 # The whole test suite: the project's checks in an unsanitized build (the documentation's
 # examples, every header on its own, every documented call through the umbrella header,
 # compile-fail programs, format and clang-tidy, the include graph, the installed package, the
-# browser, resident memory), every other test group under AddressSanitizer + UBSan, and the
+# browser, resident memory, the libtorch adapter against PyTorch's own profiler), every other test group under AddressSanitizer + UBSan, and the
 # concurrency tests under ThreadSanitizer. Prints each phase's time at the end. (`ctest --preset
 # dev` runs all of it unsanitized, in one build.)
 set -euo pipefail
@@ -12,6 +12,8 @@ extra=()
 command -v chromium >/dev/null || extra+=(chromium)
 command -v node >/dev/null || extra+=(nodejs)
 command -v npm >/dev/null || extra+=(npm)
+# The libtorch adapter's test and example need libtorch (Debian's libtorch-dev).
+extra+=(libtorch-dev)
 scripts/deps.sh "${extra[@]}"
 jobs=$(nproc)
 times=()

@@ -9,7 +9,7 @@ endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
                         -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix
                         -DCMAKE_BUILD_TYPE=Release -DWITH_CUPTI=${WITH_CUPTI}
-                        -DWITH_READER=${WITH_READER}
+                        -DWITH_READER=${WITH_READER} -DWITH_LIBTORCH=${WITH_LIBTORCH}
                         "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${LINKER_FLAGS}"
                 RESULT_VARIABLE rc)
 if(rc)
@@ -25,6 +25,9 @@ if(WITH_READER)
 endif()
 if(WITH_CUPTI)
   list(APPEND programs consumer_cupti)
+endif()
+if(WITH_LIBTORCH)
+  list(APPEND programs consumer_libtorch)
 endif()
 foreach(program IN LISTS programs)
   execute_process(COMMAND ${WORK_DIR}/build/${program} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
