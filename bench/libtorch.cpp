@@ -12,6 +12,8 @@
 #include <tracemodel/adapters/libtorch.hpp>
 #include <tracemodel/collect/materialize.hpp>
 
+#include "libtorch/libtorch_net.hpp"  // (tests/): the tests' network and training step
+
 namespace tmod = tracemodel;
 namespace prof = torch::autograd::profiler;
 
@@ -79,7 +81,58 @@ void add_tracemodel(benchmark::State& state) {
   obs.stop();
   benchmark::DoNotOptimize(tmod::materialize(q).size());
 }
+/// The tests' training step (a small CNN, SGD): per step, alone, with an empty observer, under
+/// PyTorch's collection with shapes, and through tracemodel's observer with inputs.
+enum class recorder { none, empty_observer, pytorch_shapes, tracemodel_inputs };
+void train_step(benchmark::State& state, recorder r) {
+  torch::manual_seed(0);
+  tmtest::trainer t;
+  for (int k = 0; k < 3; ++k) t.step();
+  using queue_t = tmod::record_queue<tmod::default_schema, tmod::record_features{.inputs = true},
+                                     tmod::libtorch::policies>;
+  queue_t q;
+  tmod::libtorch::observer<queue_t> obs(q);
+  at::CallbackHandle h = 0;
+  switch (r) {
+    case recorder::none:
+      break;
+    case recorder::empty_observer:
+      h = at::addGlobalCallback(at::RecordFunctionCallback(
+          [](const at::RecordFunction&) -> std::unique_ptr<at::ObserverContext> { return nullptr; },
+          [](const at::RecordFunction&, at::ObserverContext*) {}));
+      break;
+    case recorder::pytorch_shapes:
+      prof::enableProfiler(
+          prof::ProfilerConfig(prof::ProfilerState::KINETO, true, false, false, false, false),
+          {torch::profiler::impl::ActivityType::CPU});
+      break;
+    case recorder::tracemodel_inputs:
+      obs.start();
+      break;
+  }
+  for (auto _ : state) t.step();
+  if (h != 0) at::removeCallback(h);
+  if (r == recorder::pytorch_shapes) benchmark::DoNotOptimize(prof::disableProfiler());
+  obs.stop();
+}
 }  // namespace
+
+BENCHMARK_CAPTURE(train_step, none, recorder::none)
+    ->Name("libtorch/train_step/none")
+    ->Iterations(200)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(train_step, empty_observer, recorder::empty_observer)
+    ->Name("libtorch/train_step/empty_observer")
+    ->Iterations(200)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(train_step, pytorch_shapes, recorder::pytorch_shapes)
+    ->Name("libtorch/train_step/pytorch_shapes")
+    ->Iterations(200)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(train_step, tracemodel_inputs, recorder::tracemodel_inputs)
+    ->Name("libtorch/train_step/tracemodel_inputs")
+    ->Iterations(200)
+    ->Unit(benchmark::kMicrosecond);
 
 BENCHMARK(add_none)->Name("libtorch/add/none")->Iterations(ops);
 BENCHMARK_CAPTURE(add_empty_observer, off, false)

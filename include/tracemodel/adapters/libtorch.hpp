@@ -45,7 +45,8 @@ namespace libtorch {
 
 /// Value traits of `c10::IValue` (collect/encoder.hpp), as PyTorch's profiler reads its inputs:
 /// a defined, non-nested tensor is a tensor, any other an undefined tensor; ints, doubles and
-/// bools are scalars; lists of tensors and of scalars are lists, element by element.
+/// bools are scalars; lists are tensor lists or scalar lists by their first element (an empty
+/// list is a scalar list), element by element.
 struct ivalue_traits {
   static input_kind kind(const c10::IValue& v) {
     if (v.isTensor()) {
@@ -53,8 +54,13 @@ struct ivalue_traits {
       return t.defined() && !t.is_nested() ? input_kind::tensor : input_kind::undefined_tensor;
     }
     if (v.isInt() || v.isDouble() || v.isBool()) return input_kind::scalar;
-    if (v.isTensorList()) return input_kind::tensor_list;
-    if (v.isIntList() || v.isDoubleList() || v.isBoolList()) return input_kind::scalar_list;
+    if (v.isList()) {  // by its elements: a tag check each, where isTensorList() is a call
+      const c10::ArrayRef<c10::IValue> elements = v.toListRef();
+      if (elements.empty()) return input_kind::scalar_list;
+      const c10::IValue& first = elements.front();
+      if (first.isTensor()) return input_kind::tensor_list;
+      if (first.isInt() || first.isDouble() || first.isBool()) return input_kind::scalar_list;
+    }
     return input_kind::other;
   }
   static tensor_info tensor(const c10::IValue& v) {
