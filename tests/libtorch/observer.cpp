@@ -7,6 +7,7 @@
 // builds from PyTorch's events.
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/csrc/profiler/collection.h>
+#include <torch/script.h>
 #include <torch/torch.h>
 // libtorch brings glog's CHECK macros: doctest's are the ones meant here.
 #undef CHECK
@@ -278,3 +279,57 @@ TEST_CASE("libtorch: `tracemodel stats` on a trace of PyTorch's events gives its
   }
 }
 #endif
+
+TEST_CASE("libtorch: TorchScript's module hierarchy, as PyTorch's collection gives it") {
+  torch::jit::Module inner("Inner");
+  inner.define("def forward(self, x):\n  return x * 2\n");
+  torch::jit::Module outer("Outer");
+  outer.register_module("inner", inner);
+  outer.define("def forward(self, x):\n  return self.inner.forward(x) + 1\n");
+  const torch::Tensor x = torch::ones({2});
+  (void)outer.forward({x});  // the first call also computes the method's defaults
+  using modules_queue =
+      record_queue<default_schema, record_features{.inputs = true, .module_hierarchy = true},
+                   libtorch::policies>;
+  modules_queue queue;
+  libtorch::observer<modules_queue> observer(queue);
+  observer.start();
+  (void)outer.forward({x});
+  observer.stop();
+  event_table ours = materialize(queue);
+  using namespace torch::autograd::profiler;
+  enableProfiler(ProfilerConfig(ProfilerState::KINETO, true, false, false, false,
+                                /*with_modules=*/true),
+                 {torch::profiler::impl::ActivityType::CPU});
+  (void)outer.forward({x});
+  const auto theirs = disableProfiler();
+  // Each op's frames, in start order, on both sides.
+  std::vector<std::pair<std::string, std::vector<std::string>>> a, b;
+  for (const auto& e : ours.events) {
+    auto& [name, frames] = a.emplace_back(std::string(ours.name(e)), std::vector<std::string>{});
+    for (const attribute& at : ours.attrs_of(e))
+      if (ours.strings.view(at.key) == "Module Hierarchy")
+        for (const name_id n : ours.string_list(at)) frames.emplace_back(ours.strings.view(n));
+  }
+  std::vector<const torch::profiler::impl::Result*> all, todo;
+  for (const auto& r : theirs->event_tree()) todo.push_back(r.get());
+  while (!todo.empty()) {
+    const auto* r = todo.back();
+    todo.pop_back();
+    for (const auto& c : r->children_) todo.push_back(c.get());
+    if (r->tag() == torch::profiler::impl::EventType::TorchOp) all.push_back(r);
+  }
+  std::sort(all.begin(), all.end(),
+            [](const auto* p, const auto* q) { return p->start_time_ns_ < q->start_time_ns_; });
+  for (const auto* r : all) {
+    const auto& f =
+        c10::get<torch::profiler::impl::ExtraFields<torch::profiler::impl::EventType::TorchOp>>(
+            r->extra_fields_);
+    b.emplace_back(f.name_, f.jit_modules_);
+  }
+  CHECK(a == b);
+  const auto mul =
+      std::find_if(a.begin(), a.end(), [](const auto& p) { return p.first == "aten::mul"; });
+  REQUIRE(mul != a.end());
+  CHECK(mul->second == std::vector<std::string>{"TOP(Outer)::forward", "inner(Inner)::forward"});
+}

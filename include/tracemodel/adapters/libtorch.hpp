@@ -15,7 +15,8 @@
 // tracemodel's thread ids, so that backward ops on the autograd thread link to their forward
 // ops), debug handle, asynchrony and, when the queue records inputs, its inputs through
 // `ivalue_traits` (tensors with sizes, strides, dtype, device, storage and implementation
-// addresses; scalars; tensor lists and scalar lists element by element). The queue's op hooks
+// addresses; scalars; tensor lists and scalar lists element by element), and, when the queue
+// records module frames, the TorchScript module hierarchy. The queue's op hooks
 // see each op's correlation id, as with any begin_op (the CUPTI adapter's hooks hand it to the
 // device activities). While no observer is started, RecordFunction has no callback of ours:
 // the runtime pays nothing. RecordFunction's own sampling (`observer_options::sampling`) and
@@ -29,11 +30,13 @@
 #include <ATen/core/ivalue.h>
 #include <ATen/record_function.h>
 #include <c10/core/ScalarType.h>
+#include <torch/csrc/jit/runtime/interpreter.h>
 
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -109,7 +112,10 @@ struct policies : default_record_policies {
 };
 
 struct observer_options {
-  bool inputs = true;     ///< ask RecordFunction for inputs (when the queue records them)
+  bool inputs = true;  ///< ask RecordFunction for inputs (when the queue records them)
+  /// The TorchScript module hierarchy of each op run by the interpreter, as PyTorch's
+  /// `with_modules` (when the queue records module frames; not for backward ops).
+  bool modules = true;
   double sampling = 1.0;  ///< RecordFunction's sampling probability for our callback
   /// The scopes recorded (empty: all). User scopes are `at::RecordScope::USER_SCOPE`.
   std::vector<at::RecordScope> scopes{};
@@ -220,6 +226,14 @@ class observer {
       h = self->queue_.begin_op(info);
     }
     if (!h) return nullptr;
+    if constexpr (Queue::features.module_hierarchy)
+      if (self->options_.modules && fn.scope() != at::RecordScope::BACKWARD_FUNCTION) {
+        const std::vector<std::string> modules = torch::jit::currentModuleHierarchy();
+        if (!modules.empty()) {
+          const std::vector<std::string_view> frames(modules.begin(), modules.end());
+          self->queue_.record_module_hierarchy(h, frames);
+        }
+      }
     if (fn.isAsync()) return std::make_unique<context>(h);
     stack().push_back({&fn, h});
     return nullptr;
