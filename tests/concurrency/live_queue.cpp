@@ -102,8 +102,8 @@ TEST_CASE("live queue: 8 threads record while a consumer drains, nothing lost, t
                                           .debug_handle = key_of(k, j)});
         REQUIRE(h);
         if (j % 97 == 0) {
-          const std::lock_guard lock(box_mutex[(k + 1) % threads]);
-          boxes[(k + 1) % threads].emplace_back(h, key_of(k, j));
+          const std::lock_guard lock(box_mutex[static_cast<std::size_t>((k + 1) % threads)]);
+          boxes[static_cast<std::size_t>((k + 1) % threads)].emplace_back(h, key_of(k, j));
         } else if (j % 5 == 0) {
           later.emplace_back(h, key_of(k, j));
         } else {
@@ -116,8 +116,8 @@ TEST_CASE("live queue: 8 threads record while a consumer drains, nothing lost, t
         if (j % 256 == 0) {
           std::vector<std::pair<live_handle, std::int64_t>> box;
           {
-            const std::lock_guard lock(box_mutex[k]);
-            box.swap(boxes[k]);
+            const std::lock_guard lock(box_mutex[static_cast<std::size_t>(k)]);
+            box.swap(boxes[static_cast<std::size_t>(k)]);
           }
           for (const auto& [bh, key] : box) end(bh, key);
         }
@@ -129,7 +129,7 @@ TEST_CASE("live queue: 8 threads record while a consumer drains, nothing lost, t
     });
   for (std::thread& w : workers) w.join();
   for (int k = 0; k < threads; ++k)  // what the last threads handed on: ended here
-    for (const auto& [h, key] : boxes[k]) {
+    for (const auto& [h, key] : boxes[static_cast<std::size_t>(k)]) {
       CHECK(q.end_op(h));
       ender[key] = current_thread_id();
     }

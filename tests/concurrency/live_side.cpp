@@ -404,7 +404,7 @@ TEST_CASE("live queue: cuts read current blocks while threads record, each op en
     q.close(sink);
     const live_counts c = q.counts();
     CHECK(c.begun + c.dropped_ops == 4u * per_thread);  // overwriting: no block sealed to take
-    for (const auto& [id, n] : ended_once) CHECK_MESSAGE(n == 1, "op ", id);
+    for (const auto& entry : ended_once) CHECK_MESSAGE(entry.second == 1, "op ", entry.first);
     CHECK(c.ended == ended_once.size());
     CHECK(c.ended + c.evicted_ops + c.unfinished == c.begun);
     CHECK(c.orphan_ends == 0);
