@@ -116,7 +116,7 @@ struct live_thread;
 /// payload's words above), the op's correlation id, then the payload.
 enum class side_kind : std::uint8_t { inputs = 1, call_stack, modules, extra_args };
 
-struct live_block {
+struct alignas(64) live_block {
   std::unique_ptr<op_record[]> records;
   std::unique_ptr<char[]> names;
   std::unique_ptr<std::uint64_t[]> side;
@@ -124,8 +124,11 @@ struct live_block {
   std::uint32_t count = 0;  ///< records written (final once sealed)
   std::uint32_t names_used = 0;
   std::uint32_t side_used = 0;
-  /// While current: records | side words << 32 written so far (what a cut may read).
-  std::atomic<std::uint64_t> published{0};
+  /// While current: records | side words << 32 written so far (what a cut may read). A line of
+  /// its own: the recording thread stores it at every record, while the consumer reads the
+  /// headers of other blocks, which would share its line otherwise.
+  alignas(64) std::atomic<std::uint64_t> published{0};
+  char published_line_[64 - sizeof(std::atomic<std::uint64_t>)]{};
   std::uint32_t tail_records = 0, tail_side = 0;  ///< read by cuts while current (the consumer's)
   std::uint64_t tid = 0;                          ///< the thread that wrote it
   std::chrono::steady_clock::time_point sealed_at{};
