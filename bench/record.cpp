@@ -210,56 +210,54 @@ void materialize_event(benchmark::State& state) {
 
 // ---- the live queue
 // ------------------------------------------------------------------------------
-/// begin+end pairs into a live queue while another thread drains it (and drops the parts).
-void record_op_draining(benchmark::State& state) {
-  tmod::live_queue<> q;
+/// `record(q)` (a begin and an end) per iteration into a live queue while another thread drains
+/// it (and drops the parts), after a few blocks' worth of warm-up.
+template <class Queue, class Record>
+void record_draining(benchmark::State& state, Queue& q, Record record) {
   std::atomic<bool> done{false};
   std::thread drain([&] {
     while (!done.load(std::memory_order_relaxed))
       if (q.wait_sealed(std::chrono::milliseconds(5))) q.drain([](tmod::event_table&&) {});
   });
-  for (std::int64_t i = 0; i < 4 * 1023; ++i) q.end_op(q.begin_op({.name = "warm"}));
+  for (std::int64_t i = 0; i < 4 * 1023; ++i) record(q);
   for (auto _ : state) {
-    tmod::live_handle h = q.begin_op({.name = "aten::add", .sequence_number = 1});
-    q.end_op(h);
+    record(q);
     benchmark::ClobberMemory();
   }
   done = true;
   drain.join();
 }
+
+/// begin+end pairs into a live queue while another thread drains it.
+void record_op_draining(benchmark::State& state) {
+  tmod::live_queue<> q;
+  record_draining(state, q, [](auto& queue) {
+    queue.end_op(queue.begin_op({.name = "aten::add", .sequence_number = 1}));
+  });
+}
+
+const tensor three_inputs[3]{
+    {{64, 32}, {32, 1}, 0x1000}, {{32, 16}, {16, 1}, 0x2000}, {{64, 16}, {16, 1}, 0x3000}};
+using live_inputs_t = tmod::live_queue<tmod::record_features{.inputs = true}, input_policies>;
 
 /// record/op_3_inputs into a live queue while another thread drains it: the inputs go to the
 /// block's side area and are decoded by the drain.
 void record_op_3_inputs_draining(benchmark::State& state) {
-  tmod::live_queue<tmod::record_features{.inputs = true}, input_policies> q;
-  std::atomic<bool> done{false};
-  std::thread drain([&] {
-    while (!done.load(std::memory_order_relaxed))
-      if (q.wait_sealed(std::chrono::milliseconds(5))) q.drain([](tmod::event_table&&) {});
+  live_inputs_t q;
+  record_draining(state, q, [](auto& queue) {
+    queue.end_op(queue.begin_op({.name = "aten::addmm", .sequence_number = 1},
+                                std::span<const tensor>(three_inputs)));
   });
-  const tensor in[3]{
-      {{64, 32}, {32, 1}, 0x1000}, {{32, 16}, {16, 1}, 0x2000}, {{64, 16}, {16, 1}, 0x3000}};
-  for (std::int64_t i = 0; i < 4 * 1023; ++i)
-    q.end_op(q.begin_op({.name = "warm"}, std::span<const tensor>(in)));
-  for (auto _ : state) {
-    tmod::live_handle h =
-        q.begin_op({.name = "aten::addmm", .sequence_number = 1}, std::span<const tensor>(in));
-    q.end_op(h);
-    benchmark::ClobberMemory();
-  }
-  done = true;
-  drain.join();
 }
 
-/// The consumer's side: the ops of sealed blocks (an op and a nested one per pair, as
-/// materialize/event) turned into a table, per event.
-void drain_event(benchmark::State& state) {
-  constexpr std::int64_t per_drain = 200'000;
-  tmod::live_queue<> q;
+/// The consumer's side: `record(q)` fills the queue outside the timing; the drain that turns its
+/// sealed blocks into a table is timed, per event.
+template <class Queue, class Record>
+void drain_per_event(benchmark::State& state, Queue& q, Record record) {
   std::int64_t events = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    record_nested_pairs(q, per_drain / 2);
+    record(q);
     q.flush(std::chrono::milliseconds(0));  // this thread's current block too
     state.ResumeTiming();
     q.drain([&](tmod::event_table&& t) {
@@ -273,34 +271,25 @@ void drain_event(benchmark::State& state) {
   state.counters["s_per_event"] = benchmark::Counter(
       static_cast<double>(events), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
+constexpr std::int64_t per_drain = 200'000;
+
+/// An op and a nested one per pair, as materialize/event.
+void drain_event(benchmark::State& state) {
+  tmod::live_queue<> q;
+  drain_per_event(state, q, [](auto& queue) { record_nested_pairs(queue, per_drain / 2); });
+}
 
 /// drain/event with three tensor inputs per op: the consumer decodes them into the part.
 void drain_event_3_inputs(benchmark::State& state) {
-  constexpr std::int64_t per_drain = 200'000;
-  tmod::live_queue<tmod::record_features{.inputs = true}, input_policies> q;
-  const tensor in[3]{
-      {{64, 32}, {32, 1}, 0x1000}, {{32, 16}, {16, 1}, 0x2000}, {{64, 16}, {16, 1}, 0x3000}};
-  std::int64_t events = 0;
-  for (auto _ : state) {
-    state.PauseTiming();
+  live_inputs_t q;
+  drain_per_event(state, q, [](auto& queue) {
     for (std::int64_t i = 0; i < per_drain / 2; ++i) {
-      const tmod::live_handle outer =
-          q.begin_op({.name = "aten::linear", .sequence_number = 1}, std::span<const tensor>(in));
-      q.end_op(q.begin_op({.name = "aten::addmm"}, std::span<const tensor>(in)));
-      q.end_op(outer);
+      const tmod::live_handle outer = queue.begin_op({.name = "aten::linear", .sequence_number = 1},
+                                                     std::span<const tensor>(three_inputs));
+      queue.end_op(queue.begin_op({.name = "aten::addmm"}, std::span<const tensor>(three_inputs)));
+      queue.end_op(outer);
     }
-    q.flush(std::chrono::milliseconds(0));
-    state.ResumeTiming();
-    q.drain([&](tmod::event_table&& t) {
-      events += static_cast<std::int64_t>(t.size());
-      benchmark::DoNotOptimize(t.events.data());
-      state.PauseTiming();
-      t = {};
-      state.ResumeTiming();
-    });
-  }
-  state.counters["s_per_event"] = benchmark::Counter(
-      static_cast<double>(events), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  });
 }
 
 }  // namespace

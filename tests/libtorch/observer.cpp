@@ -96,13 +96,13 @@ pytorch_step from_pytorch(const torch::autograd::profiler::ProfilerResult& resul
     int depth;
   };
   std::vector<item> items;
-  std::vector<item> todo;
-  for (const auto& root : result.event_tree()) todo.push_back({root.get(), 0});
-  while (!todo.empty()) {
-    const item it = todo.back();
-    todo.pop_back();
+  std::vector<item> to_visit;
+  for (const auto& root : result.event_tree()) to_visit.push_back({root.get(), 0});
+  while (!to_visit.empty()) {
+    const item it = to_visit.back();
+    to_visit.pop_back();
     if (it.r->tag() == torch::profiler::impl::EventType::TorchOp) items.push_back(it);
-    for (const auto& c : it.r->children_) todo.push_back({c.get(), it.depth + 1});
+    for (const auto& c : it.r->children_) to_visit.push_back({c.get(), it.depth + 1});
   }
   std::sort(items.begin(), items.end(), [](const item& a, const item& b) {
     return a.r->start_time_ns_ != b.r->start_time_ns_ ? a.r->start_time_ns_ < b.r->start_time_ns_
@@ -238,12 +238,12 @@ TEST_CASE("libtorch: `tracemodel stats` on a trace of PyTorch's events gives its
     std::int64_t count = 0, total = 0, self = 0;
   };
   std::map<std::string, row> want;
-  std::vector<const torch::profiler::impl::Result*> todo;
-  for (const auto& r : result->event_tree()) todo.push_back(r.get());
-  while (!todo.empty()) {
-    const auto* r = todo.back();
-    todo.pop_back();
-    for (const auto& c : r->children_) todo.push_back(c.get());
+  std::vector<const torch::profiler::impl::Result*> to_visit;
+  for (const auto& r : result->event_tree()) to_visit.push_back(r.get());
+  while (!to_visit.empty()) {
+    const auto* r = to_visit.back();
+    to_visit.pop_back();
+    for (const auto& c : r->children_) to_visit.push_back(c.get());
     if (r->tag() != torch::profiler::impl::EventType::TorchOp) continue;
     const std::int64_t d = r->endTimeNS() - r->start_time_ns_;
     row& w = want[r->name()];
@@ -311,12 +311,12 @@ TEST_CASE("libtorch: TorchScript's module hierarchy, as PyTorch's collection giv
       if (ours.strings.view(at.key) == "Module Hierarchy")
         for (const name_id n : ours.string_list(at)) frames.emplace_back(ours.strings.view(n));
   }
-  std::vector<const torch::profiler::impl::Result*> all, todo;
-  for (const auto& r : theirs->event_tree()) todo.push_back(r.get());
-  while (!todo.empty()) {
-    const auto* r = todo.back();
-    todo.pop_back();
-    for (const auto& c : r->children_) todo.push_back(c.get());
+  std::vector<const torch::profiler::impl::Result*> all, to_visit;
+  for (const auto& r : theirs->event_tree()) to_visit.push_back(r.get());
+  while (!to_visit.empty()) {
+    const auto* r = to_visit.back();
+    to_visit.pop_back();
+    for (const auto& c : r->children_) to_visit.push_back(c.get());
     if (r->tag() == torch::profiler::impl::EventType::TorchOp) all.push_back(r);
   }
   std::sort(all.begin(), all.end(),
