@@ -51,8 +51,10 @@
 
 #include "tracemodel/collect/clock.hpp"
 #include "tracemodel/collect/encoder.hpp"
+#include "tracemodel/collect/live_blocks.hpp"
 #include "tracemodel/collect/record_queue.hpp"
 #include "tracemodel/collect/records.hpp"
+#include "tracemodel/collect/table_sink.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/detail/flat_map.hpp"
 #include "tracemodel/detail/os.hpp"
@@ -105,117 +107,6 @@ struct live_counts {
   std::uint64_t open = 0;          ///< ops the consumer holds open now (their end to come)
   std::uint64_t handed_open = 0;   ///< open ops handed out as unfinished copies by `cut`/`dump`
 };
-
-namespace detail {
-/// Late ends are op records with this flag, `start` holding the op's id.
-inline constexpr std::uint8_t late_end_flag = 128;
-
-struct live_thread;
-
-/// Side data entries in a block's side area: a header word (the kind in the low byte, the
-/// payload's words above), the op's correlation id, then the payload.
-enum class side_kind : std::uint8_t { inputs = 1, call_stack, modules, extra_args };
-
-struct alignas(64) live_block {
-  std::unique_ptr<op_record[]> records;
-  std::unique_ptr<char[]> names;
-  std::unique_ptr<std::uint64_t[]> side;
-  std::uint64_t id_start = 0;
-  std::uint32_t count = 0;  ///< records written (final once sealed)
-  std::uint32_t names_used = 0;
-  std::uint32_t side_used = 0;
-  /// While current: records | side words << 32 written so far (what a cut may read). A line of
-  /// its own: the recording thread stores it at every record, while the consumer reads the
-  /// headers of other blocks, which would share its line otherwise.
-  alignas(64) std::atomic<std::uint64_t> published{0};
-  char published_line_[64 - sizeof(std::atomic<std::uint64_t>)]{};
-  std::uint32_t tail_records = 0, tail_side = 0;  ///< read by cuts while current (the consumer's)
-  std::uint64_t tid = 0;                          ///< the thread that wrote it
-  std::chrono::steady_clock::time_point sealed_at{};
-};
-
-/// A block's side area as the encoder's word store: what does not fit sets `full`.
-struct side_words {
-  std::uint64_t* p;
-  std::uint32_t used, room;
-  bool full = false;
-  void emplace_back(std::uint64_t w) noexcept {
-    if (used < room)
-      p[used++] = w;
-    else
-      full = true;
-  }
-  std::uint64_t* append_contiguous(std::size_t n) noexcept {
-    if (room - used < n) {
-      full = true;
-      return nullptr;
-    }
-    std::uint64_t* r = p + used;
-    used += static_cast<std::uint32_t>(n);
-    return r;
-  }
-  /// Bytes in words (the last one padded with zeros).
-  void bytes(std::string_view s) noexcept {
-    const std::size_t n = (s.size() + 7) / 8;
-    if (n == 0) return;
-    if (std::uint64_t* w = append_contiguous(n); w != nullptr) {
-      w[n - 1] = 0;
-      std::memcpy(w, s.data(), s.size());
-    }
-  }
-};
-
-/// Adds one to a counter that only its thread writes (others read it): a plain add and store,
-/// not a locked read-modify-write on the recording path.
-inline void bump(std::atomic<std::uint64_t>& c) noexcept {
-  c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-}
-
-struct live_thread {
-  std::uint64_t tid = 0;
-  // The owner's alone:
-  live_block* block = nullptr;
-  std::uint64_t id_start = 0;
-  std::uint32_t count = 0, capacity = 0, names_used = 0, name_room = 0, side_used = 0,
-                side_room = 0;
-  std::uint64_t seen = 0;  ///< the state word last acted on
-  std::uint32_t retry = 0;
-  // Read by others:
-  std::atomic<std::uint64_t> acked{0};  ///< the flush epoch answered
-  /// Ops begun in the blocks sealed (per op: the current block's count less its late ends).
-  std::atomic<std::uint64_t> begun{0};
-  std::atomic<std::uint64_t> late_in_block{0};  ///< late ends in the current block (bump)
-  std::atomic<std::uint64_t> dropped_ops{0}, dropped_ends{0}, ended_twice{0},
-      lost_side{0};  // (bump)
-  std::atomic<bool> retired{false};
-  live_block* current = nullptr;  ///< its block, set and cleared under the queue's lock
-};
-
-/// The threads' side of every live queue: a thread's blocks are sealed when it exits.
-struct live_registry {
-  std::mutex mutex;
-  struct entry {
-    void* queue;
-    void (*retire)(void* queue, live_thread* t);
-  };
-  std::unordered_map<std::uint32_t, entry> queues;  // by queue id
-  static live_registry& instance() {
-    static live_registry r;
-    return r;
-  }
-};
-struct live_exit_guard {
-  std::vector<std::pair<std::uint32_t, live_thread*>> held;
-  ~live_exit_guard() {
-    live_registry& r = live_registry::instance();
-    const std::lock_guard lock(r.mutex);
-    for (const auto& [id, t] : held)
-      if (const auto it = r.queues.find(id); it != r.queues.end())
-        it->second.retire(it->second.queue, t);
-  }
-};
-inline std::atomic<std::uint32_t> next_live_queue_id{1};
-}  // namespace detail
 
 /// `Features` and `Policies` as `record_queue`'s: side data (inputs through the value traits,
 /// call stacks, module frames, extra args) is kept in each block's side area, named by the op's
@@ -1408,92 +1299,6 @@ class live_queue {
   std::uint64_t lost_ops_taken_ = 0, lost_ends_taken_ = 0, lost_side_taken_ = 0;
   std::atomic<std::uint64_t> ended_{0}, unfinished_{0}, orphans_{0}, handed_open_{0},
       open_count_{0};
-};
-
-/// A sink that gathers a live queue's parts into one table, in start order (what `materialize`
-/// would have given for the same ops): for the analyses that need every op at once. An op handed
-/// out open by a cut and again later (ended, or open at a later cut) is kept once: the later.
-struct table_sink {
-  event_table table;
-
-  void operator()(event_table&& part) {
-    replace_copies(part);
-    if (table.events.empty() && table.attrs.empty() && table.inputs.empty()) {
-      const anomaly_counts before = table.anomalies;
-      table = std::move(part);
-      table.anomalies += before;
-      note_copies(table, 0);
-      return;
-    }
-    table.anomalies += part.anomalies;
-    const std::size_t old = table.events.size();
-    for (const auto& e : part.events) {
-      auto& c = table.events.emplace_back(e);
-      c.attrs = {};
-      if (auto* f = c.template get_if<event_kind::op>()) {
-        f->name = table.strings.intern(part.strings.view(f->name));
-        f->inputs = copy_inputs(part, f->inputs);
-      }
-      for (const attribute& a : part.attrs_of(e)) {
-        attribute& to = table.add_attr(c, part.strings.view(a.key), a.type);
-        const name_id key = to.key;
-        to = a;
-        to.key = key;
-        if (a.type == attr_type::string) to.s = table.strings.intern(part.strings.view(a.s));
-        if (a.type == attr_type::string_list) {
-          const auto first = static_cast<std::uint32_t>(table.name_lists.size());
-          for (const name_id n : part.string_list(a))
-            table.name_lists.push_back(table.strings.intern(part.strings.view(n)));
-          to.list = {first, a.list.size};
-        }
-      }
-    }
-    note_copies(table, old);
-    auto by_start = [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; };
-    const auto middle = table.events.begin() + static_cast<std::ptrdiff_t>(old);
-    if (!std::is_sorted(middle, table.events.end(), by_start))
-      std::stable_sort(middle, table.events.end(), by_start);
-    std::inplace_merge(table.events.begin(), middle, table.events.end(), by_start);
-  }
-
- private:
-  /// The copies held of ops that the part hands out again are removed (with their count).
-  void replace_copies(const event_table& part) {
-    if (copies_.empty()) return;
-    std::unordered_map<std::uint64_t, bool> again;
-    for (const auto& e : part.events)
-      if (const auto* f = e.template get_if<event_kind::op>(); f != nullptr)
-        if (copies_.count(f->correlation_id) != 0) again.emplace(f->correlation_id, true);
-    if (again.empty()) return;
-    std::erase_if(table.events, [&](const auto& e) {
-      const auto* f = e.template get_if<event_kind::op>();
-      return f != nullptr && f->unfinished() && again.count(f->correlation_id) != 0;
-    });
-    for (const auto& [id, _] : again) copies_.erase(id);
-    table.anomalies.n[static_cast<std::size_t>(anomaly::unfinished_op)] -= again.size();
-  }
-  void note_copies(const event_table& t, std::size_t from) {
-    for (std::size_t k = from; k < t.events.size(); ++k)
-      if (const auto* f = t.events[k].template get_if<event_kind::op>();
-          f != nullptr && f->unfinished())
-        copies_.emplace(f->correlation_id, true);
-  }
-  index_range copy_inputs(const event_table& part, index_range r) {
-    const auto first = static_cast<std::uint32_t>(table.inputs.size());
-    for (std::uint32_t k = 0; k < r.size; ++k) {
-      input_value v = part.inputs[r.first + k];
-      v.dtype = table.strings.intern(part.strings.view(v.dtype));
-      if (v.kind == input_kind::tensor) {
-        const std::uint32_t n = v.has_strides ? 2 * v.rank : v.rank;
-        const auto dims = static_cast<std::uint32_t>(table.ints.size());
-        for (std::uint32_t j = 0; j < n; ++j) table.ints.push_back(part.ints[v.dims + j]);
-        v.dims = dims;
-      }
-      table.inputs.push_back(v);
-    }
-    return {first, r.size};
-  }
-  std::unordered_map<std::uint64_t, bool> copies_;  ///< ops held as open copies, by id
 };
 
 TRACEMODEL_END_NAMESPACE
