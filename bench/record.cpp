@@ -214,12 +214,13 @@ void materialize_event(benchmark::State& state) {
 /// it (and drops the parts), after a few blocks' worth of warm-up.
 template <class Queue, class Record>
 void record_draining(benchmark::State& state, Queue& q, Record record) {
+  warm_pool(pairs);  // the live queue's blocks come from the pool too: touched, as for record/op
   std::atomic<bool> done{false};
   std::thread drain([&] {
     while (!done.load(std::memory_order_relaxed))
       if (q.wait_sealed(std::chrono::milliseconds(5))) q.drain([](tmod::event_table&&) {});
   });
-  for (std::int64_t i = 0; i < 4 * 1023; ++i) record(q);
+  for (std::int64_t i = 0; i < 4 * 1024; ++i) record(q);
   for (auto _ : state) {
     record(q);
     benchmark::ClobberMemory();

@@ -10,13 +10,16 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "tracemodel/collect/records.hpp"
 #include "tracemodel/config.hpp"
+#include "tracemodel/storage/block_pool.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
 
@@ -30,10 +33,34 @@ struct live_thread;
 /// payload's words above), the op's correlation id, then the payload.
 enum class side_kind : std::uint8_t { inputs = 1, call_stack, modules, extra_args };
 
+/// A block's records and side words: from the process's block pool (recycled across queues
+/// and sessions, touched in advance by `block_pool::prefault`, huge pages where the system has
+/// them) when they fit a pool block, from the heap otherwise.
+struct pooled_deleter {
+  bool pooled = false;
+  template <class T>
+  void operator()(T* p) const noexcept {
+    if (pooled)
+      block_pool::instance().release(p);
+    else
+      delete[] p;
+  }
+};
+template <class T>
+using pooled_array = std::unique_ptr<T[], pooled_deleter>;
+template <class T>
+pooled_array<T> make_pooled_array(std::size_t n) {
+  static_assert(std::is_trivial_v<T> && alignof(T) <= block_pool::block_size);
+  if (n * sizeof(T) <= block_pool::block_size)
+    return pooled_array<T>(std::launder(::new (block_pool::instance().acquire()) T[n]),
+                           pooled_deleter{true});
+  return pooled_array<T>(std::make_unique_for_overwrite<T[]>(n).release());
+}
+
 struct alignas(64) live_block {
-  std::unique_ptr<op_record[]> records;
+  pooled_array<op_record> records;
   std::unique_ptr<char[]> names;
-  std::unique_ptr<std::uint64_t[]> side;
+  pooled_array<std::uint64_t> side;
   std::uint64_t id_start = 0;
   std::uint32_t count = 0;  ///< records written (final once sealed)
   std::uint32_t names_used = 0;

@@ -71,8 +71,9 @@ enum class when_full : std::uint8_t {
 };
 
 struct live_queue_options {
-  /// Records per block: a block of `TRACEMODEL_BLOCK_BYTES` (64 KiB: 1023 records) by default.
-  std::uint32_t block_records = block_bytes / sizeof(op_record) - 1;
+  /// Records per block: a block of the block pool, `TRACEMODEL_BLOCK_BYTES` (64 KiB: 1,024
+  /// records), by default.
+  std::uint32_t block_records = block_bytes / sizeof(op_record);
   std::uint32_t name_bytes = 16384;  ///< room per block for names copied (`op_info::copy_name`)
   /// Room per block, in 8-byte words, for the ops' side data (inputs, call stacks, module
   /// frames, extra args) when the queue's features record any.
@@ -84,6 +85,9 @@ struct live_queue_options {
   /// flight recorder keeps about the last `keep_for` (0: as many blocks as the cap allows).
   std::chrono::milliseconds keep_for{0};
   bool start_stopped = false;
+  /// How often a consumer waiting in `wait_sealed` looks for sealed blocks (sealing one does
+  /// not wake it: the recording threads make no system call for it).
+  std::chrono::microseconds poll_interval{1000};
 };
 
 /// Returned by `begin_op`; pass it to `end_op`.
@@ -287,14 +291,21 @@ class live_queue {
   }
 
   /// Waits until a block is sealed, or `timeout` passed: a consumer's pace. Returns whether
-  /// one is.
+  /// one is. Sealing a block does not wake the consumer (a recording thread makes no system
+  /// call for it): the consumer looks every `poll_interval` (options), and is woken only when half
+  /// the cap is sealed, by a flush and by a thread's exit.
   bool wait_sealed(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
     std::unique_lock lock(mutex_);
-    sealed_cv_.wait_for(lock, timeout, [&] {
-      return sealed_.size() >= wake_batch ||
-             (o_.max_blocks != 0 && sealed_.size() >= std::max<std::size_t>(1, o_.max_blocks / 2));
-    });
-    return !sealed_.empty();
+    for (;;) {
+      if (sealed_.size() >= wake_batch ||
+          (o_.max_blocks != 0 && sealed_.size() >= std::max<std::size_t>(1, o_.max_blocks / 2)))
+        return true;
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) return !sealed_.empty();
+      sealed_cv_.wait_for(
+          lock, std::min<std::chrono::steady_clock::duration>(deadline - now, o_.poll_interval));
+    }
   }
 
   /// The last drain: flushes (waiting up to `timeout`), drains, then hands out the ops still
@@ -683,11 +694,8 @@ class live_queue {
           evict(*old);
           free_.push_back(old);
         }
-      // A consumer waiting (`wait_sealed`) is woken by the first block sealed since it took the
-      // others (small parts stay in the caches: waking it for batches of 4 or 16 blocks made
-      // the recording threads slower, not faster), or when half the cap is sealed.
-      if (sealed_.size() == wake_batch ||
-          (o_.max_blocks != 0 && sealed_.size() == std::max<std::size_t>(1, o_.max_blocks / 2)))
+      // A consumer waiting (`wait_sealed`) is woken only when half the cap is sealed.
+      if (o_.max_blocks != 0 && sealed_.size() == std::max<std::size_t>(1, o_.max_blocks / 2))
         sealed_cv_.notify_all();
     }
   }
@@ -728,10 +736,9 @@ class live_queue {
       }
       if (o_.max_blocks == 0 || held_ < o_.max_blocks) {
         auto b = std::make_unique<detail::live_block>();
-        b->records = std::make_unique_for_overwrite<op_record[]>(o_.block_records);
+        b->records = detail::make_pooled_array<op_record>(o_.block_records);
         b->names = std::make_unique_for_overwrite<char[]>(o_.name_bytes);
-        if (o_.side_words > 0)
-          b->side = std::make_unique_for_overwrite<std::uint64_t[]>(o_.side_words);
+        if (o_.side_words > 0) b->side = detail::make_pooled_array<std::uint64_t>(o_.side_words);
         detail::live_block* p = b.get();
         blocks_.push_back(std::move(b));
         ++held_;
