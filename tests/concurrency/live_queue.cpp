@@ -367,6 +367,41 @@ TEST_CASE("live queue: threads that come and go give their memory back") {
   CHECK(q.counts().ended == 50 * 4 * 100);
 }
 
+TEST_CASE("live queue: blocks of the block pool, given back when the queue goes") {
+  block_pool& pool = block_pool::instance();
+  pool.prefault(64 * block_pool::block_size);  // no slab taken during the test
+  const std::size_t free_before = pool.stats().blocks_free;
+  collector got;
+  {
+    live_queue<> q;  // records and side words: a pool block each
+    for (std::uint32_t k = 0; k < 3 * block_bytes / sizeof(op_record); ++k)
+      q.end_op(q.begin_op({.name = "op", .sequence_number = k}));
+    CHECK(q.blocks_held() == 3);
+    CHECK(pool.stats().blocks_free == free_before - 3);
+    q.close(std::ref(got));
+  }
+  CHECK(pool.stats().blocks_free == free_before);  // given back, not freed
+  {
+    // Records larger than a pool block, or smaller than half of one: from the heap.
+    live_queue<> big({.block_records = 3 * block_bytes / sizeof(op_record)});
+    live_queue<> small({.block_records = 8});
+    for (int k = 0; k < 5000; ++k) {
+      big.end_op(big.begin_op({.name = "big", .sequence_number = k}));
+      small.end_op(small.begin_op({.name = "small", .sequence_number = k}));
+    }
+    CHECK(pool.stats().blocks_free == free_before);
+    big.close(std::ref(got));
+    small.close(std::ref(got));
+  }
+  REQUIRE(got.ops.size() == 3 * block_bytes / sizeof(op_record) + 2 * 5000);
+  std::map<std::string, std::vector<std::int64_t>> seqs;
+  for (const seen_op& op : got.ops) seqs[op.name].push_back(op.seq);
+  for (auto& [name, s] : seqs) {
+    std::sort(s.begin(), s.end());
+    for (std::size_t k = 0; k < s.size(); ++k) CHECK(s[k] == static_cast<std::int64_t>(k));
+  }
+}
+
 TEST_CASE("live queue: an address-only end check, deliberately broken, is caught by the values") {
   // An op begun in a block that is sealed, drained and recycled as the same thread's current
   // block: its handle's address now lies in that block. Ended there by address, it ends

@@ -35,7 +35,7 @@ enum class side_kind : std::uint8_t { inputs = 1, call_stack, modules, extra_arg
 
 /// A block's records and side words: from the process's block pool (recycled across queues
 /// and sessions, touched in advance by `block_pool::prefault`, huge pages where the system has
-/// them) when they fit a pool block, from the heap otherwise.
+/// them) when they fill more than half a pool block and fit in one, from the heap otherwise.
 struct pooled_deleter {
   bool pooled = false;
   template <class T>
@@ -51,7 +51,8 @@ using pooled_array = std::unique_ptr<T[], pooled_deleter>;
 template <class T>
 pooled_array<T> make_pooled_array(std::size_t n) {
   static_assert(std::is_trivial_v<T> && alignof(T) <= block_pool::block_size);
-  if (n * sizeof(T) <= block_pool::block_size)
+  if (const std::size_t bytes = n * sizeof(T);
+      bytes <= block_pool::block_size && 2 * bytes > block_pool::block_size)
     return pooled_array<T>(std::launder(::new (block_pool::instance().acquire()) T[n]),
                            pooled_deleter{true});
   return pooled_array<T>(std::make_unique_for_overwrite<T[]>(n).release());
