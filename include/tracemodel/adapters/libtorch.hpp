@@ -74,13 +74,15 @@ struct ivalue_traits {
     // (no virtual call: a tensor without storage, or whose storage may not be read, has none)
     const c10::Storage& storage = impl->unsafe_storage();
     i.storage = storage ? reinterpret_cast<std::uint64_t>(storage.data()) : 0;
-    i.device_type = static_cast<std::int8_t>(t.device().type());
-    i.device_index = static_cast<std::int8_t>(t.device().index());
+    const c10::Device device = impl->device();  // (each call checks it again)
+    i.device_type = static_cast<std::int8_t>(device.type());
+    i.device_index = static_cast<std::int8_t>(device.index());
     i.dtype = static_cast<std::uint8_t>(t.scalar_type());
-    i.layout = static_cast<std::uint8_t>(t.layout());  // at::kStrided is 0, as strided_layout
+    const c10::Layout layout = impl->layout();
+    i.layout = static_cast<std::uint8_t>(layout);  // at::kStrided is 0, as strided_layout
     const c10::IntArrayRef sizes = t.sizes();
     i.sizes = {sizes.data(), sizes.size()};
-    if (t.layout() == at::kStrided) {
+    if (layout == at::kStrided) {
       const c10::IntArrayRef strides = t.strides();
       i.strides = {strides.data(), strides.size()};
     }
