@@ -89,6 +89,8 @@ bool write_page(const std::string& path, const std::string& text);
 tmod::gpu_report gpu_report_of(const options& o, const tmod::gpu_report_options& go);
 /// `gpu --json`'s object.
 std::string gpu_json(const options& o, const tmod::gpu_report& rep);
+/// The same, written part by part to `sink`.
+void write_gpu_json(const options& o, const tmod::gpu_report& rep, tmod::json_output::sink sink);
 /// Says on stderr what reading `trace` repaired (counts per kind); nothing when nothing was.
 void report_repairs(const std::string& trace, const tmod::anomaly_counts& a);
 /// `"repairs":{"kind":count,...}` (every kind with a count).

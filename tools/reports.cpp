@@ -270,9 +270,14 @@ void print_gpu(const options& o, const tmod::gpu_report& rep) {
 }  // namespace
 
 std::string gpu_json(const options& o, const tmod::gpu_report& rep) {
-  const std::string unit(rep.unit);
   std::string s;
-  tmod::json_output out = tmod::json_output::to_string(s);
+  write_gpu_json(o, rep, [&s](std::string_view part) { s.append(part); });
+  return s;
+}
+
+void write_gpu_json(const options& o, const tmod::gpu_report& rep, tmod::json_output::sink sink) {
+  const std::string unit(rep.unit);
+  tmod::json_output out(std::move(sink));
   out.raw("{\"policy\":").string(o.hta ? "hta" : "exact").raw(",\"unit\":").string(unit).ch(',');
   write_repairs(out, rep.repairs);
   auto number = [&](double v) {  // NaN (pandas') as null
@@ -459,7 +464,6 @@ std::string gpu_json(const options& o, const tmod::gpu_report& rep) {
   }
   out.raw("]}}\n");
   out.flush();
-  return s;
 }
 
 tmod::gpu_report gpu_report_of(const options& o, const tmod::gpu_report_options& options) {
@@ -495,7 +499,9 @@ int cmd_gpu(const options& o) {
   }
   const tmod::gpu_report rep = gpu_report_of(o, go);
   if (o.json)
-    std::fputs(gpu_json(o, rep).c_str(), stdout);
+    write_gpu_json(o, rep, [](std::string_view part) {  // streamed: no copy of the whole
+      std::fwrite(part.data(), 1, part.size(), stdout);
+    });
   else
     print_gpu(o, rep);
   return 0;

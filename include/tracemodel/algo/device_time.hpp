@@ -209,6 +209,8 @@ struct hta_device_time {
   [[nodiscard]] static std::vector<device_interval> intervals(
       [[maybe_unused]] const basic_event_table<Schema>& t, const hta_frame& f) {
     std::vector<device_interval> out;
+    out.reserve(static_cast<std::size_t>(std::count_if(
+        f.rows.begin(), f.rows.end(), [](const hta_row& r) { return r.stream != -1; })));
     for (const hta_row& r : f.rows)
       if (r.stream != -1) out.push_back({r.ts, r.end, r.cls, r.event, r.stream});
     return out;

@@ -176,7 +176,7 @@ struct hta_critical_path {
     constexpr row_index no_row = ~row_index{0};
     constexpr std::uint32_t no_node = ~std::uint32_t{0};
     critical_path cp;
-    const std::vector<hta_row>& rows = f.rows;
+    const auto& rows = f.rows;
     const std::size_t n = rows.size();
     const std::int64_t base = t.info.base_time_ns;
     auto ns = [base](std::int64_t us) { return base + us * 1000; };

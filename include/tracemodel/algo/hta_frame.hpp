@@ -35,6 +35,7 @@
 
 #include "tracemodel/algo/kernel_class.hpp"
 #include "tracemodel/config.hpp"
+#include "tracemodel/detail/flat_map.hpp"
 #include "tracemodel/model/table.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
@@ -237,7 +238,7 @@ struct hta_row {
 };
 
 struct hta_frame {
-  std::vector<hta_row> rows;
+  detail::scratch_vector<hta_row> rows;  ///< (a large array: memory.hpp)
   hta_frame() = default;
   bool rounded = false;   ///< the times were rounded (some start was fractional)
   bool any_step = false;  ///< a `ProfilerStep` row exists
@@ -266,7 +267,7 @@ struct hta_frame {
     std::unordered_map<std::string_view, std::uint8_t, detail::same_view, detail::same_view> cats;
     rows.reserve(t.size());
     // HTA's frame is in file order: the table's when the reader kept it (read_options).
-    std::vector<event_index> by_file(t.size());
+    detail::scratch_vector<event_index> by_file(t.size());
     for (event_index i = 0; i < t.size(); ++i)
       by_file[t.info.file_order.empty() ? i : t.info.file_order[i]] = i;
     for (const event_index i : by_file) {
@@ -329,16 +330,21 @@ struct hta_frame {
       }
     }
     // Partners: the last row of the other side with the same correlation id.
-    std::unordered_map<std::int64_t, std::int64_t> last_gpu, last_cpu;
+    std::size_t correlated[2] = {0, 0};
+    for (const hta_row& r : rows)
+      if (r.correlation != -1) ++correlated[r.gpu];
+    detail::flat_map<std::int64_t> last[2] = {detail::flat_map<std::int64_t>(correlated[0]),
+                                              detail::flat_map<std::int64_t>(correlated[1])};
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const hta_row& r = rows[k];
       if (r.correlation == -1) continue;
-      (r.gpu ? last_gpu : last_cpu)[r.correlation] = static_cast<std::int64_t>(k);
+      last[r.gpu].insert_or_assign(static_cast<std::uint64_t>(r.correlation),
+                                   static_cast<std::int64_t>(k));
     }
     for (hta_row& r : rows) {
       if (r.correlation == -1) continue;
-      const auto& other = r.gpu ? last_cpu : last_gpu;
-      if (const auto it = other.find(r.correlation); it != other.end()) r.partner = it->second;
+      if (const std::int64_t* k = last[!r.gpu].find(static_cast<std::uint64_t>(r.correlation)))
+        r.partner = *k;
     }
   }
 
@@ -349,11 +355,13 @@ struct hta_frame {
     f.any_step = any_step;
     f.last_step = last_step;
     // HTA's filter: CPU rows before the last step, and the GPU rows launched by one of them.
-    std::vector<std::int64_t> kept;
+    detail::scratch_vector<std::int64_t> kept;
+    kept.reserve(static_cast<std::size_t>(std::count_if(
+        rows.begin(), rows.end(), [&](const hta_row& r) { return !r.gpu && r.ts < last_step; })));
     for (const hta_row& r : rows)
       if (!r.gpu && r.ts < last_step) kept.push_back(r.correlation);
     std::sort(kept.begin(), kept.end());
-    std::vector<unsigned char> keep(rows.size());
+    detail::scratch_vector<unsigned char> keep(rows.size());
     std::size_t n = 0;
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const hta_row& r = rows[k];
@@ -362,7 +370,7 @@ struct hta_frame {
       n += keep[k];
     }
     // The filtered frame lists the GPU rows first, then the others.
-    std::vector<std::int64_t> new_index(rows.size(), -1);
+    detail::scratch_vector<std::int64_t> new_index(rows.size(), -1);
     f.rows.reserve(n);
     for (int pass = 0; pass < 2; ++pass)
       for (std::size_t k = 0; k < rows.size(); ++k)

@@ -79,7 +79,8 @@ struct idle_row {
     if (!std::is_sorted(v.begin(), v.end(), by_start))  // a table's work mostly is
       std::stable_sort(v.begin(), v.end(), by_start);
     std::vector<std::int64_t> gaps[3];
-    bool present[3] = {false, false, true};  // the first work of a stream is `other`
+    for (auto& g : gaps) g.reserve(v.size());  // (untouched pages cost nothing)
+    bool present[3] = {false, false, true};    // the first work of a stream is `other`
     for (std::size_t k = 1; k < v.size(); ++k) {
       const std::int64_t prev_end = v[k - 1].end;
       const std::int64_t gap = v[k].start - prev_end;
@@ -142,10 +143,13 @@ struct hta_idle_time {
   template <class Schema>
   [[nodiscard]] std::vector<idle_row> operator()(
       [[maybe_unused]] const basic_event_table<Schema>& t, const hta_frame& f) const {
+    auto counted = [](const hta_row& r) {
+      return r.stream != -1 && (r.flags & hta_flag::idle_cat) != 0;
+    };
     std::vector<stream_work> work;
+    work.reserve(static_cast<std::size_t>(std::count_if(f.rows.begin(), f.rows.end(), counted)));
     for (const hta_row& r : f.rows) {
-      if (r.stream == -1) continue;
-      if ((r.flags & hta_flag::idle_cat) == 0) continue;
+      if (!counted(r)) continue;
       stream_work w{-1, r.stream, r.ts, r.end, std::nullopt};
       if (r.partner != -1) w.launched = f.rows[static_cast<std::size_t>(r.partner)].ts;
       work.push_back(w);

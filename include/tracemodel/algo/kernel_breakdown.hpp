@@ -132,6 +132,8 @@ std::vector<kernel_row> kernel_rows(const Intervals& iv, NameOf name_of, std::si
   for (int c = 0; c < 3; ++c) {
     const auto cls = static_cast<kernel_class>(c);
     table_vector<std::pair<std::string_view, std::int64_t>> items;
+    items.reserve(static_cast<std::size_t>(
+        std::count_if(iv.begin(), iv.end(), [&](const auto& d) { return d.cls == cls; })));
     for (const auto& d : iv)
       if (d.cls == cls) items.emplace_back(name_of(d), d.end - d.start);
     for (kernel_row& r : name_rows(items, top, hta)) {
@@ -175,9 +177,14 @@ struct hta_kernel_breakdown {
   template <class Schema>
   [[nodiscard]] std::vector<kernel_row> operator()(const basic_event_table<Schema>& t,
                                                    const hta_frame& f) const {
+    return from_intervals(t, hta_device_time::intervals(t, f));
+  }
+  /// From the frame's device intervals, made already (`hta_device_time::intervals`).
+  template <class Schema>
+  [[nodiscard]] std::vector<kernel_row> from_intervals(
+      const basic_event_table<Schema>& t, const std::vector<device_interval>& iv) const {
     return detail::kernel_rows(
-        hta_device_time::intervals(t, f),
-        [&](const device_interval& d) { return t.name(t.events[d.event]); }, top, true);
+        iv, [&](const device_interval& d) { return t.name(t.events[d.event]); }, top, true);
   }
 };
 

@@ -116,25 +116,33 @@ struct hta_launch_stats {
   template <class Schema>
   [[nodiscard]] std::vector<launch_row> operator()(
       [[maybe_unused]] const basic_event_table<Schema>& t, const hta_frame& f) const {
-    std::vector<std::int64_t> launches;  // correlation ids of the named calls
-    for (const hta_row& r : f.rows) {
-      if ((r.flags & hta_flag::launch) != 0 ||
-          (include_memory_events && (r.flags & hta_flag::launch_copy) != 0))
-        launches.push_back(r.correlation);
-    }
+    auto named = [&](const hta_row& r) {
+      return (r.flags & hta_flag::launch) != 0 ||
+             (include_memory_events && (r.flags & hta_flag::launch_copy) != 0);
+    };
+    detail::scratch_vector<std::int64_t> launches;  // correlation ids of the named calls
+    launches.reserve(static_cast<std::size_t>(std::count_if(f.rows.begin(), f.rows.end(), named)));
+    for (const hta_row& r : f.rows)
+      if (named(r)) launches.push_back(r.correlation);
     std::sort(launches.begin(), launches.end());
     auto launched = [&](std::int64_t c) {
       return std::binary_search(launches.begin(), launches.end(), c);
     };
-    std::unordered_map<std::int64_t, std::vector<const hta_row*>> gpu;
+    // The device rows of each launched correlation id, in the frame's order.
+    detail::scratch_vector<std::pair<std::int64_t, const hta_row*>> gpu;
     for (const hta_row& r : f.rows)
-      if (r.stream != -1 && launched(r.correlation)) gpu[r.correlation].push_back(&r);
+      if (r.stream != -1 && launched(r.correlation)) gpu.emplace_back(r.correlation, &r);
+    std::stable_sort(gpu.begin(), gpu.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<launch_row> rows;
+    rows.reserve(gpu.size());
     for (const hta_row& c : f.rows) {
       if (c.stream != -1 || !launched(c.correlation)) continue;
-      const auto it = gpu.find(c.correlation);
-      if (it == gpu.end()) continue;
-      for (const hta_row* g : it->second) {
+      const auto [from, to] = std::equal_range(
+          gpu.begin(), gpu.end(), std::pair<std::int64_t, const hta_row*>{c.correlation, nullptr},
+          [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (auto it = from; it != to; ++it) {
+        const hta_row* g = it->second;
         launch_row r;
         r.correlation = static_cast<std::uint64_t>(c.correlation);
         r.cpu_duration = c.end - c.ts;

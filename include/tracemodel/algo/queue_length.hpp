@@ -122,13 +122,20 @@ struct exact_queue_length {
 
 namespace detail {
 /// HTA's queue changes (8.1) in the order its sort leaves them, each with its row of `f`.
-inline std::vector<std::pair<queue_change, std::size_t>> hta_queue_changes(const hta_frame& f) {
-  std::vector<std::pair<queue_change, std::size_t>> launches, starts;
-  std::vector<std::int64_t> ids;
+inline scratch_vector<std::pair<queue_change, std::size_t>> hta_queue_changes(const hta_frame& f) {
+  auto launched = [](const hta_row& r) {
+    // HTA: index_correlation > 0 (a partner; the first record of a file is never one)
+    return r.partner >= 0 && (r.flags & hta_flag::queued) != 0;
+  };
+  const auto n = static_cast<std::size_t>(std::count_if(f.rows.begin(), f.rows.end(), launched));
+  scratch_vector<std::pair<queue_change, std::size_t>> launches, starts;
+  scratch_vector<std::int64_t> ids;
+  launches.reserve(2 * n);
+  starts.reserve(n);
+  ids.reserve(n);
   for (std::size_t k = 0; k < f.rows.size(); ++k) {
     const hta_row& r = f.rows[k];
-    // HTA: index_correlation > 0 (a partner; the first record of a file is never one)
-    if (r.partner < 0 || (r.flags & hta_flag::queued) == 0) continue;
+    if (!launched(r)) continue;
     const hta_row& g = f.rows[static_cast<std::size_t>(r.partner)];
     launches.push_back({{-1, g.stream, r.ts, +1}, k});
     ids.push_back(r.correlation);
@@ -140,10 +147,10 @@ inline std::vector<std::pair<queue_change, std::size_t>> hta_queue_changes(const
       starts.push_back({{-1, r.stream, r.ts, -1}, k});
   }
   launches.insert(launches.end(), starts.begin(), starts.end());  // HTA's concat order
-  std::vector<std::int64_t> ts;
+  std::vector<std::int64_t> ts;                                   // (numpy_argsort's argument)
   ts.reserve(launches.size());
   for (const auto& c : launches) ts.push_back(c.first.ts);
-  std::vector<std::pair<queue_change, std::size_t>> sorted;  // as pandas' sort_values orders them
+  scratch_vector<std::pair<queue_change, std::size_t>> sorted;  // as pandas' sort_values
   sorted.reserve(launches.size());
   for (const std::size_t k : numpy_argsort(ts)) sorted.push_back(launches[k]);
   return sorted;
@@ -161,8 +168,10 @@ struct hta_queue_length {
   template <class Schema>
   [[nodiscard]] std::vector<stream_queue> operator()(
       [[maybe_unused]] const basic_event_table<Schema>& t, const hta_frame& f) const {
-    std::vector<detail::queue_change> sorted;
-    for (const auto& c : detail::hta_queue_changes(f)) sorted.push_back(c.first);
+    const auto changes = detail::hta_queue_changes(f);
+    detail::scratch_vector<detail::queue_change> sorted;
+    sorted.reserve(changes.size());
+    for (const auto& c : changes) sorted.push_back(c.first);
     return detail::queues_of(std::move(sorted), full);
   }
 };

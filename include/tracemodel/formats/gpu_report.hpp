@@ -111,7 +111,7 @@ gpu_rank gpu_rank_of(const basic_event_table<Schema>& t, const hta_frame& f) {
   const std::vector<device_interval> iv = hta_device_time::intervals(t, f);
   r.idle = hta_idle_time{}(t, f);
   const hta_kernel_breakdown kernels;
-  r.kernels = kernels(t, f);
+  r.kernels = kernels.from_intervals(t, iv);
   r.launches = hta_launch_stats{}(t, f);
   r.queues = hta_queue_length{}(t, f);
   r.bandwidth = hta_memory_bandwidth{}(t, f);
@@ -141,15 +141,12 @@ gpu_rank gpu_rank_of(const basic_event_table<Schema>& t, const hta_frame& f) {
       // HTA drops the last step when the ranks together name two or more: known now if this
       // rank names two, else both ways are taken and the choice made once every rank is read.
       b.steps = hta_step_names(t);
-      const hta_frame all(t);
-      if (b.steps.size() >= 2) {
-        const hta_frame f = all.without_last_step();
-        b.kept[1] = detail::gpu_rank_of(t, f);
-      } else {
-        b.kept[0] = detail::gpu_rank_of(t, all);
-        const hta_frame f = all.without_last_step();
-        b.kept[1] = detail::gpu_rank_of(t, f);
-      }
+      // The whole frame is given back before the filtered one is analysed.
+      std::optional<hta_frame> all(std::in_place, t);
+      if (b.steps.size() < 2) b.kept[0] = detail::gpu_rank_of(t, *all);
+      const hta_frame f = all->without_last_step();
+      all.reset();
+      b.kept[1] = detail::gpu_rank_of(t, f);
     } else {
       b.kept[0] = detail::gpu_rank_of(t);
     }
