@@ -68,9 +68,10 @@ std::string dynamic_name(int thread, int seq) {
 }
 }  // namespace
 
-TEST_CASE("live queue: 8 threads record while a consumer drains, nothing lost, torn or doubled") {
+namespace {
+void eight_threads_and_a_consumer(const live_queue_options& options) {
   const int threads = 8, n = ops_per_thread();
-  live_queue<> q({.block_records = 63});  // 4 KiB of records a block: recycling all the time
+  live_queue<> q(options);
   collector got;
   std::atomic<bool> done{false};
   std::thread consumer([&] {
@@ -168,6 +169,14 @@ TEST_CASE("live queue: 8 threads record while a consumer drains, nothing lost, t
   CHECK(wrong == 0);
   CHECK(ids.size() == total);
   CHECK(q.blocks_held() > 0);
+}
+}  // namespace
+
+TEST_CASE("live queue: 8 threads record while a consumer drains, nothing lost, torn or doubled") {
+  SUBCASE("4 KiB of records a block (from the heap): recycling all the time") {
+    eight_threads_and_a_consumer({.block_records = 63});
+  }
+  SUBCASE("blocks of the block pool") { eight_threads_and_a_consumer({}); }
 }
 
 TEST_CASE("live queue: the memory cap under each policy, every loss counted exactly") {
