@@ -153,9 +153,11 @@ gpu_rank gpu_rank_of(const basic_event_table<Schema>& t, const hta_frame& f) {
     b.kept[0].rank = b.kept[1].rank = rank;
     if (!o.series)
       for (gpu_rank& r : b.kept) {
-        r.launches = {};
-        for (stream_queue& q : r.queues) q.steps = {};
-        for (memory_bandwidth_series& m : r.bandwidth) m.steps = {};
+        // (`= {}` would pick the initializer-list assignment: emptied, the memory kept)
+        std::vector<launch_row>().swap(r.launches);
+        for (stream_queue& q : r.queues) std::vector<queue_step>().swap(q.steps);
+        for (memory_bandwidth_series& m : r.bandwidth)
+          std::vector<std::pair<std::int64_t, double>>().swap(m.steps);
       }
     if (o.each_rank) o.each_rank(rank, t);
     return b;
