@@ -9,7 +9,9 @@
 // for transparent huge pages (a page fault per 2 MiB instead of per 4 KiB); smaller ones are
 // rounded up to a power of two. Freed arrays are kept for reuse, so that the next analysis or
 // read does not fault its pages in again: at most `memory_stats::region_limit` bytes of large
-// regions (2 GiB by default) and `block_limit` bytes of 64 KiB - 2 MiB blocks (64 MiB). The
+// regions (2 GiB by default) and `block_limit` bytes of 64 KiB - 2 MiB blocks (64 MiB). A large
+// request that no kept region holds gets the kept regions' pages moved into it (no copy), so
+// that what is kept serves the next arrays instead of sitting beside them. The
 // recording block pool keeps its free blocks for the next session on top of that
 // (`pool_free`). A process that is done with tracing for a while calls
 // `release_cached_memory()`: all of it goes back to the operating system.

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -12,6 +14,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -72,7 +75,7 @@ const char* const launches_trace = R"json({"traceEvents":[
 
 TEST_CASE("device intervals: the exact policy takes device work on a stream, classed by kind") {
   const event_table t = read_text(small_trace);
-  const std::vector<device_interval> iv = device_intervals(t);
+  const auto iv = device_intervals(t);
   REQUIRE(iv.size() == 5);
   std::vector<std::array<std::int64_t, 3>> got;
   for (const auto& d : iv) got.push_back({d.start, d.end, static_cast<std::int64_t>(d.cls)});
@@ -88,7 +91,7 @@ TEST_CASE("device intervals: the exact policy takes device work on a stream, cla
 }
 
 TEST_CASE("temporal breakdown, kernel types and overlap: exact, by hand") {
-  const std::vector<device_interval> iv = device_intervals(read_text(small_trace));
+  const auto iv = device_intervals(read_text(small_trace));
   const temporal_breakdown_row b = temporal_breakdown(iv);
   // Merged: [10, 35) [40, 41.5) [50, 51) us; compute [10, 20) and [40, 41.5).
   CHECK(b.any);
@@ -123,7 +126,7 @@ TEST_CASE("temporal breakdown, kernel types and overlap: exact, by hand") {
 
 TEST_CASE("device intervals: HTA's policy (stream != -1, microseconds rounded as pandas does)") {
   const event_table t = read_text(small_trace);
-  const std::vector<device_interval> iv = device_intervals(t, hta_device_time{});
+  const auto iv = device_intervals(t, hta_device_time{});
   // The CPU op with `stream: 0` counts as a computation kernel; the 41.5 us end is floored
   // (one start is fractional: every time is rounded).
   REQUIRE(iv.size() == 6);
@@ -496,6 +499,27 @@ TEST_CASE(
                                       {}, [](std::int64_t, event_table&) { return 0; });
   CHECK(by_order[0].first == 0);
   CHECK(by_order[1].first == 1);
+  // At most `at_once` calls of the function at a time: the other thread reads meanwhile.
+  for (const unsigned at_once : {1u, 2u}) {
+    std::atomic<int> inside{0}, most{0};
+    const auto capped = for_each_rank(
+        {d + "trace_filter_sampled_rank-1.json.gz", d + "trace_filter_sampled_rank-0.json.gz",
+         d + "triton_example_triton_example.json.gz",
+         d + "amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz"},
+        two,
+        [&](std::int64_t, event_table& t) {
+          const int now = ++inside;
+          for (int m = most; m < now && !most.compare_exchange_weak(m, now);) {
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          --inside;
+          return t.size();
+        },
+        at_once);
+    CHECK(capped.size() == 4);
+    CHECK(most <= static_cast<int>(at_once));
+    if (at_once == 1) CHECK(most == 1);
+  }
   // The same rank in two files: an error naming both.
   try {
     (void)for_each_rank(
@@ -611,7 +635,7 @@ TEST_CASE("kernel breakdown: per class and name, exact, with the rest as others"
 TEST_CASE("launch statistics: each call with its work, exact and as HTA") {
   std::string text = launches_trace;
   const event_table t = read_chrome_trace(text, text.size());
-  const std::vector<launch_row> rows = launch_stats(t);
+  const auto rows = launch_stats(t);
   REQUIRE(rows.size() == 4);  // in the order of the calls: correlation 1, 2, 4, 3
   CHECK(rows[0].correlation == 1);
   CHECK(rows[0].cpu_duration == 2000);
@@ -627,7 +651,7 @@ TEST_CASE("launch statistics: each call with its work, exact and as HTA") {
   CHECK_FALSE(rows[2].runtime_outlier);
   CHECK(rows[3].correlation == 3);
   // HTA: the same pairs in microseconds (its names include cudaLaunchKernel).
-  const std::vector<launch_row> hta = launch_stats(t, hta_launch_stats{});
+  const auto hta = launch_stats(t, hta_launch_stats{});
   REQUIRE(hta.size() == 4);
   CHECK(hta[2].launch_delay == 148);
   CHECK(hta[2].cpu_duration == 2);
@@ -853,12 +877,12 @@ TEST_CASE("exact launches, idle time and queues against brute force, on random t
     CAPTURE(round);
     CAPTURE(r.json);
     // Launches: every (call, queued work) pair of one correlation id, calls then work in order.
-    std::vector<launch_row> want;
+    table_vector<launch_row> want;
     for (const random_call& c : r.calls)
       for (const random_work& w : r.work)
         if (w.queued && w.corr == c.corr)
           want.push_back({c.corr, c.dur * 1000, w.dur * 1000, (w.ts - c.ts - c.dur) * 1000});
-    const std::vector<launch_row> rows = launch_stats(t);
+    const auto rows = launch_stats(t);
     REQUIRE(rows.size() == want.size());
     for (std::size_t k = 0; k < rows.size(); ++k) {
       CHECK(rows[k].correlation == want[k].correlation);

@@ -1,9 +1,12 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <memory_resource>
 #include <vector>
 
+#include <tracemodel/formats/trace_text.hpp>
 #include <tracemodel/memory.hpp>
 #include <tracemodel/storage/block_pool.hpp>
 
@@ -53,6 +56,52 @@ TEST_SUITE("storage") {
     }
     CHECK(region_cache::instance().cached_bytes() == 12u << 20);
     tmod::release_cached_memory();
+  }
+
+  TEST_CASE("big arrays: a request no cached region holds takes the pages of freed arrays") {
+    using tmod::detail::region_cache;
+    if constexpr (region_cache::splits) {
+      tmod::release_cached_memory();
+      constexpr std::size_t mib = std::size_t{1} << 20;
+      {  // two arrays freed, their pages touched (a pattern at the start of each huge page)
+        tmod::detail::scratch_vector<std::uint32_t> a(4 * mib / 4), b(6 * mib / 4);
+        for (std::size_t k = 0; k < a.size(); k += mib / 2)
+          a[k] = 0xA000u + static_cast<std::uint32_t>(k / (mib / 2));
+        for (std::size_t k = 0; k < b.size(); k += mib / 2)
+          b[k] = 0xB000u + static_cast<std::uint32_t>(k / (mib / 2));
+      }
+      REQUIRE(region_cache::instance().cached_bytes() == 10 * mib);
+      // 16 MiB: no region holds it. The pages of both move into it (moved, not copied: the
+      // pattern is there; in which order depends on where the system mapped them, as
+      // neighbours merge); the rest of it is new.
+      auto* const p = static_cast<std::uint32_t*>(tmod::detail::big_allocate(16 * mib));
+      CHECK(region_cache::instance().cached_bytes() == 0);
+      std::vector<std::uint32_t> firsts;  // the first word of each of its huge pages
+      for (std::size_t k = 0; k < 5; ++k) firsts.push_back(p[k * (mib / 2)]);
+      CHECK(firsts[0] != 0u);
+      std::sort(firsts.begin(), firsts.end());
+      CHECK(firsts == std::vector<std::uint32_t>{0xA000u, 0xA001u, 0xB000u, 0xB001u, 0xB002u});
+      CHECK(p[10 * mib / 4] == 0u);  // new pages read as zeros
+      tmod::detail::big_deallocate(p, 16 * mib);
+      tmod::release_cached_memory();
+    }
+  }
+
+  TEST_CASE("big arrays: the part of a trace's text given back on the way is not kept") {
+    using tmod::detail::region_cache;
+    if constexpr (region_cache::splits) {
+      tmod::release_cached_memory();
+      constexpr std::size_t mib = std::size_t{1} << 20;
+      {
+        tmod::trace_text text(12 * mib);  // 12 MiB and the padding: 14 MiB mapped
+        std::memset(text.data(), 'x', 12 * mib);
+        text.release_before(8 * mib);  // the reader is past 8 MiB
+        CHECK(text.released() == 8 * mib);
+      }
+      // The 6 MiB after what was released are kept; the released 8 MiB were unmapped.
+      CHECK(region_cache::instance().cached_bytes() == 6 * mib);
+      tmod::release_cached_memory();
+    }
   }
 
   TEST_CASE(

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "tracemodel/algo/device_time.hpp"
@@ -18,8 +19,8 @@
 TRACEMODEL_BEGIN_NAMESPACE
 
 /// The time two sets of merged spans overlap (each set sorted and disjoint).
-[[nodiscard]] inline std::int64_t overlap_of(const std::vector<span>& a,
-                                             const std::vector<span>& b) noexcept {
+[[nodiscard]] inline std::int64_t overlap_of(std::span<const span> a,
+                                             std::span<const span> b) noexcept {
   std::int64_t total = 0;
   std::size_t i = 0, j = 0;
   while (i < a.size() && j < b.size()) {
@@ -31,13 +32,12 @@ TRACEMODEL_BEGIN_NAMESPACE
   return total;
 }
 
-[[nodiscard]] inline std::optional<double> comm_comp_overlap(
-    const std::vector<device_interval>& iv) {
+[[nodiscard]] inline std::optional<double> comm_comp_overlap(std::span<const device_interval> iv) {
   auto of = [&](kernel_class c) {
     return merge_intervals(iv, [c](const device_interval& d) { return d.cls == c; });
   };
-  const std::vector<span> comm = of(kernel_class::communication);
-  const std::vector<span> comp = of(kernel_class::computation);
+  const auto comm = of(kernel_class::communication);
+  const auto comp = of(kernel_class::computation);
   std::int64_t comm_time = 0;
   for (const span& s : comm) comm_time += s.end - s.start;
   if (comm.empty() || comm_time == 0) return std::nullopt;

@@ -22,8 +22,8 @@ struct interval_stats {
 /// Statistics of `v`, as pandas' describe(): the moments summed in the order given, the
 /// quantiles interpolated linearly between order statistics (found by selection; `v` is
 /// reordered).
-template <class T>
-[[nodiscard]] interval_stats describe(std::vector<T> v) {
+template <class T, class A>
+[[nodiscard]] interval_stats describe(std::vector<T, A> v) {
   interval_stats s;
   s.count = v.size();
   if (v.empty()) return s;

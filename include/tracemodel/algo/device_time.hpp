@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -177,15 +178,15 @@ struct exact_device_time {
   kernel_classifier classifier{};
 
   template <class Schema>
-  [[nodiscard]] std::vector<device_interval> intervals(const basic_event_table<Schema>& t) const {
+  [[nodiscard]] table_vector<device_interval> intervals(const basic_event_table<Schema>& t) const {
     return intervals(t, device_view(t, classifier));
   }
   /// The same from a view made already (its classes are those of the classifier it was made
   /// with).
   template <class Schema>
-  [[nodiscard]] static std::vector<device_interval> intervals(
+  [[nodiscard]] static table_vector<device_interval> intervals(
       [[maybe_unused]] const basic_event_table<Schema>& t, const device_view& v) {
-    std::vector<device_interval> out;
+    table_vector<device_interval> out;
     out.reserve(v.work.size());
     for (const device_work& w : v.work) out.push_back({w.start, w.end, w.cls, w.event, w.stream});
     return out;
@@ -201,14 +202,14 @@ struct hta_device_time {
   bool drop_last_step = false;
 
   template <class Schema>
-  [[nodiscard]] std::vector<device_interval> intervals(const basic_event_table<Schema>& t) const {
+  [[nodiscard]] table_vector<device_interval> intervals(const basic_event_table<Schema>& t) const {
     return intervals(t, hta_frame(t, drop_last_step));
   }
   /// The same from a frame made already.
   template <class Schema>
-  [[nodiscard]] static std::vector<device_interval> intervals(
+  [[nodiscard]] static table_vector<device_interval> intervals(
       [[maybe_unused]] const basic_event_table<Schema>& t, const hta_frame& f) {
-    std::vector<device_interval> out;
+    table_vector<device_interval> out;
     out.reserve(static_cast<std::size_t>(std::count_if(
         f.rows.begin(), f.rows.end(), [](const hta_row& r) { return r.stream != -1; })));
     for (const hta_row& r : f.rows)
@@ -219,8 +220,8 @@ struct hta_device_time {
 
 /// The device intervals of `t` under `policy` (default: exact).
 template <class Schema, class Policy = exact_device_time>
-[[nodiscard]] std::vector<device_interval> device_intervals(const basic_event_table<Schema>& t,
-                                                            const Policy& policy = {}) {
+[[nodiscard]] table_vector<device_interval> device_intervals(const basic_event_table<Schema>& t,
+                                                             const Policy& policy = {}) {
   return policy.intervals(t);
 }
 
@@ -231,14 +232,15 @@ struct span {
   friend constexpr bool operator==(const span&, const span&) = default;
 };
 template <class Pred>
-[[nodiscard]] std::vector<span> merge_intervals(const std::vector<device_interval>& iv, Pred keep) {
+[[nodiscard]] table_vector<span> merge_intervals(std::span<const device_interval> iv, Pred keep) {
   table_vector<span> s;  // scratch: its pages come back from the allocator's cache
   for (const device_interval& d : iv)
     if (keep(d)) s.push_back({d.start, d.end});
   auto by_start = [](const span& a, const span& b) { return a.start < b.start; };
   if (!std::is_sorted(s.begin(), s.end(), by_start))  // a table's intervals mostly are
     std::sort(s.begin(), s.end(), by_start);
-  std::vector<span> out;
+  table_vector<span> out;  // (reserved: untouched pages cost nothing)
+  out.reserve(s.size());
   std::int64_t reach = 0;  // the greatest end so far (of every interval, not only the group's)
   for (const span& x : s) {
     if (out.empty() || x.start > reach)

@@ -67,6 +67,11 @@ struct idle_row {
   auto key = [](std::int32_t device, std::int64_t stream) {
     return (static_cast<std::int64_t>(device) << 40) ^ stream;
   };
+  {
+    std::unordered_map<std::int64_t, std::size_t> count;
+    for (const stream_work& w : work) ++count[key(w.device, w.stream)];
+    for (const auto& [k, n] : count) by_stream[k].reserve(n);
+  }
   for (const stream_work& w : work) {
     auto& v = by_stream[key(w.device, w.stream)];
     if (v.empty()) order.emplace_back(w.device, w.stream);
@@ -78,7 +83,7 @@ struct idle_row {
     auto by_start = [](const stream_work& a, const stream_work& b) { return a.start < b.start; };
     if (!std::is_sorted(v.begin(), v.end(), by_start))  // a table's work mostly is
       std::stable_sort(v.begin(), v.end(), by_start);
-    std::vector<std::int64_t> gaps[3];
+    detail::scratch_vector<std::int64_t> gaps[3];
     for (auto& g : gaps) g.reserve(v.size());  // (untouched pages cost nothing)
     bool present[3] = {false, false, true};    // the first work of a stream is `other`
     for (std::size_t k = 1; k < v.size(); ++k) {

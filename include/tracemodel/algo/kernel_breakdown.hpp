@@ -44,7 +44,7 @@ struct kernel_row {
 
 namespace detail {
 /// Statistics of `v` into a row (std 0 for fewer than two values).
-inline void fill_stats(kernel_row& r, const std::vector<std::int64_t>& v) {
+inline void fill_stats(kernel_row& r, std::span<const std::int64_t> v) {
   r.count = v.size();
   r.sum = 0;
   r.min = v.empty() ? 0 : v.front();
@@ -70,9 +70,10 @@ inline std::vector<kernel_row> name_rows(
     std::span<const std::pair<std::string_view, std::int64_t>> items, std::size_t top, bool hta) {
   // Names are mostly views of one interned string each: grouped by their characters' address
   // first, then the groups of equal text joined.
-  std::unordered_map<std::string_view, std::vector<std::int64_t>, same_view, same_view> by_address;
+  std::unordered_map<std::string_view, scratch_vector<std::int64_t>, same_view, same_view>
+      by_address;
   for (const auto& [name, d] : items) by_address[name].push_back(d);
-  std::map<std::string_view, std::vector<std::int64_t>> by_name;
+  std::map<std::string_view, scratch_vector<std::int64_t>> by_name;
   for (auto& [view, durations] : by_address) {
     auto& v = by_name[view];
     if (v.empty())
@@ -104,10 +105,13 @@ inline std::vector<kernel_row> name_rows(
       if (cum[k] > q) other[k] = true;
   }
   std::vector<kernel_row> kept;
-  std::vector<std::int64_t> other_values;  // HTA: the names' totals; else every duration
+  scratch_vector<std::int64_t> other_values;  // HTA: the names' totals; else every duration
   for (std::size_t k = 0; k < rows.size(); ++k) {
     if (!other[k]) {
-      if (hta) fill_stats(rows[k], {rows[k].sum});
+      if (hta) {
+        const std::int64_t total = rows[k].sum;  // (the row's own sum is reset first)
+        fill_stats(rows[k], std::span<const std::int64_t>(&total, 1));
+      }
       kept.push_back(std::move(rows[k]));
     } else if (hta) {
       other_values.push_back(rows[k].sum);
@@ -181,8 +185,8 @@ struct hta_kernel_breakdown {
   }
   /// From the frame's device intervals, made already (`hta_device_time::intervals`).
   template <class Schema>
-  [[nodiscard]] std::vector<kernel_row> from_intervals(
-      const basic_event_table<Schema>& t, const std::vector<device_interval>& iv) const {
+  [[nodiscard]] std::vector<kernel_row> from_intervals(const basic_event_table<Schema>& t,
+                                                       std::span<const device_interval> iv) const {
     return detail::kernel_rows(
         iv, [&](const device_interval& d) { return t.name(t.events[d.event]); }, top, true);
   }

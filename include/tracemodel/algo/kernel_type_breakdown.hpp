@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <initializer_list>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,7 +33,7 @@ struct kernel_type_row {
 
 /// The time of each set of classes (bit 0 computation, 1 communication, 2 memory) in one rank.
 [[nodiscard]] inline std::array<std::int64_t, 8> class_overlap_times(
-    const std::vector<device_interval>& iv) {
+    std::span<const device_interval> iv) {
   // (time, +bit or -bit), in time order: each class's merged spans are disjoint and sorted, so
   // its edges are; the three lists are merged (the order at one instant adds no time).
   table_vector<std::pair<std::int64_t, int>> edges;
@@ -86,14 +88,21 @@ struct kernel_type_row {
   return rows;
 }
 
-[[nodiscard]] inline std::vector<kernel_type_row> kernel_type_breakdown(
-    const std::vector<std::vector<device_interval>>& ranks) {
+/// Over ranks: `ranks` is a range of each rank's intervals (`device_intervals`, a
+/// `std::vector<device_interval>`, ...).
+template <class Ranks>
+[[nodiscard]] std::vector<kernel_type_row> kernel_type_breakdown(const Ranks& ranks) {
   std::array<std::int64_t, 8> sum{};
   for (const auto& iv : ranks) {
-    const auto t = class_overlap_times(iv);
+    const auto t = class_overlap_times(std::span<const device_interval>(iv.data(), iv.size()));
     for (std::size_t b = 1; b < 8; ++b) sum[b] += t[b];
   }
   return kernel_type_rows(sum);
+}
+/// The same of a list: `kernel_type_breakdown({rank0, rank1})`.
+[[nodiscard]] inline std::vector<kernel_type_row> kernel_type_breakdown(
+    std::initializer_list<std::span<const device_interval>> ranks) {
+  return kernel_type_breakdown(std::vector<std::span<const device_interval>>(ranks));
 }
 
 TRACEMODEL_END_NAMESPACE

@@ -53,11 +53,11 @@ struct exact_launch_stats {
   std::int64_t delay_cutoff = 100'000;   ///< ns
 
   template <class Schema>
-  [[nodiscard]] std::vector<launch_row> operator()(const basic_event_table<Schema>& t) const {
+  [[nodiscard]] table_vector<launch_row> operator()(const basic_event_table<Schema>& t) const {
     return (*this)(t, device_view(t));
   }
   template <class Schema>
-  [[nodiscard]] std::vector<launch_row> operator()(
+  [[nodiscard]] table_vector<launch_row> operator()(
       [[maybe_unused]] const basic_event_table<Schema>& t, const device_view& v) const {
     // The work of each call, in table order: its first place in the view's work, then a chain.
     // When two calls share a correlation id each gets the id's work, so the chains are by id.
@@ -76,7 +76,7 @@ struct exact_launch_stats {
       next[k] = *h;
       *h = static_cast<std::uint32_t>(k);
     }
-    std::vector<launch_row> rows;
+    table_vector<launch_row> rows;
     if (!v.repeated_calls)  // then every piece of work with a call makes one row
       rows.reserve(static_cast<std::size_t>(std::count_if(
           v.work.begin(), v.work.end(),
@@ -110,11 +110,11 @@ struct hta_launch_stats {
   bool drop_last_step = false;
 
   template <class Schema>
-  [[nodiscard]] std::vector<launch_row> operator()(const basic_event_table<Schema>& t) const {
+  [[nodiscard]] table_vector<launch_row> operator()(const basic_event_table<Schema>& t) const {
     return (*this)(t, hta_frame(t, drop_last_step));
   }
   template <class Schema>
-  [[nodiscard]] std::vector<launch_row> operator()(
+  [[nodiscard]] table_vector<launch_row> operator()(
       [[maybe_unused]] const basic_event_table<Schema>& t, const hta_frame& f) const {
     auto named = [&](const hta_row& r) {
       return (r.flags & hta_flag::launch) != 0 ||
@@ -134,7 +134,7 @@ struct hta_launch_stats {
       if (r.stream != -1 && launched(r.correlation)) gpu.emplace_back(r.correlation, &r);
     std::stable_sort(gpu.begin(), gpu.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::vector<launch_row> rows;
+    table_vector<launch_row> rows;
     rows.reserve(gpu.size());
     for (const hta_row& c : f.rows) {
       if (c.stream != -1 || !launched(c.correlation)) continue;
@@ -157,8 +157,8 @@ struct hta_launch_stats {
 };
 
 template <class Schema, class Policy = exact_launch_stats>
-[[nodiscard]] std::vector<launch_row> launch_stats(const basic_event_table<Schema>& t,
-                                                   const Policy& policy = {}) {
+[[nodiscard]] table_vector<launch_row> launch_stats(const basic_event_table<Schema>& t,
+                                                    const Policy& policy = {}) {
   return policy(t);
 }
 

@@ -46,9 +46,9 @@ struct queue_step {
 struct stream_queue {
   std::int32_t device = -1;
   std::int64_t stream = -1;
-  std::vector<queue_step> steps;  ///< in time order
-  interval_stats summary;         ///< of the steps' lengths
-  std::int64_t time_full = 0;     ///< time at or above `full` (to the last step)
+  table_vector<queue_step> steps;  ///< in time order
+  interval_stats summary;          ///< of the steps' lengths
+  std::int64_t time_full = 0;      ///< time at or above `full` (to the last step)
 };
 
 namespace detail {
@@ -76,7 +76,7 @@ std::vector<stream_queue> queues_of(Changes changes, std::int64_t full) {
   }
   std::vector<stream_queue> out;
   for (auto& [key, q] : by) {
-    std::vector<std::int64_t> lengths;
+    scratch_vector<std::int64_t> lengths;
     lengths.reserve(q.steps.size());
     for (std::size_t k = 0; k < q.steps.size(); ++k) {
       lengths.push_back(q.steps[k].length);

@@ -13,6 +13,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <span>
 #include <vector>
 
 #include "tracemodel/algo/device_time.hpp"
@@ -42,9 +43,9 @@ namespace detail {
 }  // namespace detail
 
 [[nodiscard]] inline temporal_breakdown_row temporal_breakdown(
-    const std::vector<device_interval>& iv) {
+    std::span<const device_interval> iv) {
   temporal_breakdown_row r;
-  const std::vector<span> all = merge_intervals(iv, [](const device_interval&) { return true; });
+  const auto all = merge_intervals(iv, [](const device_interval&) { return true; });
   if (all.empty()) return r;
   r.any = true;
   std::int64_t busy = 0, compute = 0;

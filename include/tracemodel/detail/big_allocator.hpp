@@ -94,7 +94,8 @@ class region_cache : public cache_accounting<region_cache> {
   /// regions split, the front `size` bytes of the best one that holds them (the front of a
   /// freed array before what is left of one; then the smallest; then the most recently freed;
   /// `actual` is `size`); elsewhere a whole region of at most twice that (`actual` is its size).
-  void* take(std::size_t size, std::size_t& actual) noexcept {
+  /// `front`, if given, tells whether it was the front of a freed array.
+  void* take(std::size_t size, std::size_t& actual, bool* front = nullptr) noexcept {
     std::lock_guard lock(mutex_);
     std::size_t best = regions_.size();
     auto better = [](const region& a, const region& b) {  // a before b
@@ -107,19 +108,9 @@ class region_cache : public cache_accounting<region_cache> {
           (best == regions_.size() || better(regions_[i], regions_[best])))
         best = i;
     if (best == regions_.size()) return nullptr;
-    region& r = regions_[best];
-    void* p = r.p;
-    actual = splits ? size : r.size;
-    cached_ -= actual;
-    if (r.size > actual) {
-      r.p = static_cast<char*>(r.p) + actual;
-      r.size -= actual;
-      r.freed_front = false;
-    } else {
-      r = regions_.back();
-      regions_.pop_back();
-    }
-    return p;
+    if (front != nullptr) *front = regions_[best].freed_front;
+    actual = splits ? size : regions_[best].size;
+    return take_front(best, actual);
   }
   /// Keeps a region if it fits under the limit (merged with the cached regions next to it,
   /// where regions split); returns false when the caller must unmap it.
@@ -153,6 +144,42 @@ class region_cache : public cache_accounting<region_cache> {
   }
   void set_limit(std::size_t bytes) noexcept;
 
+  struct piece {
+    void* p;
+    std::size_t size;
+  };
+  /// Where regions split: cached regions up to `size` bytes in all and at most `max` pieces,
+  /// taken out of the cache (the last one split if it is larger than what is left to fill):
+  /// fronts of freed arrays (the pages most likely touched), the most recently freed first,
+  /// then, with `rests`, what is left of regions (the rest of a split array may have been
+  /// touched as well). A request that no freed front holds moves them into its own memory
+  /// (`fill_from_cache`), so that pages touched once serve it instead of new ones: the cache
+  /// keeps no touched pages while a request touches fresh ones. Returns how many pieces.
+  std::size_t take_pieces(std::size_t size, piece* out, std::size_t max, bool rests) noexcept {
+    if constexpr (!splits) {
+      return 0;
+    } else {
+      std::lock_guard lock(mutex_);
+      std::size_t n = 0;
+      while (size > 0 && n < max) {
+        std::size_t best = regions_.size();
+        auto before = [](const region& a, const region& b) {
+          if (a.freed_front != b.freed_front) return a.freed_front;
+          return a.stamp > b.stamp;
+        };
+        for (std::size_t i = 0; i < regions_.size(); ++i)
+          if ((rests || regions_[i].freed_front) &&
+              (best == regions_.size() || before(regions_[i], regions_[best])))
+            best = i;
+        if (best == regions_.size()) break;
+        const std::size_t len = std::min(regions_[best].size, size);
+        out[n++] = {take_front(best, len), len};
+        size -= len;
+      }
+      return n;
+    }
+  }
+
  private:
   struct region {
     void* p;
@@ -160,6 +187,22 @@ class region_cache : public cache_accounting<region_cache> {
     bool freed_front = true;  // begins where a freed array began
     std::uint64_t stamp = 0;  // when it was freed (larger: later)
   };
+  /// The first `len` bytes of region `i` (with the lock held), out of the cache: what is left
+  /// of it stays, no longer a freed array's front.
+  void* take_front(std::size_t i, std::size_t len) noexcept {
+    region& r = regions_[i];
+    void* p = r.p;
+    cached_ -= len;
+    if (r.size > len) {
+      r.p = static_cast<char*>(r.p) + len;
+      r.size -= len;
+      r.freed_front = false;
+    } else {
+      r = regions_.back();
+      regions_.pop_back();
+    }
+    return p;
+  }
   std::vector<region> regions_;
   std::uint64_t stamp_ = 0;
 };
@@ -332,13 +375,34 @@ class cache_holders {
 
 // Not inlined: callers are flattened hot paths (the reader's direct_event) that only grow
 // arrays now and then; inlining the caches' code there made them much slower to compile.
+/// Moves the pages of cached regions (`take_pieces`) into `[p, p + size)`, memory of ours that
+/// has not been touched (whole huge pages): pages touched before serve it, no fault, no new
+/// page (a move of the page tables, not a copy; what no cached region covers stays untouched).
+inline void fill_from_cache([[maybe_unused]] void* p, [[maybe_unused]] std::size_t size,
+                            [[maybe_unused]] bool rests) noexcept {
+#if TRACEMODEL_BIG_ALLOC_MMAP
+  region_cache::piece pieces[16];
+  const std::size_t n = region_cache::instance().take_pieces(size, pieces, 16, rests);
+  char* at = static_cast<char*>(p);
+  for (std::size_t i = 0; i < n; ++i) {
+    const region_cache::piece& q = pieces[i];
+    if (::mremap(q.p, q.size, q.size, MREMAP_MAYMOVE | MREMAP_FIXED, at) == MAP_FAILED &&
+        !region_cache::instance().give(q.p, q.size))
+      ::munmap(q.p, q.size);  // (`at` keeps its own untouched pages then)
+    at += q.size;
+  }
+#endif
+}
+
 TRACEMODEL_NOINLINE inline void* big_allocate(std::size_t bytes) {
   if (bytes >= huge_page) {
     const std::size_t size = big_size(bytes);
     std::size_t actual = 0;
-    if (void* p = region_cache::instance().take(size, actual)) {
+    bool front = false;
+    if (void* p = region_cache::instance().take(size, actual, &front)) {
       if (actual != size) region_sizes::instance().remember(p, actual);
       bytes_in_use().fetch_add(actual, std::memory_order_relaxed);
+      if (!front) fill_from_cache(p, size, false);  // what is left of a region: untouched
       return p;
     }
     bytes_in_use().fetch_add(size, std::memory_order_relaxed);
@@ -357,6 +421,7 @@ TRACEMODEL_NOINLINE inline void* big_allocate(std::size_t bytes) {
 #ifdef MADV_HUGEPAGE
     ::madvise(reinterpret_cast<void*>(a), size, MADV_HUGEPAGE);
 #endif
+    fill_from_cache(reinterpret_cast<void*>(a), size, true);
     return reinterpret_cast<void*>(a);
 #else
     try {
@@ -391,6 +456,27 @@ TRACEMODEL_NOINLINE inline void big_deallocate(void* p, std::size_t bytes) noexc
     return;
   }
   ::operator delete(p);
+}
+
+/// `big_deallocate` for an array whose first `released` bytes were given back with
+/// `big_release`: that part is unmapped rather than cached (its pages are gone already, and a
+/// cached front is taken to be touched); the rest is freed as usual.
+inline void big_deallocate_released(void* p, std::size_t bytes, std::size_t released) noexcept {
+#if TRACEMODEL_BIG_ALLOC_MMAP
+  if (bytes >= huge_page && released >= huge_page) {
+    const std::size_t size = region_sizes::instance().forget(p, big_size(bytes));
+    bytes_in_use().fetch_sub(size, std::memory_order_relaxed);
+    const std::size_t cut = std::min(released & ~(huge_page - 1), size);
+    ::munmap(p, cut);
+    char* const rest = static_cast<char*>(p) + cut;
+    if (size > cut && !region_cache::instance().give(rest, size - cut))
+      unmap_region(rest, size - cut);
+    return;
+  }
+#else
+  (void)released;
+#endif
+  big_deallocate(p, bytes);
 }
 
 /// Returns the whole huge pages within bytes [from, to) of an array to the operating system

@@ -45,6 +45,10 @@ struct gpu_report_options : read_options {
   /// Without them (their summaries stay) the report's memory follows the ranks being read, not
   /// every rank: the series grow with the trace (about 72 bytes per launch).
   bool series = true;
+  /// Ranks analysed at the same time (0: as many as threads read). Each holds its table and
+  /// the scratch arrays of an analysis (about 1.6 tables in all), a rank being read about 1.3:
+  /// with the default, one rank is analysed while the next ones are read.
+  unsigned analysed_at_once = 1;
   /// Called with each rank's table once its results are taken, before it is dropped (on the
   /// thread that read it: several at once when ranks are read in parallel).
   std::function<void(std::int64_t rank, event_table& table)> each_rank;
@@ -57,7 +61,7 @@ struct gpu_rank {
   std::optional<double> overlap;  ///< communication hidden behind computation, %
   std::vector<idle_row> idle;
   std::vector<kernel_row> kernels;  ///< by class, then name
-  std::vector<launch_row> launches;
+  table_vector<launch_row> launches;
   std::vector<stream_queue> queues;
   std::vector<memory_bandwidth_series> bandwidth;
   std::vector<kernel_row> gpu_annotations;   ///< by name
@@ -80,7 +84,7 @@ namespace detail {
 /// What both policies share once the intervals and the per-stream analyses are taken.
 template <class Schema>
 void gpu_rank_rest(gpu_rank& r, const basic_event_table<Schema>& t,
-                   const std::vector<device_interval>& iv) {
+                   std::span<const device_interval> iv) {
   r.temporal = temporal_breakdown(iv);
   r.overlap = comm_comp_overlap(iv);
   r.class_sets = class_overlap_times(iv);
@@ -91,7 +95,7 @@ template <class Schema>
 gpu_rank gpu_rank_of(const basic_event_table<Schema>& t) {
   gpu_rank r;
   const device_view v(t);
-  const std::vector<device_interval> iv = exact_device_time::intervals(t, v);
+  const auto iv = exact_device_time::intervals(t, v);
   r.idle = exact_idle_time{}(t, v);
   const exact_kernel_breakdown kernels;  // (a temporary here crashes g++ 12)
   r.kernels = kernels(t, v);
@@ -108,7 +112,7 @@ gpu_rank gpu_rank_of(const basic_event_table<Schema>& t) {
 template <class Schema>
 gpu_rank gpu_rank_of(const basic_event_table<Schema>& t, const hta_frame& f) {
   gpu_rank r;
-  const std::vector<device_interval> iv = hta_device_time::intervals(t, f);
+  const auto iv = hta_device_time::intervals(t, f);
   r.idle = hta_idle_time{}(t, f);
   const hta_kernel_breakdown kernels;
   r.kernels = kernels.from_intervals(t, iv);
@@ -135,33 +139,36 @@ gpu_rank gpu_rank_of(const basic_event_table<Schema>& t, const hta_frame& f) {
   };
   read_options ro = o;
   ro.keep_file_order = ro.keep_file_order || o.hta;  // HTA's frame is in file order
-  auto ranks = for_each_rank(files, ro, [&](std::int64_t rank, event_table& t) {
-    both b;
-    if (o.hta) {
-      // HTA drops the last step when the ranks together name two or more: known now if this
-      // rank names two, else both ways are taken and the choice made once every rank is read.
-      b.steps = hta_step_names(t);
-      // The whole frame is given back before the filtered one is analysed.
-      std::optional<hta_frame> all(std::in_place, t);
-      if (b.steps.size() < 2) b.kept[0] = detail::gpu_rank_of(t, *all);
-      const hta_frame f = all->without_last_step();
-      all.reset();
-      b.kept[1] = detail::gpu_rank_of(t, f);
-    } else {
-      b.kept[0] = detail::gpu_rank_of(t);
-    }
-    b.kept[0].rank = b.kept[1].rank = rank;
-    if (!o.series)
-      for (gpu_rank& r : b.kept) {
-        // (`= {}` would pick the initializer-list assignment: emptied, the memory kept)
-        std::vector<launch_row>().swap(r.launches);
-        for (stream_queue& q : r.queues) std::vector<queue_step>().swap(q.steps);
-        for (memory_bandwidth_series& m : r.bandwidth)
-          std::vector<std::pair<std::int64_t, double>>().swap(m.steps);
-      }
-    if (o.each_rank) o.each_rank(rank, t);
-    return b;
-  });
+  auto ranks = for_each_rank(
+      files, ro,
+      [&](std::int64_t rank, event_table& t) {
+        both b;
+        if (o.hta) {
+          // HTA drops the last step when the ranks together name two or more: known now if this
+          // rank names two, else both ways are taken and the choice made once every rank is read.
+          b.steps = hta_step_names(t);
+          // The whole frame is given back before the filtered one is analysed.
+          std::optional<hta_frame> all(std::in_place, t);
+          if (b.steps.size() < 2) b.kept[0] = detail::gpu_rank_of(t, *all);
+          const hta_frame f = all->without_last_step();
+          all.reset();
+          b.kept[1] = detail::gpu_rank_of(t, f);
+        } else {
+          b.kept[0] = detail::gpu_rank_of(t);
+        }
+        b.kept[0].rank = b.kept[1].rank = rank;
+        if (!o.series)
+          for (gpu_rank& r : b.kept) {
+            // (`= {}` would pick the initializer-list assignment: emptied, the memory kept)
+            table_vector<launch_row>().swap(r.launches);
+            for (stream_queue& q : r.queues) table_vector<queue_step>().swap(q.steps);
+            for (memory_bandwidth_series& m : r.bandwidth)
+              std::vector<std::pair<std::int64_t, double>>().swap(m.steps);
+          }
+        if (o.each_rank) o.each_rank(rank, t);
+        return b;
+      },
+      o.analysed_at_once);
   std::vector<std::string> steps;
   for (const auto& [rank, b] : ranks) steps.insert(steps.end(), b.steps.begin(), b.steps.end());
   std::sort(steps.begin(), steps.end());

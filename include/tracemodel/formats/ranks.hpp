@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
 #include <mutex>
@@ -93,10 +94,13 @@ template <class Schema>
 
 /// Reads each file, finds its rank and calls `fn(rank, table)`; returns the results as (rank,
 /// result) pairs ordered by rank. The first error (a file that cannot be read, a rank given
-/// twice) is thrown, naming the file(s).
+/// twice) is thrown, naming the file(s). `at_once` (0: no limit) caps the calls of `fn` that run
+/// at the same time: a thread whose table is read waits for a free turn, while the others read.
+/// With one turn and two threads, one rank is analysed while the next is read, and the memory
+/// holds one analysis's scratch arrays, not one per thread.
 template <class Fn>
 [[nodiscard]] auto for_each_rank(const std::vector<std::string>& files, const read_options& options,
-                                 Fn fn) {
+                                 Fn fn, unsigned at_once = 0) {
   using result = std::invoke_result_t<Fn&, std::int64_t, event_table&>;
   struct slot {
     std::int64_t rank = 0;
@@ -106,6 +110,31 @@ template <class Fn>
   std::atomic<std::size_t> next{0};
   std::mutex m;
   std::exception_ptr error;
+  std::condition_variable turn_free;
+  unsigned turns = at_once;  // free turns (guarded by m)
+  struct turn {              // one call of fn, when at_once caps them
+    std::mutex& m;
+    std::condition_variable& free;
+    unsigned& turns;
+    bool capped;
+    turn(std::mutex& mu, std::condition_variable& f, unsigned& t, bool c)
+        : m(mu), free(f), turns(t), capped(c) {
+      if (!capped) return;
+      std::unique_lock lock(m);
+      free.wait(lock, [&] { return turns > 0; });
+      --turns;
+    }
+    ~turn() {
+      if (!capped) return;
+      {
+        std::lock_guard lock(m);
+        ++turns;
+      }
+      free.notify_one();
+    }
+    turn(const turn&) = delete;
+    turn& operator=(const turn&) = delete;
+  };
   // The files are the parallel part; threads left over (fewer files than threads) read them.
   const unsigned budget = detail::thread_budget(options);
   read_options one = options;
@@ -118,6 +147,7 @@ template <class Fn>
         const std::optional<std::int64_t> r = distributed_rank(t);
         const std::optional<std::int64_t> n = r ? r : rank_in_name(files[i]);
         slots[i].rank = n ? *n : static_cast<std::int64_t>(i);
+        const turn held(m, turn_free, turns, at_once > 0);
         slots[i].value.emplace(fn(slots[i].rank, t));
       } catch (const input_error& e) {
         std::lock_guard lock(m);

@@ -59,7 +59,7 @@ class trace_text {
     return *this;
   }
   ~trace_text() {
-    if (p_ != nullptr) detail::big_deallocate(p_, cap_);
+    if (p_ != nullptr) detail::big_deallocate_released(p_, cap_, released_);
   }
 
   [[nodiscard]] char* data() noexcept { return p_; }
@@ -76,7 +76,7 @@ class trace_text {
     if (want <= cap_) return;
     char* q = static_cast<char*>(detail::big_allocate(want));
     if (size_ > 0) std::memcpy(q, p_, size_);
-    if (p_ != nullptr) detail::big_deallocate(p_, cap_);
+    if (p_ != nullptr) detail::big_deallocate_released(p_, cap_, released_);
     p_ = q;
     cap_ = want;
     released_ = 0;
