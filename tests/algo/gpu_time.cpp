@@ -835,10 +835,12 @@ random_trace make_random_trace(std::mt19937_64& rng) {
   std::shuffle(starts.begin(), starts.end(), rng);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   const int ids = pick(1, n);
+  // Dense ids (the view looks them up in an array) or ids far apart (in a hash map).
+  const std::uint64_t spread = pick(0, 1) == 1 ? 1 : 1'000'003;
   r.json = R"({"traceEvents":[)";
   for (int k = 0; k < 2 * n; ++k) {
     const std::int64_t ts = starts[static_cast<std::size_t>(k)];
-    const auto corr = static_cast<std::uint64_t>(pick(1, ids + 2));
+    const auto corr = static_cast<std::uint64_t>(pick(1, ids + 2)) * spread;
     if (k > 0) r.json += ",";
     if (k % 2 == 0) {
       const random_call c{ts, pick(1, 5), corr};

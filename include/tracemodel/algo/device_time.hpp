@@ -112,9 +112,6 @@ struct device_view {
   template <class Schema>
   explicit device_view(const basic_event_table<Schema>& t,
                        const kernel_classifier& classifier = {}) {
-    // The place of the last call of each correlation id (sized for a trace that is mostly
-    // launches, their calls and their ops).
-    detail::flat_map<std::uint32_t> call_of(t.size() / 4);
     detail::flat_map<bool> communication;  // per kernel name, asked once
     for (event_index i = 0; i < t.size(); ++i) {
       const auto& e = t.events[i];
@@ -125,15 +122,8 @@ struct device_view {
         continue;
       }
       if (d->stream < 0) {
-        if (d->correlation_id != 0 && is_launch_call(d->activity)) {
-          auto [place, added] =
-              call_of.try_emplace(d->correlation_id, static_cast<std::uint32_t>(calls.size()));
-          if (!added) {
-            repeated_calls = true;
-            *place = static_cast<std::uint32_t>(calls.size());
-          }
+        if (d->correlation_id != 0 && is_launch_call(d->activity))
           calls.push_back({i, e.start_ns, d->end_ns, d->correlation_id});
-        }
         continue;
       }
       if (e.instant_scope != 0) continue;
@@ -162,13 +152,49 @@ struct device_view {
       work.push_back({e.start_ns, d->end_ns, d->stream, d->correlation_id, 0, i, no_event, 0,
                       d->device, d->name, d->activity, c});
     }
+    link_calls();
+  }
+
+ private:
+  /// Each piece of work's call: the last call of its correlation id. The ids are looked up in
+  /// an array over their range when they are dense (Kineto numbers them in order: a hash map's
+  /// random probes were a fifth of the analyses' time), else in a hash map.
+  void link_calls() {
+    constexpr std::uint32_t none = ~std::uint32_t{0};
+    auto link = [&](device_work& w, std::uint32_t c) {
+      w.call = calls[c].event;
+      w.launched = calls[c].start;
+      w.call_place = c;
+    };
+    if (calls.empty()) return;
+    std::uint64_t lo = calls.front().correlation, hi = lo;
+    for (const launch_call& c : calls) {
+      lo = std::min(lo, c.correlation);
+      hi = std::max(hi, c.correlation);
+    }
+    if (hi - lo < 4 * calls.size() + 1024) {
+      table_vector<std::uint32_t> place(hi - lo + 1, none);
+      for (std::size_t k = 0; k < calls.size(); ++k) {
+        std::uint32_t& p = place[calls[k].correlation - lo];
+        repeated_calls = repeated_calls || p != none;
+        p = static_cast<std::uint32_t>(k);
+      }
+      for (device_work& w : work)
+        if (w.correlation >= lo && w.correlation <= hi)
+          if (const std::uint32_t c = place[w.correlation - lo]; c != none) link(w, c);
+      return;
+    }
+    detail::flat_map<std::uint32_t> call_of(calls.size());
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      auto [p, added] = call_of.try_emplace(calls[k].correlation, static_cast<std::uint32_t>(k));
+      if (!added) {
+        repeated_calls = true;
+        *p = static_cast<std::uint32_t>(k);
+      }
+    }
     for (device_work& w : work)
       if (w.correlation != 0)
-        if (const std::uint32_t* c = call_of.find(w.correlation)) {
-          w.call = calls[*c].event;
-          w.launched = calls[*c].start;
-          w.call_place = *c;
-        }
+        if (const std::uint32_t* c = call_of.find(w.correlation)) link(w, *c);
   }
 };
 
