@@ -30,6 +30,9 @@
 // next call and waits for those that record; one that does not (idle, blocked) is reported.
 // `start`/`stop` switch recording without joining anything; an op begun before a stop still
 // gets its end. The queue must outlive the threads' use of it (make it static).
+//
+// Its parts: the blocks and per-thread state (live_blocks.hpp), the side data on the
+// consumer's side (live_side.hpp), the tables of parts (table_sink.hpp).
 #pragma once
 
 #include <algorithm>
@@ -52,6 +55,7 @@
 #include "tracemodel/collect/clock.hpp"
 #include "tracemodel/collect/encoder.hpp"
 #include "tracemodel/collect/live_blocks.hpp"
+#include "tracemodel/collect/live_side.hpp"
 #include "tracemodel/collect/record_queue.hpp"
 #include "tracemodel/collect/records.hpp"
 #include "tracemodel/collect/table_sink.hpp"
@@ -466,10 +470,9 @@ class live_queue {
       if (kind != part_kind::drain) read_tails(tail, tail_side);
     }
     if constexpr (has_side) {
-      refs_.clear();
-      chains_.clear();
-      index_side(carried_side.data(), carried_side.size());  // (the blocks' own: in convert)
-      index_side(tail_side.data(), tail_side.size());
+      side_index_.begin_part();
+      side_index_.index_side(carried_side.data(), carried_side.size());  // (blocks': in convert)
+      side_index_.index_side(tail_side.data(), tail_side.size());
     }
     event_table part = convert(taken, carried, carried_ends, tail, kind);
     if (!part.events.empty() || part.anomalies.total() != 0) sink(std::move(part));
@@ -872,7 +875,6 @@ class live_queue {
       if (syncs_.size() > 4096) syncs_.erase(syncs_.begin() + 1, syncs_.begin() + 2049);
     }
     event_table part;
-    dtype_known_.fill(false);  // names of this part
     const process_key pid = detail::process_id();
     // Names by address: the blocks' names stay where they are until this part is made.
     struct cached_name {
@@ -919,8 +921,7 @@ class live_queue {
       f.correlation_id = id;
       f.debug_handle = debug;
       if constexpr (has_side)
-        if (local_ != no_ref || chains_.size() != 0 || !side_.empty())
-          attach_side(part, e, f, id, copy);
+        if (side_index_.any()) side_index_.attach_side(part, e, f, id, copy);
       if (end == nullptr) {
         f.flags |= op_flag::unfinished;
         f.end_ns = no_end_ns;
@@ -969,12 +970,12 @@ class live_queue {
       }
     };
     for (detail::live_block* b : taken) {
-      if constexpr (has_side) index_block(*b);
+      if constexpr (has_side) side_index_.index_block(*b);
       for (std::uint32_t k = 0; k < b->count; ++k) {
         const op_record& r = b->records[k];
         if ((r.flags & detail::late_end_flag) != 0) continue;
         const late end{r.end, r.end_tid};
-        if constexpr (has_side) local_ = local_first_[k];
+        if constexpr (has_side) side_index_.select(k);
         if (r.end != 0 && k >= b->tail_records && early_.empty()) [[likely]] {  // the most
           emit(b->id_start + k, b->tid, r.start, {r.name, r.name_len}, r.sequence_number,
                r.fwd_thread_id, r.debug_handle, r.scope, r.flags, &end);
@@ -983,11 +984,10 @@ class live_queue {
         } else {
           begun(b->id_start + k, b->tid, r, r.end != 0 ? &end : nullptr);
         }
-        if constexpr (has_side)
-          if (local_ != no_ref) keep_entries(b->id_start + k, local_);  // not handed out yet
+        if constexpr (has_side) side_index_.keep_selected(b->id_start + k);  // not handed out yet
       }
     }
-    local_ = no_ref;
+    side_index_.deselect();
     for (const tail_op& o : tail)
       if (!o.late_end) {
         op_record r = o.record;
@@ -1016,16 +1016,8 @@ class live_queue {
              p.scope, p.flags, nullptr, true);
     }
     if constexpr (has_side) {
-      // The entries of ops not handed out (open, or not come yet) are copied out of the blocks
-      // before they are recycled.
-      chains_.for_each([&](std::uint64_t id, const side_chain& c) {
-        if (!c.consumed) keep_entries(id, c.first);
-      });
-      chains_.clear();
-      if (kind == part_kind::last) {
-        orphan_side = side_.size();
-        side_.clear();
-      }
+      side_index_.end_part();
+      if (kind == part_kind::last) orphan_side = side_index_.drop_kept();
     }
     // Losses since the last part, per kind, as the part's anomalies.
     std::uint64_t dropped = 0, dropped_ends = 0, evicted = 0, lost_side = 0;
@@ -1102,157 +1094,6 @@ class live_queue {
     return part;
   }
 
-  /// Indexes the block's side entries (beyond what cuts read): those of its own ops by record,
-  /// the others by id.
-  void index_block(const detail::live_block& b) {
-    local_first_.assign(b.count, no_ref);
-    local_last_.resize(b.count);
-    const std::uint64_t* p = b.side.get();
-    for (std::uint32_t k = b.tail_side; k + 2 <= b.side_used;) {
-      const auto len = static_cast<std::uint32_t>(2 + (p[k] >> 8));
-      const std::uint64_t at = p[k + 1] - b.id_start;
-      if (at < b.count) {
-        const auto r = static_cast<std::uint32_t>(refs_.size());
-        refs_.push_back({p + k, len, no_ref});
-        if (local_first_[at] == no_ref)
-          local_first_[at] = r;
-        else
-          refs_[local_last_[at]].next = r;
-        local_last_[at] = r;
-      } else {
-        index_side(p + k, len);
-      }
-      k += len;
-    }
-  }
-  /// Copies a chain of entries out of the blocks, for an op handed out later.
-  void keep_entries(std::uint64_t id, std::uint32_t first) {
-    std::vector<std::uint64_t>& to = side_[id];
-    for (std::uint32_t r = first; r != no_ref; r = refs_[r].next)
-      to.insert(to.end(), refs_[r].p, refs_[r].p + refs_[r].n);
-  }
-
-  /// Indexes the side entries of `n` words at `p` by their op's id, for this part.
-  void index_side(const std::uint64_t* p, std::size_t n) {
-    for (std::size_t k = 0; k + 2 <= n;) {
-      const auto len = static_cast<std::uint32_t>(2 + (p[k] >> 8));
-      const auto r = static_cast<std::uint32_t>(refs_.size());
-      refs_.push_back({p + k, len, no_ref});
-      if (auto [c, inserted] = chains_.try_emplace(p[k + 1], side_chain{r, r, false}); !inserted) {
-        refs_[c->last].next = r;
-        c->last = r;
-      }
-      k += len;
-    }
-  }
-
-  /// Decodes the op's side entries into the part: inputs, call stack, module frames, extra
-  /// args (those kept from earlier parts first, then this part's). A copy handed out open keeps
-  /// them for the op's ended self.
-  template <class Event, class Fields>
-  void attach_side(event_table& part, Event& e, Fields& f, std::uint64_t id, bool keep) {
-    bool inputs_done = false;
-    if (!side_.empty())
-      if (const auto it = side_.find(id); it != side_.end()) {
-        decode_side(part, e, f, it->second.data(), it->second.size(), inputs_done);
-        if (!keep) side_.erase(it);
-      }
-    if (local_ != no_ref) {  // the entries in the op's own block
-      for (std::uint32_t r = local_; r != no_ref; r = refs_[r].next)
-        decode_side(part, e, f, refs_[r].p, refs_[r].n, inputs_done);
-      if (!keep) local_ = no_ref;
-    }
-    if (chains_.size() == 0) return;
-    if (side_chain* c = chains_.find(id); c != nullptr && !c->consumed) {
-      for (std::uint32_t r = c->first; r != no_ref; r = refs_[r].next)
-        decode_side(part, e, f, refs_[r].p, refs_[r].n, inputs_done);
-      c->consumed = !keep;
-    }
-  }
-  template <class Event, class Fields>
-  void decode_side(event_table& part, Event& e, Fields& f, const std::uint64_t* w, std::size_t size,
-                   bool& inputs_done) {
-    for (std::size_t k = 0; k + 2 <= size;) {
-      const auto kind = static_cast<detail::side_kind>(w[k] & 0xff);
-      const std::size_t n = static_cast<std::size_t>(w[k] >> 8);
-      const std::uint64_t* p = w + k + 2;
-      const std::uint64_t* end = p + n;
-      k += 2 + n;
-      switch (kind) {
-        case detail::side_kind::inputs:
-          if constexpr (Features.inputs) {
-            if (inputs_done) break;
-            inputs_done = true;
-            io_decoder<const std::uint64_t*> d(p, end);
-            const auto first = static_cast<std::uint32_t>(part.inputs.size());
-            if (!dtype_known_[256]) {  // (names are interned once per part)
-              scalar_id_ = part.strings.intern("Scalar");
-              dtype_known_[256] = true;
-            }
-            const std::uint32_t count =
-                d.next(part.inputs, part.ints, scalar_id_, [&](std::uint8_t c) {
-                  if (!dtype_known_[c]) {
-                    dtype_ids_[c] =
-                        part.strings.intern(std::string_view(value_traits_type::dtype_name(c)));
-                    dtype_known_[c] = true;
-                  }
-                  return dtype_ids_[c];
-                });
-            f.inputs = {first, count};
-          }
-          break;
-        case detail::side_kind::call_stack:
-        case detail::side_kind::modules: {
-          const auto first = static_cast<std::uint32_t>(part.name_lists.size());
-          std::uint32_t count = 0;
-          const std::uint64_t frames = p < end ? *p++ : 0;
-          for (std::uint64_t j = 0; j < frames && p < end; ++j, ++count)
-            part.name_lists.push_back(part.strings.intern(read_bytes(p, end, *p++)));
-          part.add_attr(e,
-                        kind == detail::side_kind::call_stack ? "Call stack" : "Module Hierarchy",
-                        attr_type::string_list)
-              .list = {first, count};
-          break;
-        }
-        case detail::side_kind::extra_args: {
-          const std::uint64_t args = p < end ? *p++ : 0;
-          for (std::uint64_t j = 0; j < args && end - p >= 2; ++j) {
-            const std::uint64_t head = *p++;
-            const std::uint64_t v = *p++;
-            const auto type = static_cast<attr_type>(head & 0xff);
-            const std::string_view key = read_bytes(p, end, (head >> 8) & 0xffffff);
-            const std::string_view str = read_bytes(p, end, head >> 32);
-            attribute& a = part.add_attr(e, key, type);
-            switch (type) {
-              case attr_type::floating:
-                std::memcpy(&a.f, &v, sizeof v);
-                break;
-              case attr_type::boolean:
-                a.b = v != 0;
-                break;
-              case attr_type::string:
-                a.s = part.strings.intern(str);
-                break;
-              default:
-                a.i = static_cast<std::int64_t>(v);
-                break;
-            }
-          }
-          break;
-        }
-      }
-    }
-  }
-  /// `n` bytes packed in words at `p` (advanced past them), cut at `end`.
-  static std::string_view read_bytes(const std::uint64_t*& p, const std::uint64_t* end,
-                                     std::uint64_t n) {
-    const std::size_t words = std::min<std::size_t>(static_cast<std::size_t>((n + 7) / 8),
-                                                    static_cast<std::size_t>(end - p));
-    const std::string_view s(reinterpret_cast<const char*>(p), std::min<std::size_t>(n, words * 8));
-    p += words;
-    return s;
-  }
-
   static constexpr std::size_t wake_batch = 1;
 
   struct cache {
@@ -1284,25 +1125,7 @@ class live_queue {
   std::unordered_map<std::uint64_t, pending_op> open_;
   std::unordered_map<std::uint64_t, late> early_;
   std::vector<clock_sync_point> syncs_;
-  std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> side_;  ///< by op, until handed
-  // This part's side entries, in the blocks: chains of entries by op id.
-  struct side_ref {
-    const std::uint64_t* p;
-    std::uint32_t n;
-    std::uint32_t next;
-  };
-  struct side_chain {
-    std::uint32_t first, last;
-    bool consumed;
-  };
-  static constexpr std::uint32_t no_ref = ~std::uint32_t{0};
-  std::vector<side_ref> refs_;
-  detail::flat_map<side_chain> chains_;                  ///< entries of ops of other blocks, by id
-  std::vector<std::uint32_t> local_first_, local_last_;  ///< a block's own ops' entries
-  std::uint32_t local_ = no_ref;         ///< the entries of the op being handed out, in its block
-  std::array<bool, 257> dtype_known_{};  ///< (256: "Scalar")
-  std::array<name_id, 256> dtype_ids_{};
-  name_id scalar_id_{};
+  detail::live_side_index<Features.inputs, value_traits_type> side_index_;
   std::uint64_t lost_ops_taken_ = 0, lost_ends_taken_ = 0, lost_side_taken_ = 0;
   std::atomic<std::uint64_t> ended_{0}, unfinished_{0}, orphans_{0}, handed_open_{0},
       open_count_{0};
