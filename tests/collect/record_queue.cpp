@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <thread>
@@ -96,6 +98,33 @@ TEST_SUITE("collect" * doctest::skip(!collection_enabled)) {
     CHECK(t[0].start_ns >= before - 1'000'000);
     CHECK(t[0].end_ns() <= after + 1'000'000);
     CHECK(t[0].end_ns() - t[0].start_ns >= 2'000'000);  // it slept 3 ms
+  }
+
+  /// Ticks at twice the steady clock's nanoseconds: a slope to measure.
+  struct double_ticks {
+    static constexpr bool ticks_are_ns = false;
+    static approx_time now() noexcept { return 2 * steady_clock_source::now(); }
+  };
+
+  TEST_CASE("piecewise time converter: a line per stretch between sync points") {
+    piecewise_time_converter<double_ticks> c;
+    const approx_time t0 = double_ticks::now();
+    c.sync(0);  // the second point: at least 2 ms after the first
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    c.sync(0);  // a stretch of its own (stretches of 0 ns: every sync adds a point)
+    const approx_time t1 = double_ticks::now();
+    const std::int64_t w1 = wall_ns();
+    // Now: the wall clock, within the sync points' bracket error.
+    CHECK(std::abs(c(t1) - w1) < 1'000'000);
+    // Ticks are half nanoseconds: 2 ms of ticks is about 1 ms.
+    const std::int64_t d = c(t0 + 4'000'000) - c(t0);
+    CHECK(d > 1'800'000);
+    CHECK(d < 2'200'000);
+    // Before the first point: the first stretch's line, extended.
+    CHECK(c(t0 - 1000) < c(t0));
+    // Before a second point (none synced yet): slope 1 through the only one.
+    const piecewise_time_converter<double_ticks> one;
+    CHECK(one(t1 + 100) - one(t1) == 100);
   }
 
   TEST_CASE("record_queue: an op that never ended is kept and marked") {

@@ -10,11 +10,13 @@
 // already are steady nanoseconds).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <concepts>
 #include <cstdint>
 #include <thread>
+#include <vector>
 
 #include "tracemodel/collect/concepts.hpp"
 #include "tracemodel/config.hpp"
@@ -80,6 +82,19 @@ struct clock_sync_point {
     }
     return best;
   }
+  /// `b`, or, when it is less than `min_span_ns` after `a` (or its ticks are not later), a point
+  /// taken once it is: a slope measured between two points is noisy over a short span. Clocks
+  /// whose ticks already are nanoseconds need no slope: `b` as it is.
+  template <approx_clock Clock>
+  static clock_sync_point settled(clock_sync_point a, clock_sync_point b,
+                                  std::int64_t min_span_ns = 2'000'000) {
+    if constexpr (!Clock::ticks_are_ns)
+      while (b.wall - a.wall < min_span_ns || b.approx <= a.approx) {
+        std::this_thread::sleep_for(std::chrono::nanoseconds(min_span_ns - (b.wall - a.wall)));
+        b = take<Clock>();
+      }
+    return b;
+  }
 };
 
 /// Linear map from approximate-clock ticks to nanoseconds since the Unix epoch.
@@ -96,18 +111,15 @@ class time_converter {
   template <approx_clock Clock>
   static time_converter between(clock_sync_point a, clock_sync_point b,
                                 std::int64_t min_span_ns = 2'000'000) {
-    if constexpr (Clock::ticks_are_ns) {
-      (void)b;
-      (void)min_span_ns;
-      return time_converter(a, 1.0);
-    } else {
-      while (b.wall - a.wall < min_span_ns || b.approx <= a.approx) {
-        std::this_thread::sleep_for(std::chrono::nanoseconds(min_span_ns - (b.wall - a.wall)));
-        b = clock_sync_point::take<Clock>();
-      }
-      return time_converter(
-          a, static_cast<double>(b.wall - a.wall) / static_cast<double>(b.approx - a.approx));
-    }
+    return through<Clock>(a, clock_sync_point::settled<Clock>(a, b, min_span_ns));
+  }
+  /// The line through `a` and `b` as they are (slope 1 for nanosecond ticks, or when their
+  /// ticks are equal).
+  template <approx_clock Clock>
+  static time_converter through(clock_sync_point a, clock_sync_point b) noexcept {
+    if (Clock::ticks_are_ns || b.approx == a.approx) return time_converter(a, 1.0);
+    return time_converter(
+        a, static_cast<double>(b.wall - a.wall) / static_cast<double>(b.approx - a.approx));
   }
 
   [[nodiscard]] std::int64_t operator()(approx_time t) const noexcept {
@@ -121,6 +133,43 @@ class time_converter {
  private:
   clock_sync_point origin_{};
   double ns_per_tick_ = 1.0;
+};
+
+/// Ticks to nanoseconds over a session of hours: a line per stretch between sync points taken
+/// now and then (`sync`, at each drain of a live queue), since one line fitted over hours
+/// drifts. The first point is taken on construction; the second at least 2 ms after it.
+template <approx_clock Clock>
+class piecewise_time_converter {
+ public:
+  piecewise_time_converter() { points_.push_back(clock_sync_point::take<Clock>()); }
+  /// A sync point now: a new stretch once the last one is `stretch_ns` old, else the last point
+  /// moves here. At most 4,096 points are kept (the oldest half after the first goes).
+  void sync(std::int64_t stretch_ns = 100'000'000) {
+    clock_sync_point now = clock_sync_point::take<Clock>();
+    if (points_.size() == 1) now = clock_sync_point::settled<Clock>(points_.front(), now);
+    if (points_.size() == 1 || now.wall - points_.back().wall >= stretch_ns)
+      points_.push_back(now);
+    else if (now.approx > points_.back().approx)
+      points_.back() = now;
+    if (points_.size() > 4096) points_.erase(points_.begin() + 1, points_.begin() + 2049);
+  }
+  /// `t` in nanoseconds since the Unix epoch, by the line of its stretch (the first or last
+  /// stretch's beyond the points).
+  [[nodiscard]] std::int64_t operator()(approx_time t) const {
+    const std::size_t n = points_.size();
+    if (n == 1) return time_converter::through<Clock>(points_[0], points_[0])(t);
+    if (t >= points_[n - 2].approx)  // most ticks: the last stretch
+      return time_converter::through<Clock>(points_[n - 2], points_[n - 1])(t);
+    const auto it =
+        std::upper_bound(points_.begin(), points_.end(), t,
+                         [](approx_time x, const clock_sync_point& p) { return x < p.approx; });
+    const std::size_t hi =
+        std::clamp<std::size_t>(static_cast<std::size_t>(it - points_.begin()), 1, n - 1);
+    return time_converter::through<Clock>(points_[hi - 1], points_[hi])(t);
+  }
+
+ private:
+  std::vector<clock_sync_point> points_;
 };
 
 namespace detail {

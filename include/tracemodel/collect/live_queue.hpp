@@ -143,7 +143,6 @@ class live_queue {
     if (o_.block_records < 2) o_.block_records = 2;
     if constexpr (!has_side) o_.side_words = 0;
     state_.store(o_.start_stopped ? 0 : 1, std::memory_order_relaxed);
-    syncs_.push_back(clock_sync_point::take<clock>());
     detail::live_registry& r = detail::live_registry::instance();
     const std::lock_guard lock(r.mutex);
     r.queues.emplace(id_, detail::live_registry::entry{this, [](void* q, detail::live_thread* t) {
@@ -827,53 +826,10 @@ class live_queue {
     sealed_cv_.notify_all();
   }
 
-  static clock_sync_point measured_after(clock_sync_point a) {
-    clock_sync_point p = clock_sync_point::take<clock>();
-    while (p.wall - a.wall < 2'000'000 || p.approx <= a.approx) {
-      std::this_thread::sleep_for(std::chrono::microseconds(500));
-      p = clock_sync_point::take<clock>();
-    }
-    return p;
-  }
-
-  /// The ticks' converter for `t`: piecewise between the sync points taken at drains.
-  std::int64_t to_ns(approx_time t) const {
-    if (const std::size_t n = syncs_.size(); n >= 2 && t >= syncs_[n - 2].approx)
-      return through(syncs_[n - 2], syncs_[n - 1], t);  // (most ticks: the last stretch)
-    auto it =
-        std::upper_bound(syncs_.begin(), syncs_.end(), t,
-                         [](approx_time x, const clock_sync_point& p) { return x < p.approx; });
-    std::size_t hi = static_cast<std::size_t>(it - syncs_.begin());
-    if (hi == 0) hi = 1;
-    if (hi >= syncs_.size()) hi = syncs_.size() - 1;
-    return through(syncs_[hi - 1], syncs_[hi], t);
-  }
-  static std::int64_t through(const clock_sync_point& a, const clock_sync_point& b,
-                              approx_time t) noexcept {
-    const double slope =
-        clock::ticks_are_ns || b.approx == a.approx
-            ? 1.0
-            : static_cast<double>(b.wall - a.wall) / static_cast<double>(b.approx - a.approx);
-    return a.wall + static_cast<std::int64_t>(
-                        static_cast<double>(static_cast<std::int64_t>(t - a.approx)) * slope);
-  }
-
   event_table convert(std::deque<detail::live_block*>& taken, std::vector<pending_op>& carried,
                       const std::vector<carried_end>& carried_ends,
                       const std::vector<tail_op>& tail, part_kind kind) {
-    // A sync point for this drain: the ticks of each stretch between two are converted with
-    // that stretch's own slope (one fit over hours would drift). The first is measured at
-    // least 2 ms after the queue's creation point.
-    {
-      const clock_sync_point now = syncs_.size() == 1 && !clock::ticks_are_ns
-                                       ? measured_after(syncs_.front())
-                                       : clock_sync_point::take<clock>();
-      if (syncs_.size() == 1 || now.wall - syncs_.back().wall >= 100'000'000)
-        syncs_.push_back(now);
-      else if (now.approx > syncs_.back().approx)
-        syncs_.back() = now;
-      if (syncs_.size() > 4096) syncs_.erase(syncs_.begin() + 1, syncs_.begin() + 2049);
-    }
+    to_ns_.sync();  // a sync point for this drain: each stretch between two has its own slope
     event_table part;
     const process_key pid = detail::process_id();
     // Names by address: the blocks' names stay where they are until this part is made.
@@ -909,7 +865,7 @@ class live_queue {
                     std::int64_t seq, std::uint64_t fwd, std::int64_t debug, op_scope scope,
                     std::uint8_t flags, const late* end, bool copy = false) {
       auto& e = part.events.emplace_back();
-      e.start_ns = to_ns(start);
+      e.start_ns = to_ns_(start);
       e.tid = tid;
       e.pid = pid;
       auto& f = e.fields.template emplace<default_schema::index_of<event_kind::op>>();
@@ -929,7 +885,7 @@ class live_queue {
         part.anomalies.add(anomaly::unfinished_op);
         ++(copy ? handed_open : unfinished);
       } else {
-        const std::int64_t end_ns = to_ns(end->end);
+        const std::int64_t end_ns = to_ns_(end->end);
         f.end_ns = std::max(e.start_ns, end_ns);
         if (end_ns < e.start_ns) part.anomalies.add(anomaly::end_before_start);
         f.end_tid = end->tid;
@@ -1077,7 +1033,7 @@ class live_queue {
         ends = part.anomalies[anomaly::lost_end];
         ops + ends > 0) {
       auto& e = part.events.emplace_back();
-      e.start_ns = to_ns(clock::now());
+      e.start_ns = to_ns_(clock::now());
       e.pid = pid;
       e.instant_scope = 'g';
       auto& f = e.fields.template emplace<default_schema::index_of<event_kind::op>>();
@@ -1124,7 +1080,7 @@ class live_queue {
   std::mutex drain_mutex_;
   std::unordered_map<std::uint64_t, pending_op> open_;
   std::unordered_map<std::uint64_t, late> early_;
-  std::vector<clock_sync_point> syncs_;
+  piecewise_time_converter<clock> to_ns_;  ///< ticks to ns, synced at each part
   detail::live_side_index<Features.inputs, value_traits_type> side_index_;
   std::uint64_t lost_ops_taken_ = 0, lost_ends_taken_ = 0, lost_side_taken_ = 0;
   std::atomic<std::uint64_t> ended_{0}, unfinished_{0}, orphans_{0}, handed_open_{0},
