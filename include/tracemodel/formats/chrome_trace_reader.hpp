@@ -101,11 +101,15 @@ basic_event_table<Schema> read_chrome_trace_string(std::string_view json,
 }
 
 /// Reads a Chrome trace file, gzip-compressed or not (the text's memory is released as it is
-/// read).
+/// read; a plain file read on one thread is read from the file as it is parsed,
+/// `read_options::stream_bytes`).
 template <class Schema = default_schema>
 basic_event_table<Schema> read_chrome_trace_file(const std::string& path,
                                                  const read_options& opt = {}) {
-  return read_chrome_trace<Schema>(load_trace_text(path, opt), opt);
+  // A plain file read on one thread is read as it is parsed (read_options::stream_bytes).
+  const std::size_t whole_from =
+      detail::thread_budget(opt) > 1 ? opt.parallel_threshold : static_cast<std::size_t>(-1);
+  return read_chrome_trace<Schema>(stream_trace_text(path, opt.stream_bytes, opt, whole_from), opt);
 }
 
 TRACEMODEL_END_NAMESPACE

@@ -39,6 +39,11 @@ TRACEMODEL_BEGIN_NAMESPACE
 /// Bytes after a trace's text that a parser may read (simdjson's padding; the readers check it).
 inline constexpr std::size_t text_padding = 64;
 
+class trace_text;
+trace_text stream_trace_text(const std::string& path, std::size_t step,
+                             const thread_options& threads = {},
+                             std::size_t whole_from = static_cast<std::size_t>(-1));
+
 /// The text of a trace file (decompressed if it was gzip) followed by `text_padding` bytes, in
 /// uninitialized huge-page memory: a 1 GB file costs no memset and ~500 page faults instead of
 /// 250,000. Move-only; the reader parses it in place.
@@ -50,16 +55,25 @@ class trace_text {
       : p_(std::exchange(o.p_, nullptr)),
         size_(std::exchange(o.size_, 0)),
         cap_(std::exchange(o.cap_, 0)),
-        released_(std::exchange(o.released_, 0)) {}
+        released_(std::exchange(o.released_, 0)),
+        file_(std::exchange(o.file_, -1)),
+        loaded_(std::exchange(o.loaded_, 0)),
+        step_(std::exchange(o.step_, 0)),
+        path_(std::move(o.path_)) {}
   trace_text& operator=(trace_text o) noexcept {
     std::swap(p_, o.p_);
     std::swap(size_, o.size_);
     std::swap(cap_, o.cap_);
     std::swap(released_, o.released_);
+    std::swap(file_, o.file_);
+    std::swap(loaded_, o.loaded_);
+    std::swap(step_, o.step_);
+    std::swap(path_, o.path_);
     return *this;
   }
   ~trace_text() {
     if (p_ != nullptr) detail::big_deallocate_released(p_, cap_, released_);
+    close_file();
   }
 
   [[nodiscard]] char* data() noexcept { return p_; }
@@ -106,11 +120,39 @@ class trace_text {
   /// Bytes at the front released so far.
   [[nodiscard]] std::size_t released() const noexcept { return released_; }
 
+  // ---- a text read as it is parsed (stream_trace_text)
+  /// Whether every byte of the text is in place: false while a streamed text's file is still
+  /// being read.
+  [[nodiscard]] bool complete() const noexcept { return file_ < 0; }
+  /// The bytes in place, from the front: `size()` once complete. After them, while the text is
+  /// not complete, lies a fence of `text_padding` bytes that ends every string, value and
+  /// nesting of up to 31 levels (a quote and closing brackets, twice), so that a parser reading
+  /// past the bytes in place stops soon; what it read there is not the file's.
+  [[nodiscard]] std::size_t loaded() const noexcept { return file_ < 0 ? size_ : loaded_; }
+  /// Reads a streamed text's file on, through at least byte `end` (the text's end at most), in
+  /// steps of the stream's size; once the end is reached the file is closed and the padding
+  /// written. Throws input_error when the file cannot be read or its size changed since it was
+  /// opened. Nothing to do on a complete text.
+  void load_through(std::size_t end);
+  /// Reads the rest of a streamed text's file.
+  void load_all() { load_through(size_); }
+  /// A streamed text's reading step (0 for a text read whole).
+  [[nodiscard]] std::size_t step() const noexcept { return step_; }
+
  private:
+  friend trace_text stream_trace_text(const std::string& path, std::size_t step,
+                                      const thread_options& threads, std::size_t whole_from);
+  void close_file() noexcept;
+  void fence() noexcept;
+
   char* p_ = nullptr;
   std::size_t size_ = 0;
   std::size_t cap_ = 0;
   std::size_t released_ = 0;
+  int file_ = -1;           ///< a streamed text's file, until it is read to its end
+  std::size_t loaded_ = 0;  ///< a streamed text's bytes in place
+  std::size_t step_ = 0;    ///< a streamed text's reading step
+  std::string path_;        ///< a streamed text's file name (for errors)
 };
 
 namespace detail {
@@ -285,6 +327,90 @@ inline trace_text load_trace_text(const std::string& path, const thread_options&
   }
   text.set_size(out);
   return text;
+}
+
+inline void trace_text::close_file() noexcept {
+#if TRACEMODEL_BIG_ALLOC_MMAP
+  if (file_ >= 0) ::close(file_);
+#endif
+  file_ = -1;
+}
+
+inline void trace_text::fence() noexcept {
+  for (std::size_t i = 0; i < text_padding; ++i)
+    p_[loaded_ + i] = i % (text_padding / 2) == 0 ? '"' : '}';
+}
+
+inline void trace_text::load_through(std::size_t end) {
+#if TRACEMODEL_BIG_ALLOC_MMAP
+  if (file_ < 0 || (end <= loaded_ && loaded_ < size_)) return;
+  // Whole steps from the front.
+  const std::size_t to = std::min(size_, (std::min(end, size_) + step_ - 1) / step_ * step_);
+  const std::ptrdiff_t r = detail::read_range(file_, p_, loaded_, to);
+  if (r < 0) throw input_error("cannot read " + path_, loaded_);
+  loaded_ += static_cast<std::size_t>(r);
+  if (loaded_ < to)
+    throw input_error(path_ + ": the file got shorter while it was read (" + std::to_string(size_) +
+                          " bytes when opened)",
+                      loaded_);
+  if (loaded_ < size_) {
+    fence();
+    return;
+  }
+  char extra = 0;
+  ssize_t more = 0;
+  while ((more = ::pread(file_, &extra, 1, static_cast<off_t>(size_))) < 0 && errno == EINTR) {
+  }
+  if (more != 0)
+    throw input_error(path_ + ": the file grew while it was read (" + std::to_string(size_) +
+                          " bytes when opened)",
+                      size_);
+  close_file();
+  set_size(size_);
+#else
+  (void)end;
+#endif
+}
+
+/// The text of a trace file read as it is parsed: a regular file that is not gzip is opened and
+/// its text allocated, but read only as the parser asks (`trace_text::load_through`), `step`
+/// bytes at a time; with a reader that releases what it has read (`release_before`), the text
+/// then holds a few steps at a time instead of the whole file. Other paths, a `step` of 0 and
+/// files of `whole_from` bytes or more are read whole first (load_trace_text, with `threads`).
+/// The file's size is taken when it is opened: a file that shrinks or grows while it is read is
+/// an input_error.
+inline trace_text stream_trace_text(const std::string& path, std::size_t step,
+                                    const thread_options& threads, std::size_t whole_from) {
+#if TRACEMODEL_BIG_ALLOC_MMAP
+  if (step == 0) return load_trace_text(path, threads);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw input_error("cannot open " + path);
+  struct closer {
+    int fd;
+    ~closer() {
+      if (fd >= 0) ::close(fd);
+    }
+  } close_fd{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return load_trace_text(path, threads);
+  const auto size = static_cast<std::size_t>(st.st_size);
+  unsigned char magic[2] = {0, 0};
+  if (size >= whole_from ||
+      (size >= 2 && ::pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b))
+    return load_trace_text(path, threads);
+  trace_text text(size);
+  text.size_ = size;
+  text.file_ = std::exchange(close_fd.fd, -1);
+  text.step_ = step;
+  text.path_ = path;
+  text.fence();
+  if (size == 0) text.load_all();
+  return text;
+#else
+  (void)step;
+  (void)whole_from;
+  return load_trace_text(path, threads);
+#endif
 }
 
 TRACEMODEL_END_NAMESPACE

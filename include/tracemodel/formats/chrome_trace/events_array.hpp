@@ -137,6 +137,53 @@ struct stop_and_join {
   }
 };
 
+/// The text as far as it is in place, for a text read as it is parsed (stream_trace_text): the
+/// parser asks for the bytes it is about to read, and checks that what it read lay within them;
+/// where not, it reads the file on and reads the same place again. So the text ends up read
+/// exactly as a whole one, errors and their offsets included. A complete text (or none) has
+/// every byte in place.
+class text_window {
+ public:
+  explicit text_window(trace_text* owner) noexcept : t_(owner) {}
+  /// Whether bytes may be missing.
+  [[nodiscard]] bool partial() const noexcept { return t_ != nullptr && !t_->complete(); }
+  /// The bytes before this position are the file's.
+  [[nodiscard]] std::size_t end() const noexcept { return partial() ? t_->loaded() : no_limit; }
+  /// Puts the bytes before `through` and a step of the file after them in place.
+  void need(std::size_t through) {
+    if (partial() && through > t_->loaded()) t_->load_through(through + t_->step());
+  }
+  /// Reads on, twice as far past `from` as is in place (a step of the file at least).
+  void more(std::size_t from) {
+    const std::size_t have = t_->loaded();
+    t_->load_through(have + std::max<std::size_t>(1, have > from ? have - from : 0));
+  }
+  /// Puts every byte in place.
+  void all() {
+    if (t_ != nullptr) t_->load_all();
+  }
+  /// Runs `read`, which returns the position of the last byte its result depends on and has no
+  /// effect but its result, until that byte is in place. While bytes are missing, an
+  /// input_error reads on and runs it again: the error stands once the text is complete.
+  template <class Read>
+  void settle(std::size_t from, Read read) {
+    while (true) {
+      if (!partial()) {
+        (void)read();
+        return;
+      }
+      try {
+        if (read() < end()) return;
+      } catch (const input_error&) {
+      }
+      more(from);
+    }
+  }
+
+ private:
+  trace_text* t_;
+};
+
 /// A batch and the simdjson parser whose string buffer its unescaped strings point into.
 struct parsed_batch {
   batch b;
@@ -153,18 +200,22 @@ class events_reader {
         opt_(opt),
         scan_(std::string_view(buf.data(), len)),
         owner_(owner),
+        text_(owner),
         sink_(sink),
         direct_(buf, len),
         simdjson_(buf, len, opt.fast_paths) {}
 
   /// Reads the array at `begin` (a '['); returns the position after its ']'.
   std::size_t read_events(std::size_t begin) {
-    const std::size_t first = scan_.skip_space(begin + 1);
+    std::size_t first = 0;
+    text_.settle(begin, [&] { return first = scan_.skip_space(begin + 1); });
     if (first >= len_)
       throw input_error("unexpected end of input in traceEvents (truncated?)", first);
     if (buf_[first] == ']') return first + 1;
     events_begin_ = begin;
     const bool parallel = len_ - begin >= opt_.parallel_threshold && thread_budget(opt_) > 1;
+    // Only the serial read of the direct path reads a text as it goes.
+    if (parallel || !opt_.fast_paths) text_.all();
     if (opt_.fast_paths) {
       cursor at{begin, first};
       if (!parallel || !read_events_chunked(at)) {
@@ -305,6 +356,9 @@ class events_reader {
   /// simdjson, with the batch that starts there. `hold()` is called before simdjson parses (it
   /// writes separators into the text, and restores them) and its result kept meanwhile. True
   /// after the array's last element.
+  ///
+  /// A text read as it goes (text_window) is read on ahead of each run; a run whose result
+  /// depends on a byte not in place yet is read again with more.
   template <class Hold>
   bool read_serial(cursor& at, std::size_t limit, parsed_batch& into, Hold hold) {
     batch& b = into.b;
@@ -312,15 +366,31 @@ class events_reader {
     while (at.p < limit) {
       const std::size_t open = at.before;
       const std::size_t room = std::min(limit - at.p, opt_.batch_bytes);
+      text_.need(at.p + room);
+      const cursor start = at;
       const run_end r = direct_.direct_run(at, at.p + std::max<std::size_t>(room, 1), b);
+      // The run looked at the next element's first byte, or after the last at the ']'.
+      if ((r == run_end::last ? at.before : at.p) >= text_.end()) {
+        b.clear();
+        at = start;
+        text_.more(at.p);
+        continue;
+      }
       if (!b.events.empty()) build_read(b, open, at.before, r == run_end::last);
       if (r == run_end::last) return true;
       if (r == run_end::limit) continue;
+      if (text_.partial() && !in_place(at)) {  // stuck where the bytes in place end
+        text_.more(at.p);
+        continue;
+      }
       // Through simdjson: a batch from this element.
       [[maybe_unused]] const auto held = hold();
-      splitter split(buf_, len_, opt_.batch_bytes, at.before, at.p);
       bounds bd;
-      split.next(bd);
+      text_.settle(at.p, [&] {
+        splitter split(buf_, len_, opt_.batch_bytes, at.before, at.p);
+        split.next(bd);
+        return bd.last ? bd.close : scan_.skip_space(bd.close + 1);  // what next() looked at
+      });
       parse_batch(bd, into);
       build_batch(b);
       b.clear();
@@ -328,6 +398,18 @@ class events_reader {
       if (bd.last) return true;
     }
     return false;
+  }
+
+  /// Whether the element at `at.p`, the separator after it and the first byte after that are
+  /// in place (what the direct path and the splitter look at).
+  [[nodiscard]] bool in_place(const cursor& at) const {
+    try {
+      const std::size_t sep = scan_.skip_space(scan_.skip_value(at.p, max_event_depth));
+      const std::size_t last = sep < len_ && buf_[sep] == ',' ? scan_.skip_space(sep + 1) : sep;
+      return last < text_.end();
+    } catch (const input_error&) {
+      return false;
+    }
   }
 
   /// A stretch of the events array parsed ahead of building.
@@ -465,6 +547,7 @@ class events_reader {
   const read_options& opt_;
   json_scanner scan_;
   trace_text* owner_;
+  text_window text_;
   record_sink& sink_;
   direct_reader direct_;
   simdjson_reader simdjson_;

@@ -27,14 +27,18 @@ class text_parser {
         scan_(std::string_view(buf.data(), len)),
         sink_(sink),
         simdjson_(buf, len, opt.fast_paths),
-        events_(buf, len, opt, owner, sink) {}
+        events_(buf, len, opt, owner, sink),
+        text_(owner) {}
 
   void run() {
-    std::size_t p = scan_.skip_space(0);
+    std::size_t p = 0;
+    text_.settle(0, [&] { return p = scan_.skip_space(0); });
     if (p >= len_) throw input_error("empty input: no JSON value", 0);
     if (buf_[p] == '[') {
       sink_.events_begin();
-      check_trailing(events_.read_events(p));
+      const std::size_t end = events_.read_events(p);
+      text_.all();
+      check_trailing(end);
     } else if (buf_[p] == '{') {
       read_top_level(p);
     } else {
@@ -51,33 +55,48 @@ class text_parser {
 
   void read_top_level(std::size_t p) {
     bool have_events = false;
-    std::size_t q = scan_.skip_space(p + 1);
+    std::size_t q = 0;
+    text_.settle(p, [&] { return q = scan_.skip_space(p + 1); });
     if (q < len_ && buf_[q] == '}') {
+      text_.all();
       check_trailing(q + 1);
       throw input_error("not a trace: the object has no traceEvents", p);
     }
+    std::size_t from = p + 1;  // after the '{' or the ','
     while (true) {
-      if (q >= len_) throw input_error("unexpected end of input in the top-level object", q);
-      if (buf_[q] != '"') throw input_error("expected a key in the top-level object", q);
-      const std::size_t key_end = scan_.skip_string(q);
-      const std::string key = simdjson_.unescape_key(q, key_end);
-      std::size_t c = scan_.skip_space(key_end);
-      if (c >= len_ || buf_[c] != ':') throw input_error("expected ':' after a key", c);
-      const std::size_t v = scan_.skip_space(c + 1);
+      // The member after `from`: its key, and its value's bounds (the events array's end is
+      // found by reading it), read again with more text until every byte looked at was in place.
+      std::string key;
+      std::size_t v = 0;
       std::size_t v_end = 0;
+      text_.settle(from, [&] {
+        q = scan_.skip_space(from);
+        if (q >= len_) throw input_error("unexpected end of input in the top-level object", q);
+        if (buf_[q] != '"') throw input_error("expected a key in the top-level object", q);
+        const std::size_t key_end = scan_.skip_string(q);
+        key = simdjson_.unescape_key(q, key_end);
+        const std::size_t c = scan_.skip_space(key_end);
+        if (c >= len_ || buf_[c] != ':') throw input_error("expected ':' after a key", c);
+        v = scan_.skip_space(c + 1);
+        if (key == "traceEvents") {
+          if (v >= len_) throw input_error("unexpected end of input: a value was expected", v);
+          if (buf_[v] != '[') throw input_error("traceEvents: expected an array", v);
+          return v;
+        }
+        v_end = scan_.skip_value(v);
+        simdjson_.validate_standalone(std::string_view(buf_.data() + v, v_end - v), v);
+        return scan_.skip_space(v_end);  // the separator, looked at below
+      });
       if (key == "traceEvents") {
         // Read where it stands (one pass over the text): a base time that comes later, as
         // Kineto writes it, shifts the events afterwards.
-        if (v >= len_) throw input_error("unexpected end of input: a value was expected", v);
-        if (buf_[v] != '[') throw input_error("traceEvents: expected an array", v);
         if (have_events) throw input_error("traceEvents appears twice", q);
         sink_.events_begin();
         v_end = events_.read_events(v);
+        text_.all();  // the rest: the top level's last members (a few at most)
         have_events = true;
       } else {
-        v_end = scan_.skip_value(v);
         const std::string_view raw(buf_.data() + v, v_end - v);
-        simdjson_.validate_standalone(raw, v);
         if (key == "baseTimeNanoseconds") {
           std::int64_t base = 0;
           if (!parse_int64(raw, base)) {
@@ -93,12 +112,13 @@ class text_parser {
       }
       q = scan_.skip_space(v_end);
       if (q < len_ && buf_[q] == ',') {
-        q = scan_.skip_space(q + 1);
+        from = q + 1;
         continue;
       }
       if (q < len_ && buf_[q] == '}') break;
       throw input_error("expected ',' or '}' in the top-level object", q);
     }
+    text_.all();
     check_trailing(q + 1);
     if (!have_events) throw input_error("not a trace: the object has no traceEvents", p);
   }
@@ -109,6 +129,7 @@ class text_parser {
   record_sink& sink_;
   simdjson_reader simdjson_;  // keys with escapes, top-level values
   events_reader events_;
+  text_window text_;
 };
 
 TRACEMODEL_READER_API void parse_text(std::span<char> buf, std::size_t len, const read_options& opt,

@@ -64,9 +64,20 @@ class table_builder final : public record_sink, public flow_events {
     }
     open_.clear();
     sort_events();
-    if (!flows_.empty())
-      bind_flows({flows_, std::move(event_track_), std::move(event_keys_), tracks_.size()},
-                 t_.strings, opt_, *this, t_.anomalies, t_.links);
+    if (!flows_.empty()) {
+      // What the binder needs of each event (its track and key), taken in table order now
+      // rather than kept beside each event as it was read: 20 bytes an event less while reading.
+      const std::size_t n = t_.events.size();
+      detail::scratch_vector<std::uint32_t> track(n);
+      detail::scratch_vector<bind_key> keys(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const event_t& e = t_.events[i];
+        track[i] = tracks_.id(static_cast<std::uint64_t>(e.pid), e.tid);
+        keys[i] = bind_key_of(e);
+      }
+      bind_flows({flows_, std::move(track), std::move(keys), tracks_.size()}, t_.strings, opt_,
+                 *this, t_.anomalies, t_.links);
+    }
   }
 
   // ---- the sink's side ---------------------------------------------------------------------
@@ -98,8 +109,6 @@ class table_builder final : public record_sink, public flow_events {
     grow(t_.attrs);
     grow(t_.name_lists);
     grow(flows_);
-    grow(event_track_);
-    grow(event_keys_);
   }
 
   // ---- flow_events -------------------------------------------------------------------------
@@ -242,8 +251,7 @@ class table_builder final : public record_sink, public flow_events {
     if (begin) open_.push_back(static_cast<event_index>(t_.events.size() - 1));
     in_order_ = in_order_ && e.start_ns >= last_start_;
     last_start_ = e.start_ns;
-    event_track_.push_back(tracks_.id(pid, tid));
-    event_keys_.push_back(bind_key_of(e));
+    (void)tracks_.id(pid, tid);  // numbered in the order first seen, flows' tracks among them
   }
 
   void end_event(const fields& f, std::uint64_t pid, std::uint64_t tid) {
@@ -422,10 +430,8 @@ class table_builder final : public record_sink, public flow_events {
       if (__builtin_add_overflow(x, d, &x))
         throw input_error("baseTimeNanoseconds: times out of range with this base", at);
     };
-    for (std::size_t i = 0; i < t_.events.size(); ++i) {
-      event_t& e = t_.events[i];
+    for (event_t& e : t_.events) {
       add(e.start_ns);
-      event_keys_[i].start = e.start_ns;
       e.visit([&](auto& f) {
         if constexpr (requires { f.end_ns; })
           if (f.end_ns != no_end_ns) add(f.end_ns);
@@ -451,16 +457,6 @@ class table_builder final : public record_sink, public flow_events {
     const std::size_t n = t_.events.size();
     const auto order = start_order(t_.events);
     if (keep_file_order_) t_.info.file_order.assign(order.begin(), order.end());
-    {  // and what each event got for the binding of flows
-      detail::scratch_vector<std::uint32_t> track(n);
-      detail::scratch_vector<bind_key> keys(n);
-      for (std::size_t i = 0; i < n; ++i) {
-        track[i] = event_track_[order[i]];
-        keys[i] = event_keys_[order[i]];
-      }
-      event_track_ = std::move(track);
-      event_keys_ = std::move(keys);
-    }
     // Apply the permutation in place, cycle by cycle: no second copy of the events.
     std::vector<bool> done(n, false);
     for (std::size_t i = 0; i < n; ++i) {
@@ -507,8 +503,6 @@ class table_builder final : public record_sink, public flow_events {
   bool keep_file_order_ = false;
   // The tracks (pid, tid) of events and flows, in order of first appearance, and each event's.
   pair_ids tracks_;
-  scratch_vector<std::uint32_t> event_track_;
-  scratch_vector<bind_key> event_keys_;  // each event's, as it was built (bind_flows)
   scratch_vector<raw_flow> flows_;
 };
 
