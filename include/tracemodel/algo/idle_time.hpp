@@ -35,6 +35,7 @@
 #include "tracemodel/algo/hta_frame.hpp"
 #include "tracemodel/algo/temporal_breakdown.hpp"
 #include "tracemodel/config.hpp"
+#include "tracemodel/detail/assert.hpp"
 #include "tracemodel/model/table.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
@@ -62,36 +63,51 @@ struct idle_row {
 /// The breakdown of `work`, streams in order of their first work in `work`.
 [[nodiscard]] inline std::vector<idle_row> idle_time_breakdown(std::span<const stream_work> work,
                                                                std::int64_t threshold) {
+  if (work.size() > std::numeric_limits<std::uint32_t>::max())
+    throw usage_error("idle_time_breakdown: more than 2^32 pieces of work");
+  // Each stream's work as positions in `work`, grouped by stream (a counting sort).
   std::vector<std::pair<std::int32_t, std::int64_t>> order;  // the streams, first seen first
-  std::unordered_map<std::int64_t, table_vector<stream_work>> by_stream;
-  auto key = [](std::int32_t device, std::int64_t stream) {
-    return (static_cast<std::int64_t>(device) << 40) ^ stream;
-  };
+  std::vector<std::size_t> at;                               // each stream's count, then end
+  detail::scratch_vector<std::uint32_t> stream_of(work.size());
   {
-    std::unordered_map<std::int64_t, std::size_t> count;
-    for (const stream_work& w : work) ++count[key(w.device, w.stream)];
-    for (const auto& [k, n] : count) by_stream[k].reserve(n);
+    std::unordered_map<std::int64_t, std::uint32_t> index;
+    for (std::size_t i = 0; i < work.size(); ++i) {
+      const stream_work& w = work[i];
+      const auto [it, fresh] =
+          index.try_emplace((static_cast<std::int64_t>(w.device) << 40) ^ w.stream,
+                            static_cast<std::uint32_t>(order.size()));
+      if (fresh) {
+        order.emplace_back(w.device, w.stream);
+        at.push_back(0);
+      }
+      stream_of[i] = it->second;
+      ++at[it->second];
+    }
   }
-  for (const stream_work& w : work) {
-    auto& v = by_stream[key(w.device, w.stream)];
-    if (v.empty()) order.emplace_back(w.device, w.stream);
-    v.push_back(w);
-  }
+  std::size_t n = 0;
+  for (std::size_t& x : at) n += std::exchange(x, n);
+  detail::scratch_vector<std::uint32_t> grouped(work.size());
+  for (std::size_t i = 0; i < work.size(); ++i)
+    grouped[at[stream_of[i]]++] = static_cast<std::uint32_t>(i);
   std::vector<idle_row> rows;
-  for (const auto& [device, stream] : order) {
-    auto& v = by_stream[key(device, stream)];
-    auto by_start = [](const stream_work& a, const stream_work& b) { return a.start < b.start; };
+  std::size_t from = 0;
+  for (std::size_t s = 0; s < order.size(); ++s) {
+    const auto [device, stream] = order[s];
+    const auto v = std::span(grouped).subspan(from, at[s] - from);
+    from = at[s];
+    auto by_start = [&](std::uint32_t a, std::uint32_t b) { return work[a].start < work[b].start; };
     if (!std::is_sorted(v.begin(), v.end(), by_start))  // a table's work mostly is
       std::stable_sort(v.begin(), v.end(), by_start);
     detail::scratch_vector<std::int64_t> gaps[3];
     for (auto& g : gaps) g.reserve(v.size());  // (untouched pages cost nothing)
     bool present[3] = {false, false, true};    // the first work of a stream is `other`
     for (std::size_t k = 1; k < v.size(); ++k) {
-      const std::int64_t prev_end = v[k - 1].end;
-      const std::int64_t gap = v[k].start - prev_end;
-      const idle_category c = v[k].launched && *v[k].launched > prev_end ? idle_category::host_wait
-                              : gap < threshold ? idle_category::kernel_wait
-                                                : idle_category::other;
+      const std::int64_t prev_end = work[v[k - 1]].end;
+      const stream_work& w = work[v[k]];
+      const std::int64_t gap = w.start - prev_end;
+      const idle_category c = w.launched && *w.launched > prev_end ? idle_category::host_wait
+                              : gap < threshold                    ? idle_category::kernel_wait
+                                                                   : idle_category::other;
       gaps[static_cast<int>(c)].push_back(gap);
       present[static_cast<int>(c)] = true;
     }

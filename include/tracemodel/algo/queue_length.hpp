@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -57,6 +58,18 @@ struct queue_change {
   std::int64_t stream, ts;
   int delta;
 };
+/// Fills a queue's summary and time full from its steps.
+inline void summarize_queue(stream_queue& q, std::int64_t full) {
+  scratch_vector<std::int64_t> lengths;
+  lengths.reserve(q.steps.size());
+  for (std::size_t k = 0; k < q.steps.size(); ++k) {
+    lengths.push_back(q.steps[k].length);
+    if (k + 1 < q.steps.size() && q.steps[k].length >= full)
+      q.time_full += q.steps[k + 1].ts - q.steps[k].ts;
+  }
+  q.summary = describe(std::move(lengths));
+}
+
 /// Queues from changes, in the given order at equal times; streams by (device, stream).
 template <class Changes>  // a vector of queue_change
 std::vector<stream_queue> queues_of(Changes changes, std::int64_t full) {
@@ -76,14 +89,7 @@ std::vector<stream_queue> queues_of(Changes changes, std::int64_t full) {
   }
   std::vector<stream_queue> out;
   for (auto& [key, q] : by) {
-    scratch_vector<std::int64_t> lengths;
-    lengths.reserve(q.steps.size());
-    for (std::size_t k = 0; k < q.steps.size(); ++k) {
-      lengths.push_back(q.steps[k].length);
-      if (k + 1 < q.steps.size() && q.steps[k].length >= full)
-        q.time_full += q.steps[k + 1].ts - q.steps[k].ts;
-    }
-    q.summary = describe(std::move(lengths));
+    summarize_queue(q, full);
     out.push_back(std::move(q));
   }
   return out;
@@ -100,23 +106,45 @@ struct exact_queue_length {
   template <class Schema>
   [[nodiscard]] std::vector<stream_queue> operator()(
       [[maybe_unused]] const basic_event_table<Schema>& t, const device_view& v) const {
-    table_vector<detail::queue_change> starts, launches;
-    for (const device_work& d : v.work) {
-      if (!is_queued_work(d.activity) || d.call == no_event) continue;
-      starts.push_back({d.device, d.stream, d.start, -1});
-      launches.push_back({d.device, d.stream, d.launched, +1});
-    }
-    // In time order, starts before launches at one instant (the order of two changes of one
-    // kind at one instant changes no step).
-    auto by_time = [](const detail::queue_change& a, const detail::queue_change& b) {
-      return a.ts < b.ts;
+    // Each stream's launches and starts, grouped by stream (in (device, stream) order): one
+    // stream's queue at a time, from its own times.
+    auto queued = [](const device_work& d) {
+      return is_queued_work(d.activity) && d.call != no_event;
     };
-    for (auto* x : {&starts, &launches})
-      if (!std::is_sorted(x->begin(), x->end(), by_time)) std::sort(x->begin(), x->end(), by_time);
-    table_vector<detail::queue_change> changes(starts.size() + launches.size());
-    std::merge(starts.begin(), starts.end(), launches.begin(), launches.end(), changes.begin(),
-               by_time);
-    return detail::queues_of(std::move(changes), full);
+    std::map<std::pair<std::int32_t, std::int64_t>, std::size_t> at;  // count, then offset
+    for (const device_work& d : v.work)
+      if (queued(d)) ++at[{d.device, d.stream}];
+    std::size_t n = 0;
+    for (auto& [key, x] : at) n += std::exchange(x, n);
+    detail::scratch_vector<std::int64_t> starts(n), launches(n);
+    for (const device_work& d : v.work) {
+      if (!queued(d)) continue;
+      const std::size_t i = at[{d.device, d.stream}]++;  // (now the group's end)
+      starts[i] = d.start;
+      launches[i] = d.launched;
+    }
+    std::vector<stream_queue> out;
+    std::size_t from = 0;
+    for (const auto& [key, to] : at) {
+      stream_queue& q = out.emplace_back();
+      q.device = key.first;
+      q.stream = key.second;
+      const auto s = std::span(starts).subspan(from, to - from);
+      const auto l = std::span(launches).subspan(from, to - from);
+      from = to;
+      for (const auto x : {s, l})
+        if (!std::is_sorted(x.begin(), x.end())) std::sort(x.begin(), x.end());
+      // In time order, a start before a launch at one instant.
+      q.steps.reserve(2 * s.size());
+      std::int64_t length = 0;
+      for (std::size_t i = 0, j = 0; i < s.size() || j < l.size();) {
+        const bool start = j == l.size() || (i < s.size() && s[i] <= l[j]);
+        length += start ? -1 : +1;
+        q.steps.push_back({start ? s[i++] : l[j++], length});
+      }
+      detail::summarize_queue(q, full);
+    }
+    return out;
   }
 };
 

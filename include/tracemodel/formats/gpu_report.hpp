@@ -42,8 +42,9 @@ TRACEMODEL_BEGIN_NAMESPACE
 struct gpu_report_options : read_options {
   bool hta = false;  ///< Holistic Trace Analysis's rules (else exact)
   /// Keep each rank's series: a row per launch, the queue's and the copies' steps over time.
-  /// Without them (their summaries stay) the report's memory follows the ranks being read, not
-  /// every rank: the series grow with the trace (about 72 bytes per launch).
+  /// Without them (their summaries stay; the launch rows are not made, and each series is
+  /// dropped once summarized) the report's memory follows the ranks being read, not every rank:
+  /// the series grow with the trace (about 72 bytes per launch).
   bool series = true;
   /// Ranks analysed at the same time (0: as many as threads read). Each holds its table and
   /// the scratch arrays of an analysis (about 1.6 tables in all), a rank being read about 1.3:
@@ -90,18 +91,27 @@ void gpu_rank_rest(gpu_rank& r, const basic_event_table<Schema>& t,
   r.class_sets = class_overlap_times(iv);
   r.repairs = t.anomalies;
 }
+/// Without the series: no launch rows, and the steps over time dropped as soon as their
+/// summaries are taken (before the next analysis), so that they do not pile up.
+inline void drop_series(gpu_rank& r) {
+  // (`= {}` would pick the initializer-list assignment: emptied, the memory kept)
+  for (stream_queue& q : r.queues) table_vector<queue_step>().swap(q.steps);
+  for (memory_bandwidth_series& m : r.bandwidth)
+    std::vector<std::pair<std::int64_t, double>>().swap(m.steps);
+}
 /// One rank under the exact rules: one view of the device work, shared by every analysis.
 template <class Schema>
-gpu_rank gpu_rank_of(const basic_event_table<Schema>& t) {
+gpu_rank gpu_rank_of(const basic_event_table<Schema>& t, bool series) {
   gpu_rank r;
   const device_view v(t);
   const auto iv = exact_device_time::intervals(t, v);
   r.idle = exact_idle_time{}(t, v);
   const exact_kernel_breakdown kernels;  // (a temporary here crashes g++ 12)
   r.kernels = kernels(t, v);
-  r.launches = exact_launch_stats{}(t, v);
+  if (series) r.launches = exact_launch_stats{}(t, v);
   r.queues = exact_queue_length{}(t, v);
   r.bandwidth = exact_memory_bandwidth{}(t, v);
+  if (!series) drop_series(r);
   r.gpu_annotations = exact_annotation_breakdown{}(t, v);
   r.has_gpu_annotations = !v.gpu_annotations.empty();
   r.timeline = rank_timeline_of(t, v);
@@ -110,15 +120,16 @@ gpu_rank gpu_rank_of(const basic_event_table<Schema>& t) {
 }
 /// One rank under HTA's rules, from its frame.
 template <class Schema>
-gpu_rank gpu_rank_of(const basic_event_table<Schema>& t, const hta_frame& f) {
+gpu_rank gpu_rank_of(const basic_event_table<Schema>& t, const hta_frame& f, bool series) {
   gpu_rank r;
   const auto iv = hta_device_time::intervals(t, f);
   r.idle = hta_idle_time{}(t, f);
   const hta_kernel_breakdown kernels;
   r.kernels = kernels.from_intervals(t, iv);
-  r.launches = hta_launch_stats{}(t, f);
+  if (series) r.launches = hta_launch_stats{}(t, f);
   r.queues = hta_queue_length{}(t, f);
   r.bandwidth = hta_memory_bandwidth{}(t, f);
+  if (!series) drop_series(r);
   r.gpu_annotations = hta_annotation_breakdown{}(t, f);
   const device_view v(t);  // the timeline across ranks is exact under both rules
   r.has_gpu_annotations = !v.gpu_annotations.empty();
@@ -149,22 +160,14 @@ gpu_rank gpu_rank_of(const basic_event_table<Schema>& t, const hta_frame& f) {
           b.steps = hta_step_names(t);
           // The whole frame is given back before the filtered one is analysed.
           std::optional<hta_frame> all(std::in_place, t);
-          if (b.steps.size() < 2) b.kept[0] = detail::gpu_rank_of(t, *all);
+          if (b.steps.size() < 2) b.kept[0] = detail::gpu_rank_of(t, *all, o.series);
           const hta_frame f = all->without_last_step();
           all.reset();
-          b.kept[1] = detail::gpu_rank_of(t, f);
+          b.kept[1] = detail::gpu_rank_of(t, f, o.series);
         } else {
-          b.kept[0] = detail::gpu_rank_of(t);
+          b.kept[0] = detail::gpu_rank_of(t, o.series);
         }
         b.kept[0].rank = b.kept[1].rank = rank;
-        if (!o.series)
-          for (gpu_rank& r : b.kept) {
-            // (`= {}` would pick the initializer-list assignment: emptied, the memory kept)
-            table_vector<launch_row>().swap(r.launches);
-            for (stream_queue& q : r.queues) table_vector<queue_step>().swap(q.steps);
-            for (memory_bandwidth_series& m : r.bandwidth)
-              std::vector<std::pair<std::int64_t, double>>().swap(m.steps);
-          }
         if (o.each_rank) o.each_rank(rank, t);
         return b;
       },
