@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -35,7 +36,9 @@ long long resident_bytes() {
 
 /// A Kineto-like trace of `events` events on two threads: steps of nested ops, each third op
 /// launching a kernel (a runtime call and the kernel, with a correlation id).
-void write_trace(const std::string& path, std::size_t events) {
+/// `pad` spaces after each event: text that makes no table.
+void write_trace(const std::string& path, std::size_t events, std::size_t pad = 0) {
+  const std::string spaces(pad, ' ');
   std::FILE* f = std::fopen(path.c_str(), "wb");
   REQUIRE(f != nullptr);
   std::fputs("{\"schemaVersion\":1,\"traceEvents\":[\n", f);
@@ -49,6 +52,7 @@ void write_trace(const std::string& path, std::size_t events) {
                  "%s{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%lld,"
                  "\"dur\":%lld,\"args\":{\"correlation\":%llu}}",
                  first ? "" : ",\n", cat, name, pid, tid, at, dur, c);
+    std::fputs(spaces.c_str(), f);
     first = false;
     ++written;
   };
@@ -66,6 +70,17 @@ void write_trace(const std::string& path, std::size_t events) {
   std::fputs("\n]}\n", f);
   REQUIRE(std::fclose(f) == 0);
 }
+
+/// Peak resident bytes since the last reset_peak(), or -1.
+long long peak_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::atoll(line.c_str() + 6) * 1024;
+  return -1;
+}
+/// Starts the peak over from the resident size now (false where the system does not allow it).
+bool reset_peak() { return static_cast<bool>(std::ofstream("/proc/self/clear_refs") << "5"); }
 }  // namespace
 #endif
 
@@ -103,6 +118,47 @@ TEST_SUITE("formats") {
     CHECK(kept.cached() > (std::size_t{64} << 20));    // and kept for reuse once dropped
     CHECK(after - before < (std::int64_t{64} << 20));
     CHECK(tmod::memory_usage().cached() == 0);
+#endif
+  }
+  TEST_CASE("memory: a file read as it is parsed holds the table and a few steps of its text") {
+#ifdef TRACEMODEL_RESIDENT_SIZES_MEAN_NOTHING
+    MESSAGE("skipped under a sanitizer");
+#else
+    const std::string path = std::string(TRACEMODEL_TEST_BINARY_DIR) + "/memory_streamed.json";
+    write_trace(path, 300'000, 400);  // text of 150 MB, a table of about 40
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    REQUIRE(f != nullptr);
+    std::fseek(f, 0, SEEK_END);
+    const long long file = std::ftell(f);
+    std::fclose(f);
+    const tmod::memory_stats limits = tmod::memory_usage();
+    tmod::set_memory_cache_limits(0, 0);  // what is freed goes back at once
+    auto peak_of_read = [&](std::size_t stream_bytes, long long& table) {
+      tmod::read_options o;
+      o.threads = 1;
+      o.stream_bytes = stream_bytes;
+      const long long before = resident_bytes();
+      if (!reset_peak()) return -1LL;
+      const tmod::event_table t = tmod::read_chrome_trace_file(path, o);
+      REQUIRE(t.size() == 300'000);
+      table = resident_bytes() - before;
+      return peak_bytes() - before;
+    };
+    long long table_whole = 0, table_streamed = 0;
+    const long long whole = peak_of_read(0, table_whole);
+    const long long streamed = peak_of_read(std::size_t{1} << 20, table_streamed);
+    std::remove(path.c_str());
+    tmod::set_memory_cache_limits(limits.region_limit, limits.block_limit);
+    if (whole < 0 || streamed < 0) {
+      MESSAGE("the peak cannot be reset here (/proc/self/clear_refs)");
+      return;
+    }
+    MESSAGE("file " << file / 1048576 << " MiB, table " << table_streamed / 1048576
+                    << " MiB; peak reading the whole text first " << whole / 1048576
+                    << " MiB, read as parsed " << streamed / 1048576 << " MiB");
+    CHECK(whole > file);                              // the whole text was there
+    CHECK(streamed < table_streamed + (16LL << 20));  // the table and a few steps
+    CHECK(streamed < whole - file / 2);
 #endif
   }
 }
