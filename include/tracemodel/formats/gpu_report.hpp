@@ -47,7 +47,7 @@ struct gpu_report_options : read_options {
   /// the series grow with the trace (about 72 bytes per launch).
   bool series = true;
   /// Ranks analysed at the same time (0: as many as threads read). Each holds its table and
-  /// the scratch arrays of an analysis (about 1.6 tables in all), a rank being read about 1.3:
+  /// the scratch arrays of an analysis (about 1.5 tables in all), a rank being read about 1:
   /// with the default, one rank is analysed while the next ones are read.
   unsigned analysed_at_once = 1;
   /// Called with each rank's table once its results are taken, before it is dropped (on the
