@@ -61,6 +61,14 @@ inline void set_memory_cache_limits(std::size_t region_bytes, std::size_t small_
   detail::block_cache::instance().set_limit(small_bytes);
 }
 
+/// Gives the cached large regions (arrays of 2 MiB and more) beyond `keep_bytes` back to the
+/// operating system; the limits stay. A pipeline that drops a table and reads the next one
+/// keeps about a table's worth (`for_each_rank` does), so that the scratch freed by analyses
+/// does not stay resident beside the tables in flight.
+inline void trim_cached_memory(std::size_t keep_bytes) noexcept {
+  detail::region_cache::instance().trim(keep_bytes);
+}
+
 /// Gives every byte kept for reuse back to the operating system: the free slabs of the
 /// recording block pool, then the cached regions and blocks. The limits stay.
 inline void release_cached_memory() noexcept {

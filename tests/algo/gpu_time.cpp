@@ -520,6 +520,25 @@ TEST_CASE(
     CHECK(most <= static_cast<int>(at_once));
     if (at_once == 1) CHECK(most == 1);
   }
+  // After each rank the array cache keeps about a table, not every analysis's scratch.
+  {
+    std::size_t largest = 0;
+    std::mutex m;
+    (void)for_each_rank(
+        {d + "trace_filter_sampled_rank-1.json.gz", d + "trace_filter_sampled_rank-0.json.gz",
+         d + "triton_example_triton_example.json.gz"},
+        two,
+        [&](std::int64_t, event_table& t) {
+          detail::scratch_vector<std::uint32_t> scratch(std::size_t{8} << 20);  // 32 MiB
+          scratch.back() = 1;
+          const std::lock_guard lock(m);
+          largest = std::max(largest, t.memory_bytes());
+          return t.size();
+        },
+        1);
+    CHECK(largest > 0);
+    CHECK(memory_usage().regions_cached <= largest);
+  }
   // The same rank in two files: an error naming both.
   try {
     (void)for_each_rank(

@@ -58,6 +58,29 @@ TEST_SUITE("storage") {
     tmod::release_cached_memory();
   }
 
+  TEST_CASE("big arrays: trimming the cache keeps what it is told and the limit") {
+    using tmod::detail::region_cache;
+    tmod::release_cached_memory();
+    const std::size_t limit = tmod::memory_usage().region_limit;
+    {
+      tmod::detail::scratch_vector<std::uint32_t> a(2u << 20), b(2u << 20), c(2u << 20);
+      a.back() = b.back() = c.back() = 1;  // 8 MiB each
+    }
+    CHECK(region_cache::instance().cached_bytes() == 24u << 20);
+    tmod::trim_cached_memory(std::size_t{10} << 20);  // whole regions go: one 8 MiB stays
+    CHECK(region_cache::instance().cached_bytes() == 8u << 20);
+    CHECK(tmod::memory_usage().region_limit == limit);
+    tmod::trim_cached_memory(std::size_t{64} << 20);  // nothing beyond it
+    CHECK(region_cache::instance().cached_bytes() == 8u << 20);
+    tmod::trim_cached_memory(0);
+    CHECK(region_cache::instance().cached_bytes() == 0);
+    {  // and arrays freed afterwards are cached again
+      tmod::detail::scratch_vector<std::uint32_t> d(2u << 20);
+    }
+    CHECK(region_cache::instance().cached_bytes() == 8u << 20);
+    tmod::release_cached_memory();
+  }
+
   TEST_CASE("big arrays: a request no cached region holds takes the pages of freed arrays") {
     using tmod::detail::region_cache;
     if constexpr (region_cache::splits) {

@@ -55,12 +55,14 @@ inline constexpr std::size_t huge_page = std::size_t{2} << 20;
 template <class Cache>
 class cache_accounting {
  public:
-  /// Frees everything cached; the limit stays.
-  void release() noexcept {
+  /// Frees what is cached beyond `bytes`; the limit stays.
+  void trim(std::size_t bytes) noexcept {
     const std::size_t keep = limit();
-    static_cast<Cache*>(this)->set_limit(0);
+    static_cast<Cache*>(this)->set_limit(bytes < keep ? bytes : keep);
     static_cast<Cache*>(this)->set_limit(keep);
   }
+  /// Frees everything cached; the limit stays.
+  void release() noexcept { trim(0); }
   [[nodiscard]] std::size_t limit() const noexcept {
     std::lock_guard lock(mutex_);
     return limit_;

@@ -27,6 +27,7 @@
 
 #include "tracemodel/config.hpp"
 #include "tracemodel/formats/chrome_trace_reader.hpp"
+#include "tracemodel/memory.hpp"
 #include "tracemodel/threads.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
@@ -97,7 +98,8 @@ template <class Schema>
 /// twice) is thrown, naming the file(s). `at_once` (0: no limit) caps the calls of `fn` that run
 /// at the same time: a thread whose table is read waits for a free turn, while the others read.
 /// With one turn and two threads, one rank is analysed while the next is read, and the memory
-/// holds one analysis's scratch arrays, not one per thread.
+/// holds one analysis's scratch arrays, not one per thread. Once a rank's table is dropped, the
+/// array cache is trimmed to about that table (trim_cached_memory): what the next read reuses.
 template <class Fn>
 [[nodiscard]] auto for_each_rank(const std::vector<std::string>& files, const read_options& options,
                                  Fn fn, unsigned at_once = 0) {
@@ -143,12 +145,19 @@ template <class Fn>
   auto work = [&] {
     for (std::size_t i; (i = next.fetch_add(1)) < files.size();) {
       try {
-        event_table t = read_chrome_trace_file(files[i] == "-" ? "/dev/stdin" : files[i], one);
-        const std::optional<std::int64_t> r = distributed_rank(t);
-        const std::optional<std::int64_t> n = r ? r : rank_in_name(files[i]);
-        slots[i].rank = n ? *n : static_cast<std::int64_t>(i);
-        const turn held(m, turn_free, turns, at_once > 0);
-        slots[i].value.emplace(fn(slots[i].rank, t));
+        std::size_t table_bytes = 0;
+        {
+          event_table t = read_chrome_trace_file(files[i] == "-" ? "/dev/stdin" : files[i], one);
+          const std::optional<std::int64_t> r = distributed_rank(t);
+          const std::optional<std::int64_t> n = r ? r : rank_in_name(files[i]);
+          slots[i].rank = n ? *n : static_cast<std::int64_t>(i);
+          const turn held(m, turn_free, turns, at_once > 0);
+          slots[i].value.emplace(fn(slots[i].rank, t));
+          table_bytes = t.memory_bytes();
+        }
+        // The array cache keeps about a table for the next read, not the scratch of every
+        // analysis so far beside it.
+        trim_cached_memory(table_bytes);
       } catch (const input_error& e) {
         std::lock_guard lock(m);
         if (!error)

@@ -137,6 +137,14 @@ class basic_event_table {
 
   [[nodiscard]] std::size_t size() const noexcept { return events.size(); }
   [[nodiscard]] bool empty() const noexcept { return events.empty(); }
+  /// Bytes the table's arrays and strings hold (their capacity), for memory reports.
+  [[nodiscard]] std::size_t memory_bytes() const noexcept {
+    return events.capacity() * sizeof(event_type) + strings.memory_bytes() +
+           inputs.capacity() * sizeof(input_value) + ints.capacity() * sizeof(std::int64_t) +
+           attrs.capacity() * sizeof(attribute) + name_lists.capacity() * sizeof(name_id) +
+           children.capacity() * sizeof(event_index) +
+           child_offsets.capacity() * sizeof(std::uint32_t) + links.capacity() * sizeof(flow_link);
+  }
   event_type& operator[](event_index i) { return events[i]; }
   const event_type& operator[](event_index i) const { return events[i]; }
 
