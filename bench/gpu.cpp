@@ -9,6 +9,9 @@
 //                          default 250,000) in parallel, as `tracemodel stats` would read them
 //   gpu/report_ranks/16    every analysis of the 16 ranks (exact)
 //   gpu/report_ranks_hta/16  the same with HTA's rules
+//   gpu/report_ranks_summaries/16  every analysis (exact) without the series (per-launch rows,
+//                          steps over time): what `tracemodel gpu`'s text tables take, and
+//                          the working memory without results that grow with the ranks
 //   diff/read/1M           reading two traces of a million events each (the baseline)
 //   diff/1M                reading them and comparing every step's and every event's totals
 //   diff_hta/1M            the same with HTA's rules (file order kept, its frame)
@@ -16,7 +19,8 @@
 //   critical_path_hta/53MB the same with HTA's rules (its frame made in the loop)
 //   critical_path/53MB_step, critical_path_hta/53MB_step   one step's (ProfilerStep #1), as
 //                          HTA's issue figure (about 3 s) is for one step of a trace that size
-// The first run of each reports the peak resident memory (MB) beyond the process's start.
+// The first run of each reports the peak resident memory (MB) beyond what the process held
+// before it, the array cache emptied first.
 // bench/gpu.sh times `tracemodel gpu --hta --json` as a whole process on the 53 MB trace.
 #include <benchmark/benchmark.h>
 
@@ -32,6 +36,7 @@
 #include <tracemodel/formats/chrome_trace_reader.hpp>
 #include <tracemodel/formats/gpu_report.hpp>
 #include <tracemodel/formats/ranks.hpp>
+#include <tracemodel/memory.hpp>
 
 #include "recording.hpp"
 
@@ -144,12 +149,12 @@ const std::vector<std::string>& rank_files() {
 /// Runs `work` in the benchmark's loop; the first run in the process reports the peak resident
 /// memory it added (MB).
 template <class F>
-void measured(benchmark::State& state, F work) {
-  static bool measured_once = false;
+void measured(benchmark::State& state, F work, bool& measured_once) {
   for (auto _ : state) {
     long rss0 = 0;
     const bool measure = !measured_once;
     if (measure) {
+      tmod::release_cached_memory();  // from an empty cache, whatever ran before
       bench::reset_peak();
       rss0 = bench::status_kb("VmRSS:");
     }
@@ -159,6 +164,12 @@ void measured(benchmark::State& state, F work) {
       state.counters["peak_MB"] = static_cast<double>(bench::status_kb("VmHWM:") - rss0) / 1024.0;
     }
   }
+}
+/// The same, measuring the first run of each type of `work`.
+template <class F>
+void measured(benchmark::State& state, F work) {
+  static bool measured_once = false;
+  measured(state, work, measured_once);
 }
 
 void gpu_read(benchmark::State& state) {
@@ -188,14 +199,19 @@ void gpu_read_ranks(benchmark::State& state) {
   });
 }
 
-void gpu_report_ranks(benchmark::State& state, bool hta) {
+void gpu_report_ranks(benchmark::State& state, bool hta, bool series = true) {
+  static bool once[2][2] = {};  // each variant's first run is measured
   const auto& files = rank_files();
-  measured(state, [&] {
-    tmod::gpu_report_options o;
-    o.hta = hta;
-    const tmod::gpu_report r = tmod::make_gpu_report(files, o);
-    benchmark::DoNotOptimize(r.ranks.size());
-  });
+  measured(
+      state,
+      [&] {
+        tmod::gpu_report_options o;
+        o.hta = hta;
+        o.series = series;
+        const tmod::gpu_report r = tmod::make_gpu_report(files, o);
+        benchmark::DoNotOptimize(r.ranks.size());
+      },
+      once[hta ? 1 : 0][series ? 1 : 0]);
 }
 
 /// Two runs of a million events each (ranks 0 and 1 of the generator: one job's two halves).
@@ -298,6 +314,10 @@ BENCHMARK_CAPTURE(gpu_report, exact, false)
 BENCHMARK(gpu_read_ranks)->Name("gpu/read_ranks/16")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(gpu_report_ranks, exact, false)
     ->Name("gpu/report_ranks/16")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(gpu_report_ranks, summaries, false, false)
+    ->Name("gpu/report_ranks_summaries/16")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK_CAPTURE(gpu_report_ranks, hta, true)
