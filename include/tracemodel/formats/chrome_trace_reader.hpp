@@ -101,15 +101,29 @@ basic_event_table<Schema> read_chrome_trace_string(std::string_view json,
 }
 
 /// Reads a Chrome trace file, gzip-compressed or not (the text's memory is released as it is
-/// read; a plain file read on one thread is read from the file as it is parsed,
+/// read; a file read on one thread is read from the file, or inflated, as it is parsed,
 /// `read_options::stream_bytes`).
 template <class Schema = default_schema>
 basic_event_table<Schema> read_chrome_trace_file(const std::string& path,
                                                  const read_options& opt = {}) {
-  // A plain file read on one thread is read as it is parsed (read_options::stream_bytes).
+  // A file read on one thread is read as it is parsed (read_options::stream_bytes).
   const std::size_t whole_from =
       detail::thread_budget(opt) > 1 ? opt.parallel_threshold : static_cast<std::size_t>(-1);
-  return read_chrome_trace<Schema>(stream_trace_text(path, opt.stream_bytes, opt, whole_from), opt);
+  try {
+    trace_text text = stream_trace_text(path, opt.stream_bytes, opt, whole_from);
+    basic_event_table<Schema> t;
+    try {
+      detail::chrome_trace::read_into(t, text.padded(), text.size(), opt, &text);
+    } catch (const input_error&) {
+      // The file's own error (a gzip stream cut short or corrupt further on, a file that
+      // changed) comes first, as it does when the file is read whole before it is parsed.
+      text.load_all();
+      throw;
+    }
+    return t;
+  } catch (const text_size_mismatch&) {  // a gzip file whose trailer did not give its size
+    return read_chrome_trace<Schema>(load_trace_text(path, opt), opt);
+  }
 }
 
 TRACEMODEL_END_NAMESPACE

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -59,7 +60,8 @@ class trace_text {
         file_(std::exchange(o.file_, -1)),
         loaded_(std::exchange(o.loaded_, 0)),
         step_(std::exchange(o.step_, 0)),
-        path_(std::move(o.path_)) {}
+        path_(std::move(o.path_)),
+        gzip_(std::move(o.gzip_)) {}
   trace_text& operator=(trace_text o) noexcept {
     std::swap(p_, o.p_);
     std::swap(size_, o.size_);
@@ -69,6 +71,7 @@ class trace_text {
     std::swap(loaded_, o.loaded_);
     std::swap(step_, o.step_);
     std::swap(path_, o.path_);
+    std::swap(gzip_, o.gzip_);
     return *this;
   }
   ~trace_text() {
@@ -142,8 +145,14 @@ class trace_text {
  private:
   friend trace_text stream_trace_text(const std::string& path, std::size_t step,
                                       const thread_options& threads, std::size_t whole_from);
+  struct gzip_stream;
+  struct gzip_deleter {
+    void operator()(gzip_stream* g) const noexcept;
+  };
   void close_file() noexcept;
   void fence() noexcept;
+  void inflate_through(std::size_t to);
+  void check_gzip_end();
 
   char* p_ = nullptr;
   std::size_t size_ = 0;
@@ -153,7 +162,27 @@ class trace_text {
   std::size_t loaded_ = 0;  ///< a streamed text's bytes in place
   std::size_t step_ = 0;    ///< a streamed text's reading step
   std::string path_;        ///< a streamed text's file name (for errors)
+  std::unique_ptr<gzip_stream, gzip_deleter> gzip_;  ///< a streamed gzip file's inflater
 };
+
+/// Thrown by a streamed gzip text whose size (the gzip trailer's: the last member's, modulo
+/// 2^32) turns out not to be the text's (several members, 4 GiB or more): read the file whole
+/// instead (`read_chrome_trace_file` does).
+struct text_size_mismatch {};
+
+namespace detail {
+inline input_error gzip_truncated(const std::string& path, std::size_t at, std::size_t out) {
+  return input_error(path + ": truncated gzip stream (compressed byte " + std::to_string(at) +
+                         ", " + std::to_string(out) + " bytes decompressed)",
+                     out);
+}
+inline input_error gzip_corrupt(const std::string& path, std::size_t at, const char* msg,
+                                std::size_t out) {
+  return input_error(path + ": corrupt gzip stream at compressed byte " + std::to_string(at) +
+                         ": " + (msg != nullptr ? msg : "corrupt data"),
+                     out);
+}
+}  // namespace detail
 
 namespace detail {
 /// Reads from `fill(p, room)` (bytes read, 0 at the end) into `text` after its first `got`
@@ -305,20 +334,12 @@ inline trace_text load_trace_text(const std::string& path, const thread_options&
       if (rc == Z_BUF_ERROR && z.avail_in == 0) {
         const std::size_t at = in + z.total_in;
         inflateEnd(&z);
-        throw input_error(path + ": truncated gzip stream (compressed byte " + std::to_string(at) +
-                              ", " + std::to_string(out) + " bytes decompressed)",
-                          out);
+        throw detail::gzip_truncated(path, at, out);
       }
       if (rc != Z_OK && rc != Z_BUF_ERROR) {
-        const std::size_t at = in + z.total_in;
-        const std::string msg = z.msg != nullptr ? z.msg : "corrupt data";
+        const input_error e = detail::gzip_corrupt(path, in + z.total_in, z.msg, out);
         inflateEnd(&z);
-        std::string what = path;
-        what += ": corrupt gzip stream at compressed byte ";
-        what += std::to_string(at);
-        what += ": ";
-        what += msg;
-        throw input_error(what, out);
+        throw e;
       }
     }
     in += z.total_in;
@@ -336,6 +357,18 @@ inline void trace_text::close_file() noexcept {
   file_ = -1;
 }
 
+struct trace_text::gzip_stream {
+  z_stream z{};
+  std::unique_ptr<unsigned char[]> in = std::make_unique<unsigned char[]>(in_size);
+  std::size_t read = 0;  ///< compressed bytes read from the file
+  bool ended = false;    ///< the (first) member ended
+  static constexpr std::size_t in_size = std::size_t{256} << 10;
+};
+inline void trace_text::gzip_deleter::operator()(gzip_stream* g) const noexcept {
+  inflateEnd(&g->z);
+  delete g;
+}
+
 inline void trace_text::fence() noexcept {
   for (std::size_t i = 0; i < text_padding; ++i)
     p_[loaded_ + i] = i % (text_padding / 2) == 0 ? '"' : '}';
@@ -346,25 +379,34 @@ inline void trace_text::load_through(std::size_t end) {
   if (file_ < 0 || (end <= loaded_ && loaded_ < size_)) return;
   // Whole steps from the front.
   const std::size_t to = std::min(size_, (std::min(end, size_) + step_ - 1) / step_ * step_);
-  const std::ptrdiff_t r = detail::read_range(file_, p_, loaded_, to);
-  if (r < 0) throw input_error("cannot read " + path_, loaded_);
-  loaded_ += static_cast<std::size_t>(r);
-  if (loaded_ < to)
-    throw input_error(path_ + ": the file got shorter while it was read (" + std::to_string(size_) +
-                          " bytes when opened)",
-                      loaded_);
+  if (gzip_) {
+    inflate_through(to);
+  } else {
+    const std::ptrdiff_t r = detail::read_range(file_, p_, loaded_, to);
+    if (r < 0) throw input_error("cannot read " + path_, loaded_);
+    loaded_ += static_cast<std::size_t>(r);
+    if (loaded_ < to)
+      throw input_error(path_ + ": the file got shorter while it was read (" +
+                            std::to_string(size_) + " bytes when opened)",
+                        loaded_);
+  }
   if (loaded_ < size_) {
     fence();
     return;
   }
-  char extra = 0;
-  ssize_t more = 0;
-  while ((more = ::pread(file_, &extra, 1, static_cast<off_t>(size_))) < 0 && errno == EINTR) {
+  if (gzip_) {
+    check_gzip_end();
+  } else {
+    char extra = 0;
+    ssize_t more = 0;
+    while ((more = ::pread(file_, &extra, 1, static_cast<off_t>(size_))) < 0 && errno == EINTR) {
+    }
+    if (more != 0)
+      throw input_error(path_ + ": the file grew while it was read (" + std::to_string(size_) +
+                            " bytes when opened)",
+                        size_);
   }
-  if (more != 0)
-    throw input_error(path_ + ": the file grew while it was read (" + std::to_string(size_) +
-                          " bytes when opened)",
-                      size_);
+  gzip_.reset();
   close_file();
   set_size(size_);
 #else
@@ -372,13 +414,80 @@ inline void trace_text::load_through(std::size_t end) {
 #endif
 }
 
-/// The text of a trace file read as it is parsed: a regular file that is not gzip is opened and
-/// its text allocated, but read only as the parser asks (`trace_text::load_through`), `step`
-/// bytes at a time; with a reader that releases what it has read (`release_before`), the text
-/// then holds a few steps at a time instead of the whole file. Other paths, a `step` of 0 and
-/// files of `whole_from` bytes or more are read whole first (load_trace_text, with `threads`).
-/// The file's size is taken when it is opened: a file that shrinks or grows while it is read is
-/// an input_error.
+#if TRACEMODEL_BIG_ALLOC_MMAP
+namespace detail {
+/// The next compressed bytes of a streamed gzip file into its inflater; false at the file's end.
+inline bool refill(z_stream& z, unsigned char* in, std::size_t room, int fd, std::size_t& read,
+                   const std::string& path, std::size_t out) {
+  ssize_t r = 0;
+  while ((r = ::pread(fd, in, room, static_cast<off_t>(read))) < 0 && errno == EINTR) {
+  }
+  if (r < 0) throw input_error("cannot read " + path, out);
+  read += static_cast<std::size_t>(r);
+  z.next_in = in;
+  z.avail_in = static_cast<uInt>(r);
+  return r > 0;
+}
+}  // namespace detail
+
+/// Inflates the text up to `to`.
+inline void trace_text::inflate_through(std::size_t to) {
+  gzip_stream& g = *gzip_;
+  while (loaded_ < to) {
+    if (g.ended) throw text_size_mismatch{};  // the member ended before the trailer's size
+    if (g.z.avail_in == 0 &&
+        !detail::refill(g.z, g.in.get(), g.in_size, file_, g.read, path_, loaded_))
+      throw detail::gzip_truncated(path_, g.z.total_in, loaded_);
+    g.z.next_out = reinterpret_cast<Bytef*>(p_ + loaded_);
+    g.z.avail_out = static_cast<uInt>(std::min<std::size_t>(to - loaded_, 1u << 30));
+    const uInt room = g.z.avail_out;
+    const int rc = inflate(&g.z, Z_NO_FLUSH);
+    loaded_ += room - g.z.avail_out;
+    if (rc == Z_STREAM_END) {
+      g.ended = true;
+    } else if ((rc != Z_OK && rc != Z_BUF_ERROR) || (rc == Z_BUF_ERROR && g.z.avail_in != 0)) {
+      throw detail::gzip_corrupt(path_, g.z.total_in, g.z.msg, loaded_);
+    }
+  }
+}
+
+/// At the trailer's size: the member must end here, and only zeros (padding) follow it; else
+/// the file is more than the size said (text_size_mismatch), or cut short.
+inline void trace_text::check_gzip_end() {
+  gzip_stream& g = *gzip_;
+  while (!g.ended) {
+    if (g.z.avail_in == 0 &&
+        !detail::refill(g.z, g.in.get(), g.in_size, file_, g.read, path_, loaded_))
+      throw detail::gzip_truncated(path_, g.z.total_in, loaded_);
+    unsigned char extra = 0;
+    g.z.next_out = &extra;
+    g.z.avail_out = 1;
+    const int rc = inflate(&g.z, Z_NO_FLUSH);
+    if (g.z.avail_out == 0) throw text_size_mismatch{};
+    if (rc == Z_STREAM_END)
+      g.ended = true;
+    else if (rc != Z_OK && rc != Z_BUF_ERROR)
+      throw detail::gzip_corrupt(path_, g.z.total_in, g.z.msg, loaded_);
+  }
+  do {
+    for (; g.z.avail_in > 0; ++g.z.next_in, --g.z.avail_in)
+      if (*g.z.next_in != 0) throw text_size_mismatch{};  // another member
+  } while (detail::refill(g.z, g.in.get(), g.in_size, file_, g.read, path_, loaded_));
+}
+#else
+inline void trace_text::inflate_through(std::size_t) {}
+inline void trace_text::check_gzip_end() {}
+#endif
+
+/// The text of a trace file read as it is parsed: a regular file is opened and its text
+/// allocated, but read (or inflated, gzip) only as the parser asks (`trace_text::load_through`),
+/// `step` bytes at a time; with a reader that releases what it has read (`release_before`), the
+/// text then holds a few steps at a time instead of the whole file. Other paths, a `step` of 0,
+/// texts of `whole_from` bytes or more and gzip files whose trailer gives no plausible size are
+/// read whole first (load_trace_text, with `threads`). The file's size is taken when it is
+/// opened: a file that shrinks or grows while it is read is an input_error. A gzip text whose
+/// trailer's size proves wrong (several members, 4 GiB or more) throws text_size_mismatch when
+/// that is found: read the file whole then.
 inline trace_text stream_trace_text(const std::string& path, std::size_t step,
                                     const thread_options& threads, std::size_t whole_from) {
 #if TRACEMODEL_BIG_ALLOC_MMAP
@@ -393,16 +502,33 @@ inline trace_text stream_trace_text(const std::string& path, std::size_t step,
   } close_fd{fd};
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return load_trace_text(path, threads);
-  const auto size = static_cast<std::size_t>(st.st_size);
+  const auto file_size = static_cast<std::size_t>(st.st_size);
+  std::size_t size = file_size;
   unsigned char magic[2] = {0, 0};
-  if (size >= whole_from ||
-      (size >= 2 && ::pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b))
-    return load_trace_text(path, threads);
+  const bool gzip =
+      size >= 2 && ::pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  if (gzip) {
+    // The text's size from the trailer (of the last member, modulo 2^32): used where it is
+    // plausible (deflate neither grows text by more than its framing nor shrinks it 1,100
+    // times), checked at the end (text_size_mismatch).
+    unsigned char t[4] = {0, 0, 0, 0};
+    if (file_size < 18 || ::pread(fd, t, 4, static_cast<off_t>(file_size - 4)) != 4)
+      return load_trace_text(path, threads);
+    size = std::size_t{t[0]} | std::size_t{t[1]} << 8 | std::size_t{t[2]} << 16 |
+           std::size_t{t[3]} << 24;
+    if (size + 1024 < file_size || size / 1100 > file_size) return load_trace_text(path, threads);
+  }
+  if (size >= whole_from) return load_trace_text(path, threads);
   trace_text text(size);
   text.size_ = size;
   text.file_ = std::exchange(close_fd.fd, -1);
   text.step_ = step;
   text.path_ = path;
+  if (gzip) {
+    text.gzip_.reset(new trace_text::gzip_stream);
+    if (inflateInit2(&text.gzip_->z, 16 + MAX_WBITS) != Z_OK)
+      throw input_error("cannot initialize zlib");
+  }
   text.fence();
   if (size == 0) text.load_all();
   return text;

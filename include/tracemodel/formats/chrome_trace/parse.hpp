@@ -60,8 +60,8 @@ struct read_options : thread_options {
   /// 4 bytes an event, and only when the file was not in start order). Analyses that reproduce
   /// another tool's numbers quirk for quirk need it (HTA's frame, algo/hta_frame.hpp).
   bool keep_file_order = false;
-  /// Read a plain file (not gzip, not a pipe) this many bytes at a time as the parser goes,
-  /// instead of whole before it, when the read is on one thread (a file of
+  /// Read a file (not a pipe; gzip inflated) this many bytes of text at a time as the parser
+  /// goes, instead of whole before it, when the read is on one thread (a text of
   /// `parallel_threshold` bytes or more with two threads allowed is read whole, for the
   /// parallel read): with the text released behind the parser, reading holds the table and a
   /// few steps of text, not the whole file. 0: always read the whole file first.
