@@ -65,11 +65,26 @@ std::string gzip_member(const std::string& text) {
   return out;
 }
 
-void write_file(const std::string& path, const std::string& bytes) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
+void write_file(const std::string& path, const std::string& bytes, const char* mode = "wb") {
+  std::FILE* f = std::fopen(path.c_str(), mode);
   REQUIRE(f != nullptr);
   REQUIRE(std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size());
   REQUIRE(std::fclose(f) == 0);
+}
+
+/// Reads the file at `path` (which holds `doc`) whole, then as it is parsed at each step: the
+/// same table, or the same error at the same offset. True when the whole read failed.
+bool streamed_as_whole(const std::string& doc, bool fast, std::size_t batch,
+                       const std::string& path, const std::vector<std::size_t>& steps) {
+  const outcome whole = read(doc, fast, batch, path, 0);
+  for (const std::size_t step : steps) {
+    INFO((fast ? "direct path" : "simdjson") << ", batch " << batch << ", step " << step);
+    const outcome streamed = read(doc, fast, batch, path, step);
+    CHECK(streamed.trace == whole.trace);
+    CHECK(streamed.error == whole.error);
+    CHECK(streamed.offset == whole.offset);
+  }
+  return !whole.error.empty();
 }
 
 class generator {
@@ -414,25 +429,12 @@ TEST_SUITE("formats") {
                    "\"distributedInfo\" : {\"rank\": 3, \"k\\\"ey\": [[1], {\"a\": \"b\"}]},\n ");
       if (seed % 5 == 2)  // a bare array
         doc = doc.substr(doc.find('['), doc.rfind(']') - doc.find('[') + 1);
-      {
-        std::FILE* f = std::fopen(path.c_str(), "wb");
-        REQUIRE(f != nullptr);
-        REQUIRE(std::fwrite(doc.data(), 1, doc.size(), f) == doc.size());
-        REQUIRE(std::fclose(f) == 0);
-      }
+      write_file(path, doc);
       INFO("seed " << seed << ": " << doc);
       for (const bool fast : {true, false}) {
         const std::size_t batch = seed % 2 == 0 ? 64 : std::size_t{1} << 20;
-        const outcome whole = read(doc, fast, batch, path, 0);
-        for (const std::size_t step : {std::size_t{1}, std::size_t{7}, std::size_t{100}}) {
-          INFO((fast ? "direct path" : "simdjson") << ", batch " << batch << ", step " << step);
-          const outcome streamed = read(doc, fast, batch, path, step);
-          CHECK(streamed.trace == whole.trace);
-          CHECK(streamed.error == whole.error);
-          CHECK(streamed.offset == whole.offset);
-          ++compared;
-        }
-        failed += whole.error.empty() ? 0 : 1;
+        failed += streamed_as_whole(doc, fast, batch, path, {1, 7, 100}) ? 1 : 0;
+        compared += 3;
       }
     }
     // Faults the direct path sees only by the byte after an element, with the end of what is in
@@ -446,20 +448,11 @@ TEST_SUITE("formats") {
           R"({"a": 1, "traceEvents":[{"ph":"X","name":"a","ts":1,"dur":2}], "traceEvents":[]})",
           R"(  [{"ph":"X","name":"a","ts":1,"dur":2}, {"ph":"i","ts":3}] ] )"}) {
       const std::string text = doc;
-      {
-        std::FILE* f = std::fopen(path.c_str(), "wb");
-        REQUIRE(f != nullptr);
-        REQUIRE(std::fwrite(text.data(), 1, text.size(), f) == text.size());
-        REQUIRE(std::fclose(f) == 0);
-      }
-      const outcome whole = read(text, true, 16, path, 0);
-      for (std::size_t step = 1; step <= text.size(); ++step) {
-        INFO(text << ", step " << step);
-        const outcome streamed = read(text, true, 16, path, step);
-        CHECK(streamed.trace == whole.trace);
-        CHECK(streamed.error == whole.error);
-        CHECK(streamed.offset == whole.offset);
-      }
+      write_file(path, text);
+      std::vector<std::size_t> every(text.size());
+      for (std::size_t step = 1; step <= text.size(); ++step) every[step - 1] = step;
+      INFO(text);
+      (void)streamed_as_whole(text, true, 16, path, every);
     }
     std::remove(path.c_str());
     CHECK(compared == 240 * 2 * 3);
@@ -470,12 +463,7 @@ TEST_SUITE("formats") {
   TEST_CASE("stream_trace_text: a file that changes size while it is read is an error") {
     const std::string path = std::string(TRACEMODEL_TEST_BINARY_DIR) + "/streamed_change.json";
     const std::string doc = R"({"traceEvents":[{"ph":"X","name":"a","ts":1,"dur":2}]})";
-    auto write = [&](const std::string& text, const char* mode) {
-      std::FILE* f = std::fopen(path.c_str(), mode);
-      REQUIRE(f != nullptr);
-      REQUIRE(std::fwrite(text.data(), 1, text.size(), f) == text.size());
-      REQUIRE(std::fclose(f) == 0);
-    };
+    auto write = [&](const std::string& text, const char* mode) { write_file(path, text, mode); };
     write(doc, "wb");
     {
       tmod::trace_text t = tmod::stream_trace_text(path, 8);
@@ -548,16 +536,8 @@ TEST_SUITE("formats") {
       write_file(path, gz);
       INFO("seed " << seed << ": " << doc);
       const std::size_t batch = seed % 2 == 0 ? 64 : std::size_t{1} << 20;
-      const outcome whole = read(doc, true, batch, path, 0);
-      for (const std::size_t step : {std::size_t{1}, std::size_t{64}}) {
-        INFO("batch " << batch << ", step " << step);
-        const outcome streamed = read(doc, true, batch, path, step);
-        CHECK(streamed.trace == whole.trace);
-        CHECK(streamed.error == whole.error);
-        CHECK(streamed.offset == whole.offset);
-        ++compared;
-      }
-      failed += whole.error.empty() ? 0 : 1;
+      failed += streamed_as_whole(doc, true, batch, path, {1, 64}) ? 1 : 0;
+      compared += 2;
     }
     CHECK(compared == 240);
     CHECK(failed > 20);
