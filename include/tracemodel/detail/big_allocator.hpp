@@ -55,14 +55,12 @@ inline constexpr std::size_t huge_page = std::size_t{2} << 20;
 template <class Cache>
 class cache_accounting {
  public:
-  /// Frees what is cached beyond `bytes`; the limit stays.
-  void trim(std::size_t bytes) noexcept {
+  /// Frees everything cached; the limit stays.
+  void release() noexcept {
     const std::size_t keep = limit();
-    static_cast<Cache*>(this)->set_limit(bytes < keep ? bytes : keep);
+    static_cast<Cache*>(this)->set_limit(0);
     static_cast<Cache*>(this)->set_limit(keep);
   }
-  /// Frees everything cached; the limit stays.
-  void release() noexcept { trim(0); }
   [[nodiscard]] std::size_t limit() const noexcept {
     std::lock_guard lock(mutex_);
     return limit_;
@@ -144,7 +142,10 @@ class region_cache : public cache_accounting<region_cache> {
     cached_ += size;
     return true;
   }
-  void set_limit(std::size_t bytes) noexcept;
+  /// Frees the cached regions beyond `bytes` and keeps at most that many from now on.
+  void set_limit(std::size_t bytes) noexcept { shrink(bytes, true); }
+  /// Frees the cached regions beyond `bytes`; the limit stays.
+  void trim(std::size_t bytes) noexcept { shrink(bytes, false); }
 
   struct piece {
     void* p;
@@ -183,6 +184,8 @@ class region_cache : public cache_accounting<region_cache> {
   }
 
  private:
+  void shrink(std::size_t bytes, bool as_limit) noexcept;
+
   struct region {
     void* p;
     std::size_t size;
@@ -286,12 +289,13 @@ inline void unmap_region(void* p, std::size_t size) noexcept {
 #endif
 }
 
-inline void region_cache::set_limit(std::size_t bytes) noexcept {
+inline void region_cache::shrink(std::size_t bytes, bool as_limit) noexcept {
   std::vector<region> release;
   {
     std::lock_guard lock(mutex_);
-    limit_ = bytes;
-    while (cached_ > limit_ && !regions_.empty()) {
+    if (as_limit) limit_ = bytes;
+    const std::size_t keep = std::min(bytes, limit_);
+    while (cached_ > keep && !regions_.empty()) {
       release.push_back(regions_.back());
       cached_ -= regions_.back().size;
       regions_.pop_back();
