@@ -31,8 +31,9 @@
 // `start`/`stop` switch recording without joining anything; an op begun before a stop still
 // gets its end. The queue must outlive the threads' use of it (make it static).
 //
-// Its parts: the blocks and per-thread state (live_blocks.hpp), the side data on the
-// consumer's side (live_side.hpp), the tables of parts (table_sink.hpp).
+// Its parts: the blocks and per-thread state (live_blocks.hpp), the pairing of begins and ends
+// (live_pairing.hpp) and the side data (live_side.hpp) on the consumer's side, the tables of
+// parts (table_sink.hpp).
 #pragma once
 
 #include <algorithm>
@@ -55,6 +56,7 @@
 #include "tracemodel/collect/clock.hpp"
 #include "tracemodel/collect/encoder.hpp"
 #include "tracemodel/collect/live_blocks.hpp"
+#include "tracemodel/collect/live_pairing.hpp"
 #include "tracemodel/collect/live_side.hpp"
 #include "tracemodel/collect/record_queue.hpp"
 #include "tracemodel/collect/records.hpp"
@@ -399,33 +401,12 @@ class live_queue {
   [[nodiscard]] std::uint32_t id() const noexcept { return id_; }
 
  private:
-  struct pending_op {  // an op the consumer holds: open, or carried out of an evicted block
-    std::uint64_t id = 0, tid = 0;
-    approx_time start = 0;
-    std::string name;
-    std::int64_t sequence_number = -1, debug_handle = -1;
-    std::uint64_t fwd_thread_id = 0;
-    op_scope scope = op_scope::function;
-    std::uint8_t flags = 0;
-  };
-  struct late {
-    approx_time end;
-    std::uint64_t tid;
-  };
-  /// A record a cut read from a thread's current block (the name copied).
-  struct tail_op {
-    std::uint64_t id = 0, tid = 0;
-    op_record record{};
-    std::string name;
-    late end{0, 0};
-    bool late_end = false;
-  };
-  /// An end taken out of an overwritten block for the consumer.
-  struct carried_end {
-    std::uint64_t id;
-    late end;
-    bool only_if_open;
-  };
+  using pending_op = detail::live_pending;
+  using late = detail::live_late;
+  using tail_op = detail::live_tail_op;
+  using carried_end = detail::live_carried_end;
+  using part_kind = detail::live_part_kind;
+  using side_index = detail::live_side_index<Features.inputs, value_traits_type>;
 
   TRACEMODEL_ALWAYS_INLINE detail::live_thread& thread() {
     cache& c = cache_;
@@ -445,10 +426,6 @@ class live_queue {
     cache_ = {id_, p};
     return *p;
   }
-
-  /// What a part is: a drain's (ended ops), a cut's (open ops as unfinished copies too), the
-  /// last one's (open ops unfinished, ends without their op counted).
-  enum class part_kind : std::uint8_t { drain, cut, last };
 
   /// Takes the sealed blocks and the carried ops, and hands their part to `sink` (if any).
   template <class Sink>
@@ -780,7 +757,7 @@ class live_queue {
         continue;
       }
       if (r.end == 0)
-        carried_.push_back(pending(r, b.id_start + k, b.tid));
+        carried_.push_back(pending_op::of(r, b.id_start + k, b.tid));
       else
         ++evicted_ops_;
     }
@@ -804,20 +781,6 @@ class live_queue {
     }
   }
 
-  static pending_op pending(const op_record& r, std::uint64_t id, std::uint64_t tid) {
-    pending_op p;
-    p.id = id;
-    p.tid = tid;
-    p.start = r.start;
-    p.name.assign(r.name == nullptr ? "" : r.name, r.name_len);
-    p.sequence_number = r.sequence_number;
-    p.debug_handle = r.debug_handle;
-    p.fwd_thread_id = r.fwd_thread_id;
-    p.scope = r.scope;
-    p.flags = r.flags;
-    return p;
-  }
-
   /// A thread exited: its block is sealed (it was its owner), its counts stay.
   void retire(detail::live_thread* t) {
     seal(*t);
@@ -829,148 +792,9 @@ class live_queue {
   event_table convert(std::deque<detail::live_block*>& taken, std::vector<pending_op>& carried,
                       const std::vector<carried_end>& carried_ends,
                       const std::vector<tail_op>& tail, part_kind kind) {
-    to_ns_.sync();  // a sync point for this drain: each stretch between two has its own slope
-    event_table part;
-    const process_key pid = detail::process_id();
-    // Names by address: the blocks' names stay where they are until this part is made.
-    struct cached_name {
-      const char* p;
-      std::uint32_t len;
-      name_id id;
-    };
-    detail::flat_map<cached_name> names(1024);
-    {
-      std::size_t records = carried.size();
-      std::size_t words = 0;
-      for (const detail::live_block* b : taken) {
-        records += b->count;
-        words += b->side_used;
-      }
-      part.events.reserve(records);
-      if constexpr (Features.inputs) {  // a tensor: 3 words or more, an input and its sizes
-        part.inputs.reserve(words / 3);
-        part.ints.reserve(words);
-      }
-    }
-    auto intern = [&](std::string_view n) {
-      const auto key = reinterpret_cast<std::uint64_t>(n.data());
-      if (cached_name* c = names.find(key); c != nullptr && c->len == n.size()) return c->id;
-      const name_id id = part.strings.intern(n);
-      names.insert_or_assign(key, {n.data(), static_cast<std::uint32_t>(n.size()), id});
-      return id;
-    };
-    std::uint64_t ended = 0, unfinished = 0, orphans = 0, twice = 0, handed_open = 0,
-                  orphan_side = 0;
-    auto emit = [&](std::uint64_t id, std::uint64_t tid, approx_time start, std::string_view name,
-                    std::int64_t seq, std::uint64_t fwd, std::int64_t debug, op_scope scope,
-                    std::uint8_t flags, const late* end, bool copy = false) {
-      auto& e = part.events.emplace_back();
-      e.start_ns = to_ns_(start);
-      e.tid = tid;
-      e.pid = pid;
-      auto& f = e.fields.template emplace<default_schema::index_of<event_kind::op>>();
-      f.name = intern(name);
-      f.scope = scope;
-      f.flags = static_cast<std::uint8_t>(flags & ~detail::late_end_flag);
-      f.sequence_number = seq;
-      f.fwd_thread_id = fwd;
-      f.correlation_id = id;
-      f.debug_handle = debug;
-      if constexpr (has_side)
-        if (side_index_.any()) side_index_.attach_side(part, e, f, id, copy);
-      if (end == nullptr) {
-        f.flags |= op_flag::unfinished;
-        f.end_ns = no_end_ns;
-        f.end_tid = tid;
-        part.anomalies.add(anomaly::unfinished_op);
-        ++(copy ? handed_open : unfinished);
-      } else {
-        const std::int64_t end_ns = to_ns_(end->end);
-        f.end_ns = std::max(e.start_ns, end_ns);
-        if (end_ns < e.start_ns) part.anomalies.add(anomaly::end_before_start);
-        f.end_tid = end->tid;
-        ++ended;
-      }
-    };
-    for (pending_op& c : carried) open_.emplace(c.id, std::move(c));
-    // Begins first (each block in the order its thread sealed it, then what cuts read of the
-    // threads' current blocks), then late ends.
-    auto begun = [&](std::uint64_t id, std::uint64_t tid, const op_record& r, const late* end) {
-      if (end != nullptr) {
-        emit(id, tid, r.start, {r.name, r.name_len}, r.sequence_number, r.fwd_thread_id,
-             r.debug_handle, r.scope, r.flags, end);
-        if (!early_.empty())
-          if (const auto it = early_.find(id); it != early_.end()) {  // and ended again
-            early_.erase(it);
-            ++twice;
-          }
-      } else if (const auto it = early_.empty() ? early_.end() : early_.find(id);
-                 it != early_.end()) {
-        emit(id, tid, r.start, {r.name, r.name_len}, r.sequence_number, r.fwd_thread_id,
-             r.debug_handle, r.scope, r.flags, &it->second);
-        early_.erase(it);
-      } else {
-        open_.emplace(id, pending(r, id, tid));
-      }
-    };
-    // An end for an op handed over already, or still to come (`only_if_open`: an op a cut read
-    // open, ended in place since; not open any more means handed out with that end already).
-    auto ended_late = [&](std::uint64_t id, const late& end, bool only_if_open) {
-      if (const auto it = open_.find(id); it != open_.end()) {
-        const pending_op& p = it->second;
-        emit(p.id, p.tid, p.start, p.name, p.sequence_number, p.fwd_thread_id, p.debug_handle,
-             p.scope, p.flags, &end);
-        open_.erase(it);
-      } else if (!only_if_open && !early_.emplace(id, end).second) {
-        ++twice;
-      }
-    };
-    for (detail::live_block* b : taken) {
-      if constexpr (has_side) side_index_.index_block(*b);
-      for (std::uint32_t k = 0; k < b->count; ++k) {
-        const op_record& r = b->records[k];
-        if ((r.flags & detail::late_end_flag) != 0) continue;
-        const late end{r.end, r.end_tid};
-        if constexpr (has_side) side_index_.select(k);
-        if (r.end != 0 && k >= b->tail_records && early_.empty()) [[likely]] {  // the most
-          emit(b->id_start + k, b->tid, r.start, {r.name, r.name_len}, r.sequence_number,
-               r.fwd_thread_id, r.debug_handle, r.scope, r.flags, &end);
-        } else if (k < b->tail_records) {  // read by a cut while current: ended in place since?
-          if (r.end != 0) ended_late(b->id_start + k, end, true);
-        } else {
-          begun(b->id_start + k, b->tid, r, r.end != 0 ? &end : nullptr);
-        }
-        if constexpr (has_side) side_index_.keep_selected(b->id_start + k);  // not handed out yet
-      }
-    }
-    side_index_.deselect();
-    for (const tail_op& o : tail)
-      if (!o.late_end) {
-        op_record r = o.record;
-        r.name = o.name.data();
-        begun(o.id, o.tid, r, o.end.end != 0 ? &o.end : nullptr);
-      }
-    const std::size_t in_block_order = part.events.size();  // the ops ended in their blocks
-    for (detail::live_block* b : taken)
-      for (std::uint32_t k = b->tail_records; k < b->count; ++k) {
-        const op_record& r = b->records[k];
-        if ((r.flags & detail::late_end_flag) != 0) ended_late(r.start, {r.end, r.end_tid}, false);
-      }
-    for (const tail_op& o : tail)
-      if (o.late_end) ended_late(o.id, o.end, false);
-    for (const carried_end& c : carried_ends) ended_late(c.id, c.end, c.only_if_open);
-    if (kind == part_kind::last) {
-      for (auto& [id, p] : open_)
-        emit(p.id, p.tid, p.start, p.name, p.sequence_number, p.fwd_thread_id, p.debug_handle,
-             p.scope, p.flags, nullptr);
-      open_.clear();
-      orphans += early_.size();
-      early_.clear();
-    } else if (kind == part_kind::cut) {  // copies: they stay open
-      for (auto& [id, p] : open_)
-        emit(p.id, p.tid, p.start, p.name, p.sequence_number, p.fwd_thread_id, p.debug_handle,
-             p.scope, p.flags, nullptr, true);
-    }
+    typename decltype(pairing_)::counts n;
+    event_table part = pairing_.pair(taken, carried, carried_ends, tail, kind, side_index_, n);
+    std::uint64_t orphan_side = 0;
     if constexpr (has_side) {
       side_index_.end_part();
       if (kind == part_kind::last) orphan_side = side_index_.drop_kept();
@@ -989,7 +813,7 @@ class live_queue {
       dropped_ends += retired_.dropped_ends;
       lost_side += retired_.lost_side;
       evicted = evicted_ops_;
-      late_twice_ += twice;
+      late_twice_ += n.twice;
       // Threads that exited: their block was sealed (and is in this drain or an earlier one);
       // their counts stay in the queue's.
       std::erase_if(threads_, [&](const std::unique_ptr<detail::live_thread>& t) {
@@ -1005,36 +829,20 @@ class live_queue {
     free_cv_.notify_all();
     part.anomalies.add(anomaly::lost_op, dropped + evicted - lost_ops_taken_);
     part.anomalies.add(anomaly::lost_end, dropped_ends - lost_ends_taken_);
-    part.anomalies.add(anomaly::orphan_end, orphans);
-    part.anomalies.add(anomaly::op_ended_twice, twice);
+    part.anomalies.add(anomaly::orphan_end, n.orphans);
+    part.anomalies.add(anomaly::op_ended_twice, n.twice);
     part.anomalies.add(anomaly::lost_side, lost_side - lost_side_taken_);
     part.anomalies.add(anomaly::orphan_side, orphan_side);
     lost_ops_taken_ = dropped + evicted;
     lost_ends_taken_ = dropped_ends;
     lost_side_taken_ = lost_side;
-    // In start order. One thread's ops ended in their blocks already are: then the few ended
-    // later are sorted and merged in; several threads' interleave: then all are sorted.
-    auto by_start = [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; };
-    const auto middle = part.events.begin() + static_cast<std::ptrdiff_t>(in_block_order);
-    if (std::is_sorted(part.events.begin(), middle, by_start)) {
-      std::stable_sort(middle, part.events.end(), by_start);
-      std::inplace_merge(part.events.begin(), middle, part.events.end(), by_start);
-    } else {
-      std::vector<std::pair<std::int64_t, std::uint32_t>> order(part.events.size());
-      for (std::uint32_t k = 0; k < order.size(); ++k) order[k] = {part.events[k].start_ns, k};
-      std::sort(order.begin(), order.end());
-      decltype(part.events) sorted;
-      sorted.reserve(part.events.size());
-      for (const auto& [start, k] : order) sorted.push_back(part.events[k]);
-      part.events = std::move(sorted);
-    }
     // What was lost since the last part, said in the output too: a global instant.
     if (const std::uint64_t ops = part.anomalies[anomaly::lost_op],
         ends = part.anomalies[anomaly::lost_end];
         ops + ends > 0) {
       auto& e = part.events.emplace_back();
-      e.start_ns = to_ns_(clock::now());
-      e.pid = pid;
+      e.start_ns = pairing_.to_ns(clock::now());
+      e.pid = detail::process_id();
       e.instant_scope = 'g';
       auto& f = e.fields.template emplace<default_schema::index_of<event_kind::op>>();
       f.name = part.strings.intern("tracemodel: lost events");
@@ -1042,11 +850,11 @@ class live_queue {
       part.add_int_attr(e, "lost_ops", static_cast<std::int64_t>(ops));
       part.add_int_attr(e, "lost_ends", static_cast<std::int64_t>(ends));
     }
-    ended_.fetch_add(ended, std::memory_order_relaxed);
-    unfinished_.fetch_add(unfinished, std::memory_order_relaxed);
-    orphans_.fetch_add(orphans, std::memory_order_relaxed);
-    handed_open_.fetch_add(handed_open, std::memory_order_relaxed);
-    open_count_.store(open_.size(), std::memory_order_relaxed);
+    ended_.fetch_add(n.ended, std::memory_order_relaxed);
+    unfinished_.fetch_add(n.unfinished, std::memory_order_relaxed);
+    orphans_.fetch_add(n.orphans, std::memory_order_relaxed);
+    handed_open_.fetch_add(n.handed_open, std::memory_order_relaxed);
+    open_count_.store(pairing_.open(), std::memory_order_relaxed);
     return part;
   }
 
@@ -1078,10 +886,8 @@ class live_queue {
   live_counts retired_{};  ///< the counts of threads that exited and were let go
   // The consumer's:
   std::mutex drain_mutex_;
-  std::unordered_map<std::uint64_t, pending_op> open_;
-  std::unordered_map<std::uint64_t, late> early_;
-  piecewise_time_converter<clock> to_ns_;  ///< ticks to ns, synced at each part
-  detail::live_side_index<Features.inputs, value_traits_type> side_index_;
+  side_index side_index_;
+  detail::live_pairing<clock, has_side, side_index> pairing_;
   std::uint64_t lost_ops_taken_ = 0, lost_ends_taken_ = 0, lost_side_taken_ = 0;
   std::atomic<std::uint64_t> ended_{0}, unfinished_{0}, orphans_{0}, handed_open_{0},
       open_count_{0};
