@@ -7,7 +7,8 @@
 // two threads (each half) when the thread options allow two. The text lives in uninitialized
 // huge-page memory from tracemodel's memory resource, followed by `text_padding` bytes that a
 // parser may read past the end (simdjson's padding), and its pages can be handed back to the
-// operating system as a reader goes (`trace_text::release_before`).
+// operating system as a reader goes (`trace_text::release_before`). `stream_trace_text` opens a
+// text that is read from its file (or inflated) only as the parser asks for it.
 #pragma once
 
 #include <zlib.h>
@@ -132,10 +133,11 @@ class trace_text {
   /// nesting of up to 31 levels (a quote and closing brackets, twice), so that a parser reading
   /// past the bytes in place stops soon; what it read there is not the file's.
   [[nodiscard]] std::size_t loaded() const noexcept { return file_ < 0 ? size_ : loaded_; }
-  /// Reads a streamed text's file on, through at least byte `end` (the text's end at most), in
-  /// steps of the stream's size; once the end is reached the file is closed and the padding
-  /// written. Throws input_error when the file cannot be read or its size changed since it was
-  /// opened. Nothing to do on a complete text.
+  /// Reads (or inflates) a streamed text's file on, through at least byte `end` (the text's end
+  /// at most), in whole reading steps; once the end is reached the file is closed and the
+  /// padding written. Throws input_error when the file cannot be read, its size changed since
+  /// it was opened or its gzip stream is cut short or corrupt, and text_size_mismatch when a
+  /// gzip file's text is not the size its trailer gave. Nothing to do on a complete text.
   void load_through(std::size_t end);
   /// Reads the rest of a streamed text's file.
   void load_all() { load_through(size_); }
