@@ -67,11 +67,14 @@ TEST_SUITE("storage") {
       a.back() = b.back() = c.back() = 1;  // 8 MiB each
     }
     CHECK(region_cache::instance().cached_bytes() == 24u << 20);
-    tmod::trim_cached_memory(std::size_t{10} << 20);  // whole regions go: one 8 MiB stays
-    CHECK(region_cache::instance().cached_bytes() == 8u << 20);
+    // Whole regions go (neighbours in memory are one region: what stays depends on where the
+    // system mapped the arrays).
+    tmod::trim_cached_memory(std::size_t{10} << 20);
+    const std::size_t kept = region_cache::instance().cached_bytes();
+    CHECK(kept <= std::size_t{10} << 20);
     CHECK(tmod::memory_usage().region_limit == limit);
     tmod::trim_cached_memory(std::size_t{64} << 20);  // nothing beyond it
-    CHECK(region_cache::instance().cached_bytes() == 8u << 20);
+    CHECK(region_cache::instance().cached_bytes() == kept);
     tmod::trim_cached_memory(0);
     CHECK(region_cache::instance().cached_bytes() == 0);
     {  // and arrays freed afterwards are cached again
