@@ -292,6 +292,14 @@ class generator {
   std::mt19937 rng_;
 };
 
+/// A random document for `seed`: plain for two seeds in three, a fault for one in four.
+std::string random_document(unsigned seed, unsigned salt) {
+  generator g(seed + salt);
+  g.plain_ = seed % 3 != 0;
+  const int which = seed % 4 == 0 ? g.pick(generator::fault_kinds) : -1;
+  return g.document(1 + g.pick(25), which);
+}
+
 /// Reads `doc` both ways and checks they agree; true when it was read without error.
 bool same_both_ways(const std::string& doc, std::size_t batch) {
   const outcome slow = read(doc, false, batch);
@@ -420,10 +428,7 @@ TEST_SUITE("formats") {
     const std::string path = std::string(TRACEMODEL_TEST_BINARY_DIR) + "/streamed.json";
     int compared = 0, failed = 0;
     for (unsigned seed = 1; seed <= 240; ++seed) {
-      generator g(seed + 9000);
-      g.plain_ = seed % 3 != 0;
-      const int which = seed % 4 == 0 ? g.pick(generator::fault_kinds) : -1;
-      std::string doc = g.document(1 + g.pick(25), which);
+      std::string doc = random_document(seed, 9000);
       if (seed % 5 == 1)  // a member before the events, with an escaped key and nesting
         doc.insert(1,
                    "\"distributedInfo\" : {\"rank\": 3, \"k\\\"ey\": [[1], {\"a\": \"b\"}]},\n ");
@@ -511,12 +516,11 @@ TEST_SUITE("formats") {
     const std::string path = std::string(TRACEMODEL_TEST_BINARY_DIR) + "/streamed.json.gz";
     int compared = 0, failed = 0;
     for (unsigned seed = 1; seed <= 120; ++seed) {
-      generator g(seed + 12000);
-      g.plain_ = seed % 3 != 0;
-      const int which = seed % 4 == 0 ? g.pick(generator::fault_kinds) : -1;
-      const std::string doc = g.document(1 + g.pick(25), which);
+      const std::string doc = random_document(seed, 12000);
       std::string gz = gzip_member(doc);
-      const std::size_t cut = static_cast<std::size_t>(g.pick(static_cast<int>(doc.size())));
+      std::mt19937 rng(seed);
+      auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+      const std::size_t cut = pick(doc.size());
       switch (seed % 6) {
         case 1:  // two members
           gz = gzip_member(doc.substr(0, cut)) + gzip_member(doc.substr(cut));
@@ -525,10 +529,10 @@ TEST_SUITE("formats") {
           gz += std::string(7, '\0');
           break;
         case 3:  // cut short
-          gz.resize(gz.size() * static_cast<std::size_t>(1 + g.pick(9)) / 10);
+          gz.resize(gz.size() * (1 + pick(9)) / 10);
           break;
         case 4:  // a corrupted byte in the compressed data
-          gz[10 + static_cast<std::size_t>(g.pick(static_cast<int>(gz.size()) - 18))] ^= 0x5a;
+          gz[10 + pick(gz.size() - 18)] ^= 0x5a;
           break;
         default:
           break;

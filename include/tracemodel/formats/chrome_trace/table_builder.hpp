@@ -501,7 +501,8 @@ class table_builder final : public record_sink, public flow_events {
   std::int64_t last_start_ = std::numeric_limits<std::int64_t>::min();  // of the last event built
   bool in_order_ = true;  // every event built so far started at or after the one before
   bool keep_file_order_ = false;
-  // The tracks (pid, tid) of events and flows, in order of first appearance, and each event's.
+  // The tracks (pid, tid) of events and flows, numbered in order of first appearance (each
+  // event's is looked up again at the end, when the file has flows).
   pair_ids tracks_;
   scratch_vector<raw_flow> flows_;
 };
