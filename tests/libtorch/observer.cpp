@@ -225,6 +225,53 @@ TEST_CASE("libtorch: inputs through the value traits, nothing recorded once stop
   }
 }
 
+namespace {
+/// User scopes nested `depth` deep (names made at run time: they die with their RecordFunction),
+/// an add at the bottom.
+void nest(int k, int depth, const torch::Tensor& x) {
+  if (k == depth) {
+    (void)torch::add(x, x);
+    return;
+  }
+  RECORD_USER_SCOPE("scope_" + std::to_string(k));
+  nest(k + 1, depth, x);
+}
+}  // namespace
+
+TEST_CASE("libtorch: deep nesting beyond the stack of open ops, names copied or referenced") {
+  const torch::Tensor x = torch::ones({3});
+  for (const bool copy_all : {false, true}) {
+    CAPTURE(copy_all);
+    queue_t queue;
+    libtorch::observer<queue_t> observer(queue, {.copy_all_names = copy_all});
+    constexpr int depth = 300;  // beyond the 128 open ops a thread's stack holds
+    observer.start();
+    nest(0, depth, x);
+    observer.stop();
+    event_table t = materialize(queue);
+    analyze(t);
+    CHECK(t.anomalies.total() == 0);  // every op ended, none borrowed its end
+    REQUIRE(t.events.size() == depth + 1);
+    for (std::size_t k = 0; k < t.events.size(); ++k) {
+      const auto& e = t.events[k];
+      CAPTURE(k);
+      const auto* f = e.get_if<event_kind::op>();
+      REQUIRE(f != nullptr);
+      int d = 0;
+      for (event_index p = e.parent; p != no_event; p = t.events[p].parent) ++d;
+      CHECK(d == static_cast<int>(k));
+      CHECK(f->end_ns >= e.start_ns);
+      if (k < depth) {
+        CHECK(t.name(e) == "scope_" + std::to_string(k));
+        CHECK(f->scope == op_scope::user_scope);
+      } else {
+        CHECK(t.name(e) == "aten::add");
+        CHECK(t.inputs_of(e).size() == 3);
+      }
+    }
+  }
+}
+
 #ifdef TRACEMODEL_CLI
 TEST_CASE("libtorch: `tracemodel stats` on a trace of PyTorch's events gives its key averages") {
   // PyTorch's events of a training step, written as a Kineto trace; `tracemodel stats` reads it

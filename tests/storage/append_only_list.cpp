@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <random>
 #include <set>
 #include <vector>
 
@@ -90,6 +91,50 @@ TEST_SUITE("storage") {
     CHECK(*it == 42);
     ++it;
     for (std::size_t i = 0; i < src.size(); ++i, ++it) CHECK(*it == src[i]);
+  }
+
+  TEST_CASE(
+      "append_only_list::cursor writes the runs append_contiguous writes, in the same blocks") {
+    using list_t = append_only_list<std::uint64_t>;
+    std::mt19937_64 rng(7);
+    for (int round = 0; round < 20; ++round) {
+      list_t by_list, by_cursor;
+      std::uint64_t next = 1;
+      // Calls of a few runs each, as the encoder makes them; some runs near a block's size, and
+      // one larger than a block (refused by both).
+      for (int call = 0; call < 200; ++call) {
+        list_t::cursor c(by_cursor);
+        const int runs = static_cast<int>(rng() % 5);
+        for (int r = 0; r < runs; ++r) {
+          const std::uint64_t pick = rng() % 100;
+          const std::size_t n = pick == 0   ? list_t::capacity + 1
+                                : pick < 3  ? list_t::capacity - rng() % 3
+                                : pick < 50 ? 1
+                                            : 1 + rng() % 40;
+          std::uint64_t* a = by_list.append_contiguous(n);
+          std::uint64_t* b = c.append_contiguous(n);
+          REQUIRE((a == nullptr) == (b == nullptr));
+          if (a == nullptr) continue;
+          for (std::size_t i = 0; i < n; ++i) a[i] = b[i] = next++;
+        }
+        if (rng() % 4 == 0) {
+          by_list.emplace_back(next);
+          c.emplace_back(next++);
+        }
+        c.commit();
+        REQUIRE(by_cursor.size() == by_list.size());
+      }
+      CHECK(by_cursor.block_count() == by_list.block_count());
+      CHECK(std::equal(by_cursor.begin(), by_cursor.end(), by_list.begin(), by_list.end()));
+      std::vector<std::size_t> blocks_list, blocks_cursor;
+      by_list.for_each_block([&](const std::uint64_t* f, const std::uint64_t* l, std::uint64_t) {
+        blocks_list.push_back(static_cast<std::size_t>(l - f));
+      });
+      by_cursor.for_each_block([&](const std::uint64_t* f, const std::uint64_t* l, std::uint64_t) {
+        blocks_cursor.push_back(static_cast<std::size_t>(l - f));
+      });
+      CHECK(blocks_cursor == blocks_list);
+    }
   }
 
   TEST_CASE("block_pool: cleared lists give their blocks back and the next list reuses them") {

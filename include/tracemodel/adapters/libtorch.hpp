@@ -11,16 +11,16 @@
 //   obs.start();  ... model(x) ... ;  obs.stop();
 //   tracemodel::event_table t = tracemodel::materialize(queue);
 //
-// Each op is recorded with its name (copied), scope, sequence number, forward thread id (in
-// tracemodel's thread ids, so that backward ops on the autograd thread link to their forward
-// ops), debug handle, asynchrony and, when the queue records inputs, its inputs through
-// `ivalue_traits` (tensors with sizes, strides, dtype, device, storage and implementation
-// addresses; scalars; tensor lists and scalar lists element by element), and, when the queue
-// records module frames, the TorchScript module hierarchy. The queue's op hooks
-// see each op's correlation id, as with any begin_op (the CUPTI adapter's hooks hand it to the
-// device activities). While no observer is started, RecordFunction has no callback of ours:
-// the runtime pays nothing. RecordFunction's own sampling (`observer_options::sampling`) and
-// scope filter apply.
+// Each op is recorded with its name (a registered operator's referenced, any other copied), scope,
+// sequence number, forward thread id (in tracemodel's thread ids, so that backward ops on the
+// autograd thread link to their forward ops), debug handle, asynchrony and, when the queue records
+// inputs, its inputs through `ivalue_traits` (tensors with sizes, strides, dtype, device, storage
+// and implementation addresses; scalars; tensor lists and scalar lists element by element), and,
+// when the queue records module frames, the TorchScript module hierarchy. The queue's op hooks see
+// each op's correlation id, as with any begin_op (the CUPTI adapter's hooks hand it to the device
+// activities). While no observer is started, RecordFunction has no callback of ours: the runtime
+// pays nothing. RecordFunction's own sampling (`observer_options::sampling`) and scope filter
+// apply.
 //
 // Debian's libtorch is built with NDEBUG, and RecordFunction::inputs() checks, in a build
 // without NDEBUG, a flag that such a library never sets: a unit that records inputs must be
@@ -31,10 +31,14 @@
 #include <ATen/record_function.h>
 #include <c10/core/ScalarType.h>
 #include <torch/csrc/jit/runtime/interpreter.h>
+// (after ivalue.h, which it needs complete)
+#include <ATen/core/function_schema.h>
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -118,6 +122,11 @@ struct observer_options {
   /// The TorchScript module hierarchy of each op run by the interpreter, as PyTorch's
   /// `with_modules` (when the queue records module frames; not for backward ops).
   bool modules = true;
+  /// Copy every op's name. Otherwise the names of registered operators (ops the dispatcher
+  /// runs) are referenced: they live as long as the operator's registration, so materialize
+  /// before unregistering an operator that ran while recording. Other names (backward nodes,
+  /// user scopes) are always copied: they die with their RecordFunction.
+  bool copy_all_names = false;
   double sampling = 1.0;  ///< RecordFunction's sampling probability for our callback
   /// The scopes recorded (empty: all). User scopes are `at::RecordScope::USER_SCOPE`.
   std::vector<at::RecordScope> scopes{};
@@ -134,11 +143,34 @@ inline std::uint64_t our_thread(std::uint64_t torch_tid) noexcept {
   if (torch_tid == 0 || torch_tid >= thread_map().size()) return 0;
   return thread_map()[torch_tid].load(std::memory_order_relaxed);
 }
+
+// RecordFunction holds its name either as the schema of a registered operator or as a string of
+// its own, and says which only through a copy of the operator's name. The member is read through
+// an explicit instantiation, which may name private members: a libtorch whose member has another
+// type fails to compile here instead of reading the wrong thing.
+struct name_member_tag {
+  using type = c10::variant<std::string, at::RecordFunction::schema_ref_t> at::RecordFunction::*;
+  friend type member(name_member_tag);
+};
+template <class Tag, typename Tag::type M>
+struct expose_member {
+  friend typename Tag::type member(Tag) { return M; }
+};
+template struct expose_member<name_member_tag, &at::RecordFunction::fn_>;
+
+/// The name of the op's registered operator (it lives as long as the registration), or empty
+/// when the op names itself.
+inline std::string_view operator_name(const at::RecordFunction& fn) noexcept {
+  const auto* schema =
+      c10::get_if<at::RecordFunction::schema_ref_t>(&(fn.*member(name_member_tag{})));
+  return schema != nullptr ? std::string_view(schema->get().name()) : std::string_view();
+}
 }  // namespace detail
 
 /// A RecordFunction observer recording into `Queue` (a `record_queue`). One observer of a given
 /// queue type is started at a time. Synchronous ops are ended through a per-thread stack of
-/// open ops (no allocation per op); asynchronous ones carry their handle in an observer context.
+/// open ops (no allocation per op); asynchronous ones, and ops nested more than 128 deep, carry
+/// their handle in an observer context.
 template <class Queue>
 class observer {
  public:
@@ -188,13 +220,20 @@ class observer {
     explicit context(op_handle h) : handle(h) {}
     op_handle handle;
   };
+  /// The thread's open synchronous ops, innermost last. An op nested deeper than it holds
+  /// carries its handle in an observer context instead, as an asynchronous one does.
+  struct open_stack {
+    static constexpr std::size_t capacity = 128;
+    std::size_t size;
+    open_op ops[capacity];
+  };
 
   static observer*& current() {
     static observer* o = nullptr;
     return o;
   }
-  static std::vector<open_op>& stack() {
-    static thread_local std::vector<open_op> s;  // (constant-initialized: no guard per call)
+  static open_stack& stack() {
+    static thread_local open_stack s{};  // (trivial: no guard or destructor per thread)
     return s;
   }
 
@@ -208,14 +247,17 @@ class observer {
         detail::thread_map()[t].store(current_thread_id(), std::memory_order_relaxed);
       mapped = true;
     }
-    const op_info info{
-        .name = fn.name(),
-        .sequence_number = fn.seqNr(),
-        .fwd_thread_id = detail::our_thread(fn.forwardThreadId()),
-        .scope = static_cast<op_scope>(fn.scope()),
-        .is_async = fn.isAsync(),
-        .copy_name = true,  // names of backward nodes and user scopes are temporaries
-        .debug_handle = fn.debugHandle()};
+    const bool async = fn.isAsync();
+    std::string_view name = detail::operator_name(fn);
+    const bool copy = name.empty() || self->options_.copy_all_names;
+    if (name.empty()) name = fn.name();
+    const op_info info{.name = name,
+                       .sequence_number = fn.seqNr(),
+                       .fwd_thread_id = detail::our_thread(fn.forwardThreadId()),
+                       .scope = static_cast<op_scope>(fn.scope()),
+                       .is_async = async,
+                       .copy_name = copy,
+                       .debug_handle = fn.debugHandle()};
     op_handle h;
     if constexpr (Queue::features.inputs && inputs_readable) {
       if (self->options_.inputs) {
@@ -236,23 +278,25 @@ class observer {
           self->queue_.record_module_hierarchy(h, frames);
         }
       }
-    if (fn.isAsync()) return std::make_unique<context>(h);
-    stack().push_back({&fn, h});
+    open_stack& s = stack();
+    if (async || s.size == open_stack::capacity) [[unlikely]]
+      return std::make_unique<context>(h);
+    s.ops[s.size++] = {&fn, h};
     return nullptr;
   }
 
   static void on_exit(const at::RecordFunction& fn, at::ObserverContext* ctx) {
-    observer* self = current();
-    if (self == nullptr) return;
+    observer* self = current();  // (null once stopped: an op open then is not ended)
     if (ctx != nullptr) {
-      self->queue_.end_op(static_cast<context*>(ctx)->handle);
+      if (self != nullptr) self->queue_.end_op(static_cast<context*>(ctx)->handle);
       return;
     }
-    std::vector<open_op>& s = stack();
-    for (std::size_t k = s.size(); k-- > 0;)  // the top, unless an op was skipped
-      if (s[k].fn == &fn) {
-        self->queue_.end_op(s[k].handle);
-        s.erase(s.begin() + static_cast<std::ptrdiff_t>(k));
+    open_stack& s = stack();
+    for (std::size_t k = s.size; k-- > 0;)  // the top, unless an op's end was skipped
+      if (s.ops[k].fn == &fn) [[likely]] {
+        if (self != nullptr) self->queue_.end_op(s.ops[k].handle);
+        for (std::size_t j = k + 1; j < s.size; ++j) s.ops[j - 1] = s.ops[j];
+        --s.size;  // (also once stopped: the stack keeps only ops still open)
         return;
       }
   }

@@ -294,8 +294,11 @@ class io_encoder {
   /// Encodes the values of one op and its terminator.
   template <class Traits, class V>
   void push(std::span<const V> values) {
-    if constexpr (detail::check_value_traits<Traits, V>())
-      detail::io_writer::push<Traits>(words_, values);
+    if constexpr (detail::check_value_traits<Traits, V>()) {
+      append_only_list<std::uint64_t>::cursor out(words_);
+      detail::io_writer::push<Traits>(out, values);
+      out.commit();
+    }
   }
   /// An op without inputs.
   void push_empty() { words_.emplace_back(io_header::make(io_tag::terminator)); }

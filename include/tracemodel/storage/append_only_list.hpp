@@ -124,6 +124,42 @@ class append_only_list {
     return p;
   }
 
+  /// Appends several small runs with the write position held in the cursor (in registers) and
+  /// given to the list at `commit()`: for an encoder writing a few runs per call. Runs behave as
+  /// `append_contiguous`'s; nothing appended is seen before the commit.
+  class cursor {
+   public:
+    explicit cursor(append_only_list& l) noexcept : list_(l), p_(l.next_), end_(l.end_) {}
+    cursor(const cursor&) = delete;
+    cursor& operator=(const cursor&) = delete;
+    TRACEMODEL_ALWAYS_INLINE T* append_contiguous(std::size_t n) {
+      if (static_cast<std::size_t>(end_ - p_) < n) [[unlikely]]
+        return refill(n);
+      T* r = p_;
+      p_ += n;
+      return r;
+    }
+    TRACEMODEL_ALWAYS_INLINE void emplace_back(const T& v) {
+      if (T* r = append_contiguous(1); r != nullptr) *r = v;
+    }
+    void commit() noexcept {
+      list_.next_ = p_;
+      list_.prefetch_ahead();
+    }
+
+   private:
+    TRACEMODEL_NOINLINE T* refill(std::size_t n) {
+      list_.next_ = p_;
+      T* r = list_.append_contiguous(n);
+      p_ = list_.next_;
+      end_ = list_.end_;
+      return r;
+    }
+    append_only_list& list_;
+    T* p_;
+    T* end_;
+  };
+
   [[nodiscard]] std::size_t size() const noexcept {
     if (last_ == nullptr) return 0;
     return size_before_last_ + static_cast<std::size_t>(next_ - data(last_));
