@@ -124,9 +124,10 @@ class append_only_list {
     return p;
   }
 
-  /// Appends several small runs with the write position held in the cursor (in registers) and
-  /// given to the list at `commit()`: for an encoder writing a few runs per call. Runs behave as
-  /// `append_contiguous`'s; nothing appended is seen before the commit.
+  /// Appends several small runs with the write position held in the cursor and given to the
+  /// list once, at `commit()` (one store and one prefetch instead of one per run): for an encoder
+  /// writing a few runs per call. Runs behave as `append_contiguous`'s; the list sees none of
+  /// them before the commit.
   class cursor {
    public:
     explicit cursor(append_only_list& l) noexcept : list_(l), p_(l.next_), end_(l.end_) {}
