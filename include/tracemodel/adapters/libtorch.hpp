@@ -53,9 +53,10 @@ namespace libtorch {
 /// Value traits of `c10::IValue` (collect/encoder.hpp), as PyTorch's profiler reads its inputs:
 /// a defined, non-nested tensor is a tensor, any other an undefined tensor; ints, doubles and
 /// bools are scalars; lists are tensor lists or scalar lists by their first element (an empty
-/// list is a scalar list), element by element.
+/// list is a scalar list), element by element. (Inlined into the encoder's loop: a call per
+/// tensor returning its description through memory costs about 40 instructions.)
 struct ivalue_traits {
-  static input_kind kind(const c10::IValue& v) {
+  TRACEMODEL_ALWAYS_INLINE static input_kind kind(const c10::IValue& v) {
     if (v.isTensor()) {
       const at::Tensor& t = v.toTensor();
       return t.defined() && !t.is_nested() ? input_kind::tensor : input_kind::undefined_tensor;
@@ -70,7 +71,7 @@ struct ivalue_traits {
     }
     return input_kind::other;
   }
-  static tensor_info tensor(const c10::IValue& v) {
+  TRACEMODEL_ALWAYS_INLINE static tensor_info tensor(const c10::IValue& v) {
     const at::Tensor& t = v.toTensor();
     tensor_info i;
     const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
@@ -92,7 +93,7 @@ struct ivalue_traits {
     }
     return i;
   }
-  static scalar_value scalar(const c10::IValue& v) {
+  TRACEMODEL_ALWAYS_INLINE static scalar_value scalar(const c10::IValue& v) {
     if (v.isInt()) return scalar_value::integer(v.toInt());
     if (v.isDouble()) return scalar_value::floating(v.toDouble());
     if (v.isBool()) return scalar_value::boolean(v.toBool());

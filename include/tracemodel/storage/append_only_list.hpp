@@ -266,9 +266,11 @@ class append_only_list {
  private:
   TRACEMODEL_ALWAYS_INLINE void prefetch_ahead() const noexcept {
 #if defined(__GNUC__) || defined(__clang__)
-    // Within the block only (the next block's pages may not be mapped yet: no TLB walks).
-    const char* p = reinterpret_cast<const char*>(next_) + prefetch_bytes;
-    if (p < reinterpret_cast<const char*>(end_)) {
+    // Within the block only (the next block's pages may not be mapped yet: no TLB walks), and
+    // not before the first block (no offset from a null position).
+    const char* next = reinterpret_cast<const char*>(next_);
+    if (reinterpret_cast<const char*>(end_) - next > static_cast<std::ptrdiff_t>(prefetch_bytes)) {
+      const char* p = next + prefetch_bytes;
 #if defined(__x86_64__)
       // PREFETCHW (0F 0D /1) takes the line in a writable state; CPUs without it run it as a NOP.
       asm volatile("prefetchw %0" : : "m"(*p));
