@@ -81,8 +81,9 @@ void add_tracemodel(benchmark::State& state) {
   obs.stop();
   benchmark::DoNotOptimize(tmod::materialize(q).size());
 }
-/// The tests' training step (a small CNN, SGD): per step, alone, with an empty observer, under
-/// PyTorch's collection with shapes, and through tracemodel's observer with inputs.
+/// The tests' training step (a small CNN, SGD): per step, alone, with an empty observer (without
+/// and with inputs asked), under PyTorch's collection with shapes, and through tracemodel's
+/// observer with inputs.
 enum class recorder {
   none,
   empty_observer,

@@ -249,15 +249,14 @@ class observer {
       mapped = true;
     }
     const bool async = fn.isAsync();
-    std::string_view name = detail::operator_name(fn);
-    const bool copy = name.empty() || self->options_.copy_all_names;
-    if (name.empty()) name = fn.name();
-    const op_info info{.name = name,
+    const std::string_view registered = detail::operator_name(fn);
+    const bool own_name = registered.empty();  // a string that dies with the RecordFunction
+    const op_info info{.name = own_name ? std::string_view(fn.name()) : registered,
                        .sequence_number = fn.seqNr(),
                        .fwd_thread_id = detail::our_thread(fn.forwardThreadId()),
                        .scope = static_cast<op_scope>(fn.scope()),
                        .is_async = async,
-                       .copy_name = copy,
+                       .copy_name = own_name || self->options_.copy_all_names,
                        .debug_handle = fn.debugHandle()};
     op_handle h;
     if constexpr (Queue::features.inputs && inputs_readable) {
