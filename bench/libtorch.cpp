@@ -3,13 +3,16 @@
 // price for any observer), under PyTorch's collection (torch.profiler's: KINETO state, CPU
 // activity) with shapes off and on, under the legacy profiler, and through tracemodel's
 // observer without and with inputs. The collections' post-processing is not timed.
+// The adapter first: it includes <ATen/core/ivalue.h>, which libtorch 1.13's <torch/torch.h>
+// needs before it under clang 14 in C++20 (docs/libtorch.md).
+#include <tracemodel/adapters/libtorch.hpp>
+
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
 
 #include <benchmark/benchmark.h>
 
-#include <tracemodel/adapters/libtorch.hpp>
 #include <tracemodel/collect/materialize.hpp>
 
 #include "libtorch/libtorch_net.hpp"  // (tests/): the tests' network and training step

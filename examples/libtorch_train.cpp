@@ -4,12 +4,15 @@
 // anti-patterns) and a Kineto trace, read back and checked.
 //
 //   libtorch_train [OUT_DIR]
+// The adapter first: it includes <ATen/core/ivalue.h>, which libtorch 1.13's <torch/torch.h>
+// needs before it under clang 14 in C++20 (docs/libtorch.md).
+#include <tracemodel/adapters/libtorch.hpp>
+
 #include <torch/torch.h>
 
 #include <cstdio>
 #include <string>
 
-#include <tracemodel/adapters/libtorch.hpp>
 #include <tracemodel/algo/analyze.hpp>
 #include <tracemodel/algo/key_averages.hpp>
 #include <tracemodel/algo/patterns.hpp>

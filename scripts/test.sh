@@ -2,9 +2,10 @@
 # The whole test suite: the project's checks in an unsanitized build (the documentation's
 # examples, every header on its own, every documented call through the umbrella header,
 # compile-fail programs, format and clang-tidy, the include graph, the installed package, the
-# browser, resident memory, the libtorch adapter against PyTorch's own profiler), every other test group under AddressSanitizer + UBSan, and the
-# concurrency tests under ThreadSanitizer. Prints each phase's time at the end. (`ctest --preset
-# dev` runs all of it unsanitized, in one build.)
+# browser, resident memory, the libtorch adapter against PyTorch's own profiler), the other test
+# groups and the libtorch adapter's again (compiled by clang 14) under AddressSanitizer + UBSan,
+# and the concurrency tests under ThreadSanitizer. Prints each phase's time at the end.
+# (`ctest --preset dev` runs all of it unsanitized, in one build.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The browser test (speedscope in headless Chromium) needs Chromium and Node.js with npm.

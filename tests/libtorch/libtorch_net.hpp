@@ -1,6 +1,8 @@
 // A small convolutional network and its training step, for the libtorch tests and benchmark.
 #pragma once
 
+// (ivalue.h first: libtorch 1.13's torch.h needs it before it under clang 14 in C++20)
+#include <ATen/core/ivalue.h>
 #include <torch/torch.h>
 
 namespace tmtest {

@@ -5,6 +5,10 @@
 // (each step's relative to its first), forward threads; the call tree and the forward/backward
 // links tracemodel builds from its own recording equal PyTorch's tree and the links tracemodel
 // builds from PyTorch's events.
+// The adapter first: it includes <ATen/core/ivalue.h>, which libtorch 1.13's <torch/torch.h>
+// needs before it under clang 14 in C++20 (docs/libtorch.md).
+#include <tracemodel/adapters/libtorch.hpp>
+
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/csrc/profiler/collection.h>
 #include <torch/script.h>
@@ -26,7 +30,6 @@
 #include <string>
 #include <vector>
 
-#include <tracemodel/adapters/libtorch.hpp>
 #include <tracemodel/algo/analyze.hpp>
 #include <tracemodel/collect/materialize.hpp>
 #include <tracemodel/formats/chrome_trace_writer.hpp>
