@@ -1,9 +1,14 @@
 // A small convolutional network and its training step, for the libtorch tests and benchmark.
 #pragma once
 
-// (ivalue.h first: libtorch 1.13's torch.h needs it before it under clang 14 in C++20)
+// (ivalue.h first: libtorch 1.13's headers need it before them under clang 14 in C++20; the
+// parts of the C++ API used, not all of <torch/torch.h>, which takes half again as long to
+// compile)
 #include <ATen/core/ivalue.h>
-#include <torch/torch.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/optim/sgd.h>
 
 namespace tmtest {
 

@@ -10,9 +10,8 @@
 #include <tracemodel/adapters/libtorch.hpp>
 
 #include <torch/csrc/autograd/profiler_kineto.h>
+#include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/profiler/collection.h>
-#include <torch/script.h>
-#include <torch/torch.h>
 // libtorch brings glog's CHECK macros: doctest's are the ones meant here.
 #undef CHECK
 #undef CHECK_EQ
@@ -272,6 +271,50 @@ TEST_CASE("libtorch: deep nesting beyond the stack of open ops, names copied or 
         CHECK(t.inputs_of(e).size() == 3);
       }
     }
+  }
+}
+
+TEST_CASE(
+    "libtorch: an op open when its observer stops stays open in its queue, not ended in the next") {
+  // Both observers share the per-thread stack of open ops (one queue type), and RecordFunction
+  // ends the scope through the callback it began with, under whichever observer runs then.
+  const torch::Tensor x = torch::ones({3});
+  for (const bool async : {false, true}) {  // ended through the stack, or through a context
+    CAPTURE(async);
+    queue_t first;
+    queue_t second;
+    libtorch::observer<queue_t> a(first);
+    libtorch::observer<queue_t> b(second);
+    a.start();
+    {
+      at::RecordFunction scope(at::RecordScope::USER_SCOPE);
+      if (scope.isActive()) {
+        if (async) scope._setAsync();
+        scope.before("spans_two");
+      }
+      (void)torch::add(x, x);
+      a.stop();
+      b.start();
+      (void)torch::mul(x, x);
+    }
+    b.stop();
+    CHECK(second.misuse().foreign_handle == 0);
+    event_table t1 = materialize(first);
+    event_table t2 = materialize(second);
+    std::vector<std::string> n1;
+    std::vector<std::string> n2;
+    for (const auto& e : t1.events) n1.emplace_back(t1.name(e));
+    for (const auto& e : t2.events) n2.emplace_back(t2.name(e));
+    CHECK(n1 == std::vector<std::string>{"spans_two", "aten::add"});
+    CHECK(n2 == std::vector<std::string>{"aten::mul"});
+    CHECK(t1.anomalies[anomaly::unfinished_op] == 1);
+    CHECK(t1.anomalies.total() == 1);
+    CHECK(t2.anomalies.total() == 0);
+    REQUIRE(!t1.events.empty());
+    const auto* f = t1.events[0].get_if<event_kind::op>();
+    REQUIRE(f != nullptr);
+    CHECK(f->unfinished());
+    CHECK(((f->flags & op_flag::async) != 0) == async);
   }
 }
 

@@ -286,19 +286,26 @@ class observer {
   }
 
   static void on_exit(const at::RecordFunction& fn, at::ObserverContext* ctx) {
-    observer* self = current();  // (null once stopped: an op open then is not ended)
     if (ctx != nullptr) {
-      if (self != nullptr) self->queue_.end_op(static_cast<context*>(ctx)->handle);
+      finish(static_cast<context*>(ctx)->handle);
       return;
     }
     open_stack& s = stack();
     for (std::size_t k = s.size; k-- > 0;)  // the top, unless an op's end was skipped
       if (s.ops[k].fn == &fn) [[likely]] {
-        if (self != nullptr) self->queue_.end_op(s.ops[k].handle);
+        finish(s.ops[k].handle);
         for (std::size_t j = k + 1; j < s.size; ++j) s.ops[j - 1] = s.ops[j];
         --s.size;  // (also once stopped: the stack keeps only ops still open)
         return;
       }
+  }
+
+  /// Ends an op in the queue of the observer started now, if it began there: none once stopped
+  /// (the op stays open in its queue), and not one that began under an observer stopped since.
+  static void finish(op_handle h) noexcept {
+    observer* self = current();
+    if (self != nullptr && h.queue == self->queue_.id()) [[likely]]
+      self->queue_.end_op(h);
   }
 
   Queue& queue_;
