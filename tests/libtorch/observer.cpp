@@ -12,6 +12,7 @@
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/profiler/collection.h>
+#include <torch/library.h>
 // libtorch brings glog's CHECK macros: doctest's are the ones meant here.
 #undef CHECK
 #undef CHECK_EQ
@@ -272,6 +273,40 @@ TEST_CASE("libtorch: deep nesting beyond the stack of open ops, names copied or 
       }
     }
   }
+}
+
+namespace {
+at::Tensor twice(const at::Tensor& x) { return x + x; }
+}  // namespace
+
+TEST_CASE("libtorch: with copy_all_names a name outlives its operator's registration") {
+  // An operator registered at run time, run while recording, unregistered before the
+  // materialize: its schema, and the name a reference would point into, are freed by then (read
+  // after free under AddressSanitizer, where a referenced name fails this test).
+  const torch::Tensor x = torch::ones({2});
+  queue_t queue;
+  libtorch::observer<queue_t> observer(queue, {.copy_all_names = true});
+  std::string registered;
+  {
+    torch::Library lib(torch::Library::FRAGMENT, "tmtest", c10::nullopt, __FILE__, __LINE__);
+    lib.def("tmtest::twice(Tensor x) -> Tensor", &twice);
+    const auto op = c10::Dispatcher::singleton()
+                        .findSchemaOrThrow("tmtest::twice", "")
+                        .typed<at::Tensor(const at::Tensor&)>();
+    registered = op.schema().name();
+    observer.start();
+    const at::Tensor y = op.call(x);
+    observer.stop();
+    CHECK(y.equal(torch::full({2}, 2.0)));
+  }
+  CHECK(!c10::Dispatcher::singleton().findSchema({"tmtest::twice", ""}).has_value());
+  event_table t = materialize(queue);
+  std::vector<std::string> names;
+  for (const auto& e : t.events) names.emplace_back(t.name(e));
+  REQUIRE(!names.empty());
+  CHECK(registered == "tmtest::twice");
+  CHECK(names.front() == registered);  // and the add inside it
+  CHECK(std::count(names.begin(), names.end(), "aten::add") == 1);
 }
 
 TEST_CASE(
