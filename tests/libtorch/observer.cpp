@@ -305,7 +305,7 @@ TEST_CASE("libtorch: with copy_all_names a name outlives its operator's registra
   for (const auto& e : t.events) names.emplace_back(t.name(e));
   REQUIRE(!names.empty());
   CHECK(registered == "tmtest::twice");
-  CHECK(names.front() == registered);  // and the add inside it
+  CHECK(names.front() == registered);  // the operator, then the add it runs
   CHECK(std::count(names.begin(), names.end(), "aten::add") == 1);
 }
 

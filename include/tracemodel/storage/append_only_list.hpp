@@ -126,8 +126,9 @@ class append_only_list {
 
   /// Appends several small runs with the write position held in the cursor and given to the
   /// list once, at `commit()` (one store and one prefetch instead of one per run): for an encoder
-  /// writing a few runs per call. Runs behave as `append_contiguous`'s; the list sees none of
-  /// them before the commit.
+  /// writing a few runs per call. Runs behave as `append_contiguous`'s. The list sees them once
+  /// committed (or, for those before it, when a run starts a new block); runs after that, of a
+  /// cursor gone without a commit, are not kept.
   class cursor {
    public:
     explicit cursor(append_only_list& l) noexcept : list_(l), p_(l.next_), end_(l.end_) {}
