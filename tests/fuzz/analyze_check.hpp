@@ -32,8 +32,8 @@ namespace tmod = tracemodel;
 /// annotations, ops whose parent a linker set already), runtime calls and device activities
 /// sharing correlation ids and flows, syncs, allocations and script frames, on 16 threads of
 /// two processes and three streams; times that go back now and then, instants, ops without an
-/// end and events that end before they start. The first byte says whether the table is sorted
-/// by start (as a read table is) or left in the order made.
+/// end and events that end before they start; some ops with a recorded depth. The first byte says
+/// whether the table is sorted by start (as a read table is) or left in the order made.
 inline tmod::event_table table_of(const std::uint8_t* data, std::size_t size) {
   tmod::testing::table_builder b;
   std::int64_t now = 1000;
@@ -58,6 +58,7 @@ inline tmod::event_table table_of(const std::uint8_t* data, std::size_t size) {
       case 1:
       case 2:
         b.op("aten::mm", now, end, thread, pid).seq(seq);
+        if (kind == 2 && flag) b.depth(static_cast<std::uint16_t>(x[5] % 4));  // recorded
         break;
       case 3:
         b.op("aten::add", now, end, thread, pid).op_correlation(id);

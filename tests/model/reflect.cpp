@@ -44,7 +44,7 @@ TEST_SUITE("model") {
           std::vector<std::string>{"ptr", "alloc_size", "total_allocated", "total_reserved",
                                    "device_type", "device_index", "tensor_id"});
     CHECK(field_names<extra_fields<event_kind::op>>().front() == "name");
-    CHECK(field_names<extra_fields<event_kind::op>>().size() == 10);
+    CHECK(field_names<extra_fields<event_kind::op>>().size() == 11);
     CHECK(field_names<extra_fields<gc_pause>>() ==
           std::vector<std::string>{"name", "end_ns", "bytes_freed"});
   }

@@ -15,7 +15,13 @@
 //     its own thread's stack, as in PyTorch;
 //  4. it opens on its thread's stack unless it is an instant event (end not after start);
 //  5. an op that never ended stays open until something below it closes, and then borrows its
-//     parent's end (PyTorch: only when it was closed that way).
+//     parent's end (PyTorch: only when it was closed that way);
+//  6. an op whose depth was recorded (`extra_fields<op>::depth`: how many ops of its thread
+//     were open when it began) nests as its begin and end calls did whatever the clock read:
+//     on its own thread's stack, an end equal to its start closes nothing by itself, the
+//     recorded ops as deep as it or deeper close (with everything above them), and it opens
+//     even when its end is not after its start (an op of a table read from a file has no
+//     recorded depth: the times decide, with the tie rule).
 // What it writes: each event's `parent` and `link` (`parent_link::tree`, or none for a root),
 // except those a linker placed; the table's children lists (`children_of(i)`, in the order
 // above); the end of each op that borrowed one (`end_ns`, with `op_flag::end_borrowed`). It
@@ -121,21 +127,39 @@ struct tree_stats {
 };
 
 namespace detail {
+/// An op's recorded depth (rule 6 of the tree builder), or `unknown_depth`.
+template <class Event>
+[[nodiscard]] constexpr std::uint16_t recorded_depth(const Event& e) noexcept {
+  if (const auto* op = e.template get_if<event_kind::op>()) return op->depth;
+  return unknown_depth;
+}
+
+/// Among events with equal starts under HTA's ties: ops whose depth was recorded first, in table
+/// order (the order they began), then the others, the longer first. Ops that never ended count
+/// as the longest.
+template <class Schema>
+struct equal_start_order {
+  const basic_event_table<Schema>& t;
+  [[nodiscard]] std::int64_t key(event_index i) const noexcept {
+    const auto& e = t.events[i];
+    if (recorded_depth(e) != unknown_depth) return std::numeric_limits<std::int64_t>::min();
+    const std::int64_t end = e.end_ns();
+    return end == no_end_ns ? std::numeric_limits<std::int64_t>::min() + 1 : -end;
+  }
+  bool operator()(event_index a, event_index b) const noexcept { return key(a) < key(b); }
+};
+
 /// The order in which the tree builder visits events: by start time, equal starts in table
-/// order, or (`close_first`: HTA's ties) the longer event first. Ops that never ended count as
-/// the longest.
+/// order, or (`close_first`: HTA's ties) as `equal_start_order` says.
 template <bool CloseFirst, class Schema>
 scratch_vector<event_index> tree_order(const basic_event_table<Schema>& t) {
   scratch_vector<event_index> order(t.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<event_index>(i);
-  auto end_of = [&](event_index i) {
-    const std::int64_t e = t.events[i].end_ns();
-    return e == no_end_ns ? std::numeric_limits<std::int64_t>::max() : e;
-  };
+  const equal_start_order<Schema> equal{t};
   auto before = [&](event_index a, event_index b) {
     const std::int64_t sa = t.events[a].start_ns, sb = t.events[b].start_ns;
     if (sa != sb) return sa < sb;
-    return CloseFirst && end_of(a) > end_of(b);
+    return CloseFirst && equal(a, b);
   };
   if (!std::is_sorted(order.begin(), order.end(), before))  // (tables usually are)
     std::stable_sort(order.begin(), order.end(), before);
@@ -165,6 +189,7 @@ struct build_tree_fn {
 
     struct frame {
       event_index event;
+      std::uint16_t depth;   // the nearest recorded op's at or below it (unknown_depth: none)
       std::int64_t min_end;  // the smallest end of this frame and of those below it
     };
     struct thread_stack {
@@ -175,6 +200,15 @@ struct build_tree_fn {
       }
       [[nodiscard]] std::int64_t min_end() const {
         return frames.empty() ? open : frames.back().min_end;
+      }
+      [[nodiscard]] std::uint16_t depth() const {
+        return frames.empty() ? unknown_depth : frames.back().depth;
+      }
+      // Rule 6: the recorded ops at depth `d` or deeper close (recorded depths grow up the
+      // stack), and everything above them.
+      void close_depth(std::uint16_t d) {
+        while (!frames.empty() && frames.back().depth != unknown_depth && frames.back().depth >= d)
+          frames.pop_back();
       }
       // Rule 2: the frames that ended before t (or at t) close, and everything above them.
       void close_before(std::int64_t t, bool at_t_too) {
@@ -201,12 +235,14 @@ struct build_tree_fn {
         continue;
       }
       const std::int64_t end = e.end_ns() == no_end_ns ? open : e.end_ns();
-      const bool instant = end != open && end <= e.start_ns;
+      const std::uint16_t depth = detail::recorded_depth(e);
+      const bool instant = end != open && end <= e.start_ns && depth == unknown_depth;
       // Rule 2 (with HTA's ties, what ends at the start closes too, unless the event is an
-      // instant at that time).
+      // instant at that time or an op whose depth was recorded: rule 6).
       const bool at_t_too = close_first && !instant;
       thread_stack& own = stacks[key_policy::key(e.pid, e.tid)];
-      own.close_before(e.start_ns, at_t_too);
+      own.close_before(e.start_ns, at_t_too && depth == unknown_depth);
+      if (depth != unknown_depth) own.close_depth(depth);
       // Rule 3.
       event_index p = own.top();
       bool fell_back = false;
@@ -227,7 +263,8 @@ struct build_tree_fn {
       if (instant) continue;
       if (end == open) never_ended.push_back({i, own.min_end() != open});
       if (own.frames.empty() && fell_back) own.bottom = p;
-      own.frames.push_back({i, std::min(end, own.min_end())});
+      own.frames.push_back(
+          {i, depth != unknown_depth ? depth : own.depth(), std::min(end, own.min_end())});
     }
 
     // The children lists, in the order of the visit.

@@ -174,14 +174,24 @@ class piecewise_time_converter {
 
 namespace detail {
 inline std::atomic<std::uint64_t> next_thread_id{1};
-}
+
+/// What a recording thread keeps of its own: its small id (0 until it asks), and how many ops it
+/// has begun and not ended (in any queue): the depth the next op it begins records. Constant
+/// initialized, so that reaching it costs no guard.
+struct recording_thread {
+  std::uint64_t id = 0;
+  std::uint32_t open_ops = 0;
+};
+inline thread_local recording_thread this_thread_state{};
+}  // namespace detail
 
 /// The recording runtime's own small thread id: 1 for the first thread that asks, then 2, 3...
 /// (as PyTorch's RecordFunction thread ids). Stable for the thread's life, never reused.
 inline std::uint64_t current_thread_id() noexcept {
-  thread_local const std::uint64_t id =
-      detail::next_thread_id.fetch_add(1, std::memory_order_relaxed);
-  return id;
+  detail::recording_thread& self = detail::this_thread_state;
+  if (self.id == 0) [[unlikely]]
+    self.id = detail::next_thread_id.fetch_add(1, std::memory_order_relaxed);
+  return self.id;
 }
 
 TRACEMODEL_END_NAMESPACE

@@ -247,6 +247,7 @@ class materializer {
           f.fwd_thread_id = a->fwd_thread_id;
           f.correlation_id = id;
           f.debug_handle = a->debug_handle;
+          f.depth = a->depth;
           if (a->end == 0) {
             f.flags |= op_flag::unfinished;
             f.end_ns = no_end_ns;

@@ -333,8 +333,7 @@ class record_queue {
       misuse_[2].fetch_add(1, std::memory_order_relaxed);
       return false;
     }
-    r->end = t;
-    r->end_tid = static_cast<std::uint32_t>(current_thread_id());
+    detail::end_op_record(r, t);
     if constexpr (hooks::enabled) hooks::on_end(r->scope);
     return true;
   }
@@ -527,6 +526,7 @@ class record_queue {
       name = sq.arena.copy(name);
     op_record* r = store.ops.emplace_back();
     detail::begin_op_record(r, name, info);
+    detail::count_open_op(r);
     return r;
   }
 

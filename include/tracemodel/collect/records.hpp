@@ -37,9 +37,10 @@ struct alignas(64) op_record {
   std::uint64_t fwd_thread_id;
   std::int64_t debug_handle;
   std::uint32_t name_len;
-  std::uint32_t end_tid;
+  std::uint32_t end_tid;  ///< the thread that began it until it ends
   op_scope scope;
   std::uint8_t flags;
+  std::uint16_t depth;  ///< ops open on its thread when it began (see `extra_fields<op>`)
 };
 static_assert(sizeof(op_record) == 64, "an op record must fit one cache line");
 
@@ -54,9 +55,30 @@ TRACEMODEL_ALWAYS_INLINE void begin_op_record(op_record* r, std::string_view nam
   r->fwd_thread_id = info.fwd_thread_id;
   r->debug_handle = info.debug_handle;
   r->end_tid = 0;
+  r->depth = unknown_depth;
   r->scope = info.scope;
   r->flags = static_cast<std::uint8_t>((info.is_async ? op_flag::async : 0) |
                                        (info.allow_tf32 ? op_flag::allow_tf32 : 0));
+}
+
+/// The op counted open on this thread until `end_op_record`: its depth, and the thread (in
+/// `end_tid` until it ends). The thread has its id already (its queue's subqueue asked for it).
+TRACEMODEL_ALWAYS_INLINE void count_open_op(op_record* r) noexcept {
+  detail::recording_thread& self = detail::this_thread_state;
+  r->end_tid = static_cast<std::uint32_t>(self.id);
+  const std::uint32_t open = self.open_ops;
+  r->depth = open < unknown_depth ? static_cast<std::uint16_t>(open) : unknown_depth;
+  self.open_ops = open + 1;
+}
+/// An op's record at its end: its time and its end thread; the op no longer open on the thread
+/// that began it, when that is this one (an op ended elsewhere leaves its thread's later ops one
+/// deeper: the tree builder compares depths only where the clock cannot tell). An op is ended
+/// once, so the count it entered is still there.
+TRACEMODEL_ALWAYS_INLINE void end_op_record(op_record* r, approx_time t) noexcept {
+  const auto me = static_cast<std::uint32_t>(current_thread_id());
+  detail::this_thread_state.open_ops -= static_cast<std::uint32_t>(r->end_tid == me);
+  r->end = t;
+  r->end_tid = me;
 }
 }  // namespace detail
 

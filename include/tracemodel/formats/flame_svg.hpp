@@ -92,6 +92,8 @@ std::string flame_tooltip(const basic_event_table<Schema>& t,
       for_each_field(f, [&](std::string_view key, const auto& v) {
         using V = std::remove_cvref_t<decltype(v)>;
         if (key == "name" || key == "end_ns") return;
+        if constexpr (std::is_same_v<F, extra_fields<event_kind::op>>)
+          if (key == "depth" && f.depth == unknown_depth) return;  // (not recorded)
         if constexpr (std::is_same_v<V, name_id>) {
           s += "\n" + std::string(key) + ": " + std::string(t.strings.view(v));
         } else if constexpr (std::is_same_v<V, bool>) {

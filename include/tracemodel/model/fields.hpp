@@ -58,6 +58,10 @@ struct extra_fields<event_kind::op> {
   name_id name{};
   op_scope scope = op_scope::function;
   std::uint8_t flags = 0;  ///< op_flag bits
+  /// How many ops of its thread were open when it began, as the recording saw its begin and
+  /// end calls (`unknown_depth`: not recorded). The tree builder follows it where the clock
+  /// cannot tell the order (equal or out-of-order readings).
+  std::uint16_t depth = unknown_depth;
   std::int64_t sequence_number = -1;
   std::uint64_t fwd_thread_id = 0;  ///< > 0 on backward ops: the thread of the forward op
   std::uint64_t correlation_id = 0;

@@ -28,7 +28,7 @@
 #include "tracemodel/model/fields.hpp"
 
 BOOST_HANA_ADAPT_STRUCT(tracemodel::extra_fields<tracemodel::event_kind::op>, name, scope, flags,
-                        sequence_number, fwd_thread_id, correlation_id, end_ns, end_tid,
+                        depth, sequence_number, fwd_thread_id, correlation_id, end_ns, end_tid,
                         debug_handle, inputs);
 BOOST_HANA_ADAPT_STRUCT(tracemodel::extra_fields<tracemodel::event_kind::backend>, name, backend,
                         scope, end_ns, debug_handle);

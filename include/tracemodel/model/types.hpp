@@ -28,6 +28,9 @@ inline constexpr name_id empty_name{0};
 
 /// "No end time seen" (an op that never ended): the minimum of the time type, as PyTorch.
 inline constexpr std::int64_t no_end_ns = std::numeric_limits<std::int64_t>::min();
+/// An op's recorded depth when the recording did not say (an op read from a file, or one deeper
+/// than 65,534 ops).
+inline constexpr std::uint16_t unknown_depth = 0xffff;
 
 /// Mirrors PyTorch's RecordScope: what kind of code an op is.
 enum class op_scope : std::uint8_t {

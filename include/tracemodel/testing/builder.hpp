@@ -52,6 +52,11 @@ class table_builder {
     last_op().scope = s;
     return *this;
   }
+  /// Sets the last op's recorded depth (ops of its thread open when it began).
+  table_builder& depth(std::uint16_t d) {
+    last_op().depth = d;
+    return *this;
+  }
   /// A device activity or runtime call.
   table_builder& device(std::string_view name, activity_type a, std::int64_t start,
                         std::int64_t end, thread_key tid = 7, process_key pid = 0) {

@@ -38,6 +38,7 @@ namespace detail {
 struct replay_stack {
   struct frame {
     event_index index;
+    std::uint16_t depth;   ///< the nearest recorded op's at or below it (unknown_depth: none)
     std::int64_t min_end;  ///< prefix minimum of the ends of this frame and those below it
   };
   /// Closing looks at this many frames from the top without a branch per frame (see
@@ -47,7 +48,7 @@ struct replay_stack {
   /// `window` sentinel frames, then the open frames [0, size) (`at(k)`). The sentinels never
   /// close (their end is `never`), and the one just below the frames holds the anchor: the
   /// top once the frames are gone (a fall-back's parent on the forward thread).
-  std::vector<frame> slots = std::vector<frame>(window, frame{no_event, never});
+  std::vector<frame> slots = std::vector<frame>(window, frame{no_event, unknown_depth, never});
   std::size_t size = 0;
   std::size_t room = 0;  ///< frames the slots hold without growing (slots.size() - window)
 
@@ -81,9 +82,20 @@ struct replay_stack {
     if (c == window) [[unlikely]]
       while (size > 0 && closes(at(static_cast<std::ptrdiff_t>(size) - 1).min_end)) --size;
   }
-  void push(event_index i, std::int64_t end) {
-    const std::int64_t below = min_end();
-    const frame f{i, end < below ? end : below};
+  /// Closes the recorded ops at depth `d` or deeper and everything above them (recorded depths
+  /// grow up the stack; the sentinels have none).
+  void close_depth(std::uint16_t d) noexcept {
+    while (size > 0) {
+      const std::uint16_t top_depth = at(static_cast<std::ptrdiff_t>(size) - 1).depth;
+      if (top_depth == unknown_depth || top_depth < d) break;
+      --size;
+    }
+  }
+  /// Opens event `i`, ending at `end`, an op of recorded depth `depth` or not (unknown_depth).
+  void push(event_index i, std::int64_t end, std::uint16_t depth) {
+    const frame& under = at(static_cast<std::ptrdiff_t>(size) - 1);
+    const std::int64_t below = under.min_end;
+    const frame f{i, depth != unknown_depth ? depth : under.depth, end < below ? end : below};
     if (size == room) {
       slots.push_back(f);
       ++room;
@@ -224,9 +236,11 @@ tree_stats replay_tree(basic_event_table<Schema>& t, Policy, Hook& hook, std::si
       }
       const std::int64_t end_ns = e.end_ns();
       const std::int64_t end = end_ns == no_end_ns ? open : end_ns;
-      const bool instant = end != open && end <= e.start_ns;
+      const std::uint16_t depth = detail::recorded_depth(e);  // (rule 6 of build_tree)
+      const bool instant = end != open && end <= e.start_ns && depth == unknown_depth;
       detail::replay_stack& s = stacks[thread_of()];
-      s.close_before(e.start_ns, close_first && !instant);
+      s.close_before(e.start_ns, close_first && !instant && depth == unknown_depth);
+      if (depth != unknown_depth) s.close_depth(depth);
       event_index p = s.top();
       bool fell_back = false;
       if (p == no_event) {
@@ -252,7 +266,7 @@ tree_stats replay_tree(basic_event_table<Schema>& t, Policy, Hook& hook, std::si
       if (instant) return go_on;
       if (end == open) missing.push_back({i, s.min_end() != open});
       if (s.size == 0 && fell_back) s.set_anchor(p);
-      s.push(i, end);
+      s.push(i, end, depth);
       return go_on;
     };
     const auto always_ready = [](std::uint32_t, std::size_t) { return go_on; };
@@ -506,18 +520,14 @@ tree_stats replay_tree(basic_event_table<Schema>& t, Policy, Hook& hook, std::si
   if (!in_order) {
     order_storage = detail::start_order(t.events);
     if constexpr (close_first) {
-      auto end_of = [&](event_index x) {
-        const std::int64_t e = t.events[x].end_ns();
-        return e == no_end_ns ? open : e;
-      };
+      const detail::equal_start_order<Schema> equal{t};
       for (std::size_t a = 0; a < n;) {
         std::size_t b = a + 1;
         while (b < n && t.events[order_storage[b]].start_ns == t.events[order_storage[a]].start_ns)
           ++b;
         if (b - a > 1)
           std::stable_sort(order_storage.begin() + static_cast<std::ptrdiff_t>(a),
-                           order_storage.begin() + static_cast<std::ptrdiff_t>(b),
-                           [&](event_index x, event_index y) { return end_of(x) > end_of(y); });
+                           order_storage.begin() + static_cast<std::ptrdiff_t>(b), equal);
         a = b;
       }
     }
