@@ -26,10 +26,14 @@
 #include <tracemodel/algo/tensor_ids.hpp>
 #include <tracemodel/detail/radix_sort.hpp>
 #include <tracemodel/formats/json_scan.hpp>
+#include <tracemodel/memory.hpp>
 
 namespace tmod = tracemodel;
 
 namespace {
+
+// As a program that analyses trace after trace (memory.hpp), set before any benchmark runs.
+[[maybe_unused]] const bool program_memory = (tracemodel::program_memory_cache(), true);
 
 /// Start times as a 4-thread trace has them: nearly sorted, a few hundred ns apart, with the
 /// threads' events interleaved out of order by up to a few microseconds.

@@ -10,6 +10,7 @@
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
+#include <tracemodel/memory.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -21,6 +22,9 @@ namespace tmod = tracemodel;
 namespace prof = torch::autograd::profiler;
 
 namespace {
+
+// As a program that analyses trace after trace (memory.hpp), set before any benchmark runs.
+[[maybe_unused]] const bool program_memory = (tracemodel::program_memory_cache(), true);
 constexpr std::int64_t ops = 200'000;
 
 struct inputs {

@@ -20,10 +20,14 @@
 
 #include <tracemodel/collect.hpp>
 #include <tracemodel/collect/live_queue.hpp>
+#include <tracemodel/memory.hpp>
 
 namespace tmod = tracemodel;
 
 namespace {
+
+// As a program that analyses trace after trace (memory.hpp), set before any benchmark runs.
+[[maybe_unused]] const bool program_memory = (tracemodel::program_memory_cache(), true);
 
 long minor_faults() {
   rusage u{};

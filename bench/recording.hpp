@@ -13,12 +13,17 @@
 #include <vector>
 
 #include <tracemodel/collect.hpp>
+#include <tracemodel/memory.hpp>
 
 #include "workload.hpp"
 
 namespace bench {
 
 namespace tmod = tracemodel;
+
+/// The benchmarks measure what a program that analyses trace after trace sees: freed arrays
+/// kept for reuse up to the program limits (memory.hpp), set before any benchmark runs.
+[[maybe_unused]] inline const bool program_memory = (tmod::program_memory_cache(), true);
 
 // ---- memory ------------------------------------------------------------------------------------
 /// A field of /proc/self/status in KiB (VmRSS, VmHWM).

@@ -35,6 +35,7 @@
 #include <tracemodel/formats/execution_trace_writer.hpp>
 #include <tracemodel/formats/flame_svg.hpp>
 #include <tracemodel/formats/json_output.hpp>
+#include <tracemodel/memory.hpp>
 #include <tracemodel/version.hpp>
 
 #include "cli.hpp"
@@ -468,6 +469,7 @@ tmod::event_table read(const options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tmod::program_memory_cache();  // freed arrays kept for the next rank's read (memory.hpp)
   options o;
   try {
     o = parse(argc, argv);

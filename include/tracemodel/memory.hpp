@@ -7,13 +7,16 @@
 // tables, the algorithms' scratch arrays, the readers' working arrays, and the slabs of the
 // recording queues' storage blocks. Arrays of 2 MiB and more are mapped 2 MiB aligned and marked
 // for transparent huge pages (a page fault per 2 MiB instead of per 4 KiB); smaller ones are
-// rounded up to a power of two. Freed arrays are kept for reuse, so that the next analysis or
+// rounded up to a power of two. Freed arrays can be kept for reuse, so that the next analysis or
 // read does not fault its pages in again: at most `memory_stats::region_limit` bytes of large
-// regions (2 GiB by default) and `block_limit` bytes of 64 KiB - 2 MiB blocks (64 MiB). A large
-// request that no kept region holds gets the kept regions' pages moved into it (no copy), so
-// that what is kept serves the next arrays instead of sitting beside them. The
-// recording block pool keeps its free blocks for the next session on top of that
-// (`pool_free`). A process that is done with tracing for a while calls
+// regions and `block_limit` bytes of 64 KiB - 2 MiB blocks. A library inside a runtime keeps
+// little by default (no regions, 8 MiB of blocks); a program that reads and analyses trace
+// after trace raises the limits (`program_memory_cache()`: 2 GiB and 64 MiB, what the
+// `tracemodel` program and the benchmarks use), and any caller can choose its own
+// (`set_memory_cache_limits`). A large request that no kept region holds gets the kept regions'
+// pages moved into it (no copy), so that what is kept serves the next arrays instead of sitting
+// beside them. The recording block pool keeps its free blocks for the next session on top of
+// that (`pool_free`). A process that is done with tracing for a while calls
 // `release_cached_memory()`: all of it goes back to the operating system.
 //
 // `array_memory()` is the same resource as a `std::pmr::memory_resource`, for a caller's own
@@ -59,6 +62,12 @@ struct memory_stats {
 inline void set_memory_cache_limits(std::size_t region_bytes, std::size_t small_bytes) noexcept {
   detail::region_cache::instance().set_limit(region_bytes);
   detail::block_cache::instance().set_limit(small_bytes);
+}
+
+/// The limits of a program that reads and analyses trace after trace (the `tracemodel` program,
+/// the benchmarks): up to 2 GiB of large regions and 64 MiB of blocks kept for the next read.
+inline void program_memory_cache() noexcept {
+  set_memory_cache_limits(std::size_t{2} << 30, std::size_t{64} << 20);
 }
 
 /// Gives the cached large regions (arrays of 2 MiB and more) beyond `keep_bytes` back to the

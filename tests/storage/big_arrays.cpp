@@ -13,7 +13,35 @@
 namespace tmod = tracemodel;
 
 TEST_SUITE("storage") {
+  TEST_CASE("memory: a library keeps little for reuse by default, a program raises it") {
+    using tmod::detail::block_cache;
+    using tmod::detail::region_cache;
+    // A cache made as the process's own are: the defaults of a runtime that embeds tracemodel.
+    const region_cache regions;
+    const block_cache blocks;
+    CHECK(regions.limit() == 0);
+    CHECK(blocks.limit() == std::size_t{8} << 20);
+    // With those limits, a freed large array goes back at once.
+    tmod::set_memory_cache_limits(regions.limit(), blocks.limit());
+    tmod::release_cached_memory();
+    {
+      tmod::detail::scratch_vector<std::uint32_t> a(3u << 20);  // 12 MiB
+      a.back() = 1;
+    }
+    CHECK(region_cache::instance().cached_bytes() == 0);
+    tmod::program_memory_cache();
+    CHECK(tmod::memory_usage().region_limit == std::size_t{2} << 30);
+    CHECK(tmod::memory_usage().block_limit == std::size_t{64} << 20);
+    {
+      tmod::detail::scratch_vector<std::uint32_t> a(3u << 20);
+      a.back() = 1;
+    }
+    CHECK(region_cache::instance().cached_bytes() == 12u << 20);
+    tmod::release_cached_memory();
+  }
+
   TEST_CASE("big arrays: freed regions are reused (split and merged), and released on request") {
+    tmod::program_memory_cache();  // what a program keeps (memory.hpp)
     using tmod::detail::region_cache;
     tmod::release_cached_memory();
     REQUIRE(region_cache::instance().cached_bytes() == 0);
@@ -59,6 +87,7 @@ TEST_SUITE("storage") {
   }
 
   TEST_CASE("big arrays: trimming the cache keeps what it is told and the limit") {
+    tmod::program_memory_cache();  // what a program keeps (memory.hpp)
     using tmod::detail::region_cache;
     tmod::release_cached_memory();
     const std::size_t limit = tmod::memory_usage().region_limit;
@@ -85,6 +114,7 @@ TEST_SUITE("storage") {
   }
 
   TEST_CASE("big arrays: a request no cached region holds takes the pages of freed arrays") {
+    tmod::program_memory_cache();  // what a program keeps (memory.hpp)
     using tmod::detail::region_cache;
     if constexpr (region_cache::splits) {
       tmod::release_cached_memory();
@@ -114,6 +144,7 @@ TEST_SUITE("storage") {
   }
 
   TEST_CASE("big arrays: the part of a trace's text given back on the way is not kept") {
+    tmod::program_memory_cache();  // what a program keeps (memory.hpp)
     using tmod::detail::region_cache;
     if constexpr (region_cache::splits) {
       tmod::release_cached_memory();
@@ -132,6 +163,7 @@ TEST_SUITE("storage") {
 
   TEST_CASE(
       "block cache: arrays of 64 KiB up to 2 MiB are kept by power-of-two size, within a limit") {
+    tmod::program_memory_cache();  // what a program keeps (memory.hpp)
     using tmod::detail::block_cache;
     tmod::release_cached_memory();
     REQUIRE(block_cache::instance().cached_bytes() == 0);
@@ -175,12 +207,14 @@ TEST_SUITE("storage") {
   }
 
   TEST_CASE("region cache: a request takes the front of the best region, freed parts merge") {
+    tmod::program_memory_cache();  // what a program keeps (memory.hpp)
     // A cache of its own, given addresses that are never touched (nothing here maps, unmaps or
     // reads them): which region a request takes is the point.
     using tmod::detail::region_cache;
     if constexpr (region_cache::splits) {
       constexpr std::size_t mib = std::size_t{1} << 20;
       region_cache c;
+      c.set_limit(std::size_t{2} << 30);
       auto at = [](std::uintptr_t a) { return reinterpret_cast<void*>(a << 20); };
       std::size_t actual = 0;
       REQUIRE(c.give(at(1000), 16 * mib));  // an array freed: its front was used
@@ -218,6 +252,7 @@ TEST_SUITE("storage") {
   }
 
   TEST_CASE("memory: recording slabs and arrays share one resource, one release returns both") {
+    tmod::program_memory_cache();  // what a program keeps (memory.hpp)
     auto& pool = tmod::block_pool::instance();
     tmod::release_cached_memory();
     const tmod::memory_stats s0 = tmod::memory_usage();
@@ -245,6 +280,7 @@ TEST_SUITE("storage") {
   }
 
   TEST_CASE("memory: the resource serves std::pmr containers") {
+    tmod::program_memory_cache();  // what a program keeps (memory.hpp)
     tmod::release_cached_memory();
     std::pmr::memory_resource& r = tmod::array_memory();
     {

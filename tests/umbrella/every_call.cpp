@@ -184,6 +184,9 @@ TEST_SUITE("umbrella") {
     CHECK(again.links == t.links);
     const tmod::memory_stats m = tmod::memory_usage();
     CHECK(m.block_limit > 0);
+    tmod::program_memory_cache();
+    CHECK(tmod::memory_usage().region_limit > m.region_limit);
+    tmod::set_memory_cache_limits(m.region_limit, m.block_limit);
     tmod::release_cached_memory();
     CHECK(tmod::memory_usage().cached() == 0);
   }

@@ -4,11 +4,11 @@
 // `big_allocator<T>`: a standard allocator for the large arrays of an event table and for the
 // algorithms' scratch arrays. Requests of 2 MiB and more are mapped directly, 2 MiB aligned and
 // marked for transparent huge pages, so filling a table of millions of events takes a page
-// fault per 2 MiB instead of per 4 KiB (faults are dear on a virtual machine). Freed regions are
-// kept in a cache (by default up to 2 GiB; `set_memory_cache_limits`) and reused by later requests
-// of up to their size, so scratch arrays and the tables of later sessions do not fault again: the
-// same recycling the block pool does for recording. Requests from 64 KiB up to 2 MiB are rounded up
-// to a power of two and kept by size when freed (by default up to 64 MiB;
+// fault per 2 MiB instead of per 4 KiB (faults are dear on a virtual machine). Freed regions can
+// be kept in a cache (none by default; a program raises `set_memory_cache_limits`) and reused by
+// later requests of up to their size, so scratch arrays and the tables of later sessions do not
+// fault again: the same recycling the block pool does for recording. Requests from 64 KiB up to
+// 2 MiB are rounded up to a power of two and kept by size when freed (by default up to 8 MiB;
 // `set_memory_cache_limits`): a system allocator maps such blocks afresh and unmaps them when
 // freed, so each use of them (the reader's per-stretch arrays, the flow binding's) would fault
 // every page in again (figures in docs/performance-journal.md). Smaller requests use operator new.
@@ -50,6 +50,13 @@ namespace detail {
 
 inline constexpr std::size_t huge_page = std::size_t{2} << 20;
 
+/// The caches' limits in a process that sets none: small, as a library embedded in a runtime
+/// should be (memory.hpp: `program_memory_cache` for a program that analyses trace after trace).
+struct memory_cache_defaults {
+  static constexpr std::size_t regions = 0;
+  static constexpr std::size_t blocks = std::size_t{8} << 20;
+};
+
 /// What the caches below share: the bytes they hold, their limit, and the lock that guards
 /// them. `Cache::set_limit(bytes)` frees what is beyond `bytes` and keeps the limit.
 template <class Cache>
@@ -85,7 +92,7 @@ class region_cache : public cache_accounting<region_cache> {
     static region_cache* c = new region_cache;
     return *c;
   }
-  region_cache() noexcept : cache_accounting(std::size_t{2} << 30) {}
+  region_cache() noexcept : cache_accounting(memory_cache_defaults::regions) {}
   /// Mapped regions can be split and merged (any page range of a mapping can be unmapped);
   /// regions from operator new cannot.
   static constexpr bool splits = TRACEMODEL_BIG_ALLOC_MMAP != 0;
@@ -215,7 +222,7 @@ class region_cache : public cache_accounting<region_cache> {
 /// Freed blocks of 64 KiB up to 2 MiB (a power of two each), kept by size for reuse.
 class block_cache : public cache_accounting<block_cache> {
  public:
-  block_cache() noexcept : cache_accounting(std::size_t{64} << 20) {}
+  block_cache() noexcept : cache_accounting(memory_cache_defaults::blocks) {}
   static constexpr unsigned min_log = 16, max_log = 21;  // 64 KiB .. 2 MiB
   static constexpr std::align_val_t align{64};
   /// Never destroyed, as region_cache.
