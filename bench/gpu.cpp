@@ -31,11 +31,14 @@
 #include <vector>
 
 #include <tracemodel/algo/critical_path.hpp>
-#include <tracemodel/algo/hta_critical_path.hpp>
 #include <tracemodel/algo/trace_diff.hpp>
 #include <tracemodel/formats/chrome_trace_reader.hpp>
 #include <tracemodel/formats/gpu_report.hpp>
 #include <tracemodel/formats/ranks.hpp>
+#include <tracemodel/hta/critical_path.hpp>
+#include <tracemodel/hta/read.hpp>
+#include <tracemodel/hta/report.hpp>
+#include <tracemodel/hta/trace_diff.hpp>
 #include <tracemodel/memory.hpp>
 
 #include "recording.hpp"
@@ -183,10 +186,9 @@ void gpu_read(benchmark::State& state) {
 void gpu_report(benchmark::State& state, bool hta) {
   const std::string& p = trace_53mb();
   measured(state, [&] {
-    tmod::gpu_report_options o;
-    o.hta = hta;
-    const tmod::gpu_report r = tmod::make_gpu_report({p}, o);
-    benchmark::DoNotOptimize(r.ranks.size());
+    const std::size_t ranks = hta ? tmod::hta::make_gpu_report({p}).ranks.size()
+                                  : tmod::make_gpu_report({p}).ranks.size();
+    benchmark::DoNotOptimize(ranks);
   });
 }
 
@@ -206,10 +208,10 @@ void gpu_report_ranks(benchmark::State& state, bool hta, bool series = true) {
       state,
       [&] {
         tmod::gpu_report_options o;
-        o.hta = hta;
         o.series = series;
-        const tmod::gpu_report r = tmod::make_gpu_report(files, o);
-        benchmark::DoNotOptimize(r.ranks.size());
+        const std::size_t ranks = hta ? tmod::hta::make_gpu_report(files, o).ranks.size()
+                                      : tmod::make_gpu_report(files, o).ranks.size();
+        benchmark::DoNotOptimize(ranks);
       },
       once[hta ? 1 : 0][series ? 1 : 0]);
 }
@@ -230,14 +232,17 @@ void diff_read(benchmark::State& state) {
   });
 }
 
-template <class Policy>
-void diff(benchmark::State& state) {
+/// A side's totals by the exact rules or by HTA's.
+tmod::step_totals totals_of(const tmod::event_table& t, bool hta) {
+  return hta ? tmod::hta::step_totals_of(tmod::hta::frame(t)) : tmod::step_totals_of(t);
+}
+
+void diff(benchmark::State& state, bool hta) {
   const auto& files = diff_files();
-  tmod::read_options o;
-  o.keep_file_order = std::is_same_v<Policy, tmod::hta_trace_diff>;
+  const tmod::read_options o = hta ? tmod::hta::reading() : tmod::read_options{};
   measured(state, [&] {
     const auto sides = tmod::for_each_rank(
-        files, o, [](std::int64_t, tmod::event_table& t) { return Policy{}.step_totals_of(t); });
+        files, o, [hta](std::int64_t, tmod::event_table& t) { return totals_of(t, hta); });
     std::size_t rows = 0;
     for (const auto& [n, x] : sides[0].second.steps) {
       tmod::diff_selection s;
@@ -249,56 +254,44 @@ void diff(benchmark::State& state) {
   });
 }
 
-template <class Policy>
-void critical_path_53mb(benchmark::State& state, bool step) {
-  tmod::read_options o;
-  o.keep_file_order = std::is_same_v<Policy, tmod::hta_critical_path>;
-  const tmod::event_table t = tmod::read_chrome_trace_file(trace_53mb(), o);
-  tmod::critical_path_options w;
-  if (step) {
-    w.annotation = "ProfilerStep";
-    w.instance = 1;
-  }
+void critical_path_53mb(benchmark::State& state, bool hta, bool step) {
+  const tmod::event_table t =
+      tmod::read_chrome_trace_file(trace_53mb(), hta ? tmod::hta::reading() : tmod::read_options{});
+  const std::string annotation = step ? "ProfilerStep" : "";
+  const std::size_t instance = step ? 1 : 0;
   for (auto _ : state) {
-    const tmod::critical_path cp = tmod::critical_path_of(t, w, Policy{});
+    const tmod::critical_path cp =
+        hta ? tmod::hta::critical_path_of(t, {.annotation = annotation, .instance = instance})
+            : tmod::critical_path_of(t, {.annotation = annotation, .instance = instance});
     benchmark::DoNotOptimize(cp.length);
     state.counters["nodes"] = static_cast<double>(cp.nodes.size());
   }
 }
 
-template <class Policy>
-void critical_path_whole(benchmark::State& state) {
-  critical_path_53mb<Policy>(state, false);
-}
-template <class Policy>
-void critical_path_step(benchmark::State& state) {
-  critical_path_53mb<Policy>(state, true);
-}
-
 }  // namespace
 
-BENCHMARK(critical_path_whole<tmod::exact_critical_path>)
+BENCHMARK_CAPTURE(critical_path_53mb, whole, false, false)
     ->Name("critical_path/53MB")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(critical_path_whole<tmod::hta_critical_path>)
+BENCHMARK_CAPTURE(critical_path_53mb, whole_hta, true, false)
     ->Name("critical_path_hta/53MB")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(critical_path_step<tmod::exact_critical_path>)
+BENCHMARK_CAPTURE(critical_path_53mb, step, false, true)
     ->Name("critical_path/53MB_step")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(critical_path_step<tmod::hta_critical_path>)
+BENCHMARK_CAPTURE(critical_path_53mb, step_hta, true, true)
     ->Name("critical_path_hta/53MB_step")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(diff_read)->Name("diff/read/1M")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_TEMPLATE(diff, tmod::exact_trace_diff)
+BENCHMARK_CAPTURE(diff, exact, false)
     ->Name("diff/1M")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK_TEMPLATE(diff, tmod::hta_trace_diff)
+BENCHMARK_CAPTURE(diff, hta, true)
     ->Name("diff_hta/1M")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();

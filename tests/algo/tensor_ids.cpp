@@ -175,7 +175,7 @@ TEST_SUITE("algo") {
     event_table t = b.take();
     analyze(t);
 
-    auto find = [](const std::vector<key_average_row>& rows,
+    auto find = [](const row_list<key_average_row>& rows,
                    const char* name) -> const key_average_row& {
       for (const auto& r : rows)
         if (r.name == name) return r;

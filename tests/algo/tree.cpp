@@ -87,7 +87,7 @@ TEST_SUITE("algo") {
     build_tree(pt);
     // PyTorch: a stable sort by start, then each event nests in whatever is open.
     CHECK(tree_text(pt) == "A\n  B\n    C\n");
-    build_tree(hta, hta_tree{});
+    build_tree(hta, sibling_ties_tree{});
     // HTA: equal starts open the longer event first; equal lengths keep table order.
     CHECK(tree_text(hta) == "A\n  C\n    B\n");
   }
@@ -101,7 +101,7 @@ TEST_SUITE("algo") {
     build_tree(pt);
     // PyTorch pops only ends strictly before a start: both become children of `first`.
     CHECK(tree_text(pt) == "first\n  [memory]\n  second\nthird\n  [memory]\nfourth\n");
-    build_tree(hta, hta_tree{});
+    build_tree(hta, sibling_ties_tree{});
     // HTA closes first, but an instant at an end stays inside, unless an event opens at the
     // same time: then it goes inside that one (zero-length meets non-zero: inside).
     CHECK(tree_text(hta) == "first\nsecond\n  [memory]\nthird\n  [memory]\nfourth\n");
@@ -318,7 +318,7 @@ TEST_SUITE("algo") {
       event_table t = b.take();  // thread by thread: the builder sorts by start itself
       if (round % 8 < 2) CHECK(fuzz::same_every_way(t) == fuzz::analysis_outcome::same);
       if (hta)
-        build_tree(t, hta_tree{});
+        build_tree(t, sibling_ties_tree{});
       else
         build_tree(t);
       // Brute force: the innermost same-thread event that encloses e (latest start; for equal

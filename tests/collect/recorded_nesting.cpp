@@ -132,7 +132,7 @@ TEST_SUITE("collect" * doctest::skip(!collection_enabled)) {
       }
       {
         event_table t = recorded;
-        build_tree(t, hta_tree{});
+        build_tree(t, sibling_ties_tree{});
         check_tree(t, threads);
       }
       {

@@ -3,5 +3,5 @@
 
 int main() {
   tracemodel::event_table t;
-  (void)tracemodel::analyze(t, tracemodel::hta_tree{}, 42);
+  (void)tracemodel::analyze(t, tracemodel::sibling_ties_tree{}, 42);
 }

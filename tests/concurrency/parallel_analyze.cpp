@@ -223,9 +223,9 @@ TEST_SUITE("concurrency") {
         CHECK(analysed(table, how::parallel, 3, chunk) == reference);
       }
       // HTA's ties: the tree in a computed order, after the device links.
-      const std::string hta = analysed<tmod::hta_tree>(table, how::steps);
-      CHECK(analysed<tmod::hta_tree>(table, how::serial) == hta);
-      CHECK(analysed<tmod::hta_tree>(table, how::parallel, 1) == hta);
+      const std::string hta = analysed<tmod::sibling_ties_tree>(table, how::steps);
+      CHECK(analysed<tmod::sibling_ties_tree>(table, how::serial) == hta);
+      CHECK(analysed<tmod::sibling_ties_tree>(table, how::parallel, 1) == hta);
     }
   }
   TEST_CASE("parallel analyze: the chunked replay equals the replay in table order") {

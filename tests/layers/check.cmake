@@ -1,5 +1,5 @@
-# The include graph of the library's headers follows the layers of DESIGN.md ("Layers and
-# layout"): each header includes only headers of its own layer and of the layers it may use.
+# The include graph of the library's headers follows the layers of docs/design.md: each header
+# includes only headers of its own layer and of the layers it may use.
 #   cmake -DINCLUDE_DIR=<repo>/include -P check.cmake
 # Prints every include that breaks a rule, and fails if there is one.
 #
@@ -7,8 +7,10 @@
 #   model    model/, model.hpp                                  base
 #   storage  storage/                                           base (not model)
 #   collect  collect/, collect.hpp                              base, model, storage
-#   algo     algo/ (and algo/detail/)                           base, model (never storage, collect)
+#   algo     algo/ (and algo/detail/)                           base, model (never storage, collect,
+#                                                               formats, hta)
 #   formats  formats/                                           base, model, algo
+#   hta      hta/, hta.hpp                                      base, model, algo, formats
 #   testing  testing/                                           base, model, algo
 #   adapters adapters/                                          base, model, storage, collect
 #   umbrella tracemodel.hpp                                     everything but adapters
@@ -30,6 +32,8 @@ function(layer_of path out)
     set(${out} algo PARENT_SCOPE)
   elseif(path MATCHES "^tracemodel/formats/")
     set(${out} formats PARENT_SCOPE)
+  elseif(path MATCHES "^tracemodel/(hta/|hta\\.hpp)")
+    set(${out} hta PARENT_SCOPE)
   elseif(path MATCHES "^tracemodel/testing/")
     set(${out} testing PARENT_SCOPE)
   elseif(path MATCHES "^tracemodel/adapters")
@@ -47,9 +51,10 @@ set(allowed_storage base storage)
 set(allowed_collect base model storage collect)
 set(allowed_algo base model algo)
 set(allowed_formats base model algo formats)
+set(allowed_hta base model algo formats hta)
 set(allowed_testing base model algo testing)
 set(allowed_adapters base model storage collect adapters)
-set(allowed_umbrella base model storage collect algo formats testing)
+set(allowed_umbrella base model storage collect algo formats hta testing)
 
 file(GLOB_RECURSE headers RELATIVE ${INCLUDE_DIR} ${INCLUDE_DIR}/tracemodel/*.hpp)
 set(broken 0)
@@ -57,7 +62,7 @@ set(checked 0)
 foreach(h IN LISTS headers)
   layer_of(${h} from)
   if(from STREQUAL "unknown")
-    message("${h}: a header of no layer (add it to tests/layers/check.cmake and DESIGN.md)")
+    message("${h}: a header of no layer (add it to tests/layers/check.cmake and docs/design.md)")
     math(EXPR broken "${broken} + 1")
     continue()
   endif()

@@ -86,9 +86,9 @@ inline analysis_outcome same_every_way(const tmod::event_table& t) {
     for (const std::size_t rows : {std::size_t{1}, std::size_t{4}})
       if (analysed(t, how::parallel, rows, chunk) != reference) return analysis_outcome::differs;
   }
-  const std::string hta = analysed<tmod::hta_tree>(t, how::steps);
-  if (analysed<tmod::hta_tree>(t, how::serial) != hta ||
-      analysed<tmod::hta_tree>(t, how::parallel, 1) != hta)
+  const std::string hta = analysed<tmod::sibling_ties_tree>(t, how::steps);
+  if (analysed<tmod::sibling_ties_tree>(t, how::serial) != hta ||
+      analysed<tmod::sibling_ties_tree>(t, how::parallel, 1) != hta)
     return analysis_outcome::differs;
   return analysis_outcome::same;
 }

@@ -82,7 +82,8 @@ TEST_SUITE("umbrella") {
     CHECK(a.tree.roots == 2);
     CHECK(t.links == plain.links);
     CHECK(tmod::testing::tree_text(t) == tmod::testing::tree_text(plain));
-    CHECK(tmod::analyze(plain, tmod::hta_tree{}, tmod::correlation_device_links{}).tree.roots == 2);
+    CHECK(tmod::analyze(plain, tmod::hta::tree{}, tmod::correlation_device_links{}).tree.roots ==
+          2);
 
     // Walks, tensor identities, key averages, patterns.
     CHECK(tmod::roots(t).size() == 2);
@@ -121,7 +122,7 @@ TEST_SUITE("umbrella") {
     const auto joined = tmod::link_execution_trace(et, back);
     CHECK(!tmod::enhanced_execution_trace(et, back, joined).empty());
 
-    // Device time (docs/gpu.md), exact and as HTA, and across ranks.
+    // Device time (docs/gpu.md), exact and by HTA's rules (docs/hta-rules.md), and across ranks.
     std::string dev = R"({"traceEvents":[)"
                       R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,)"
                       R"("ts":1,"dur":2,"args":{"correlation":1}},)"
@@ -133,12 +134,21 @@ TEST_SUITE("umbrella") {
     CHECK(tmod::kernel_type_breakdown({iv}).size() == 1);
     CHECK(!tmod::comm_comp_overlap(iv).has_value());
     CHECK(tmod::idle_time_breakdown(gpu).size() == 1);
-    CHECK(tmod::kernel_breakdown(gpu, tmod::hta_kernel_breakdown{}).size() == 1);
+    CHECK(tmod::kernel_breakdown(gpu, {.top = 3}).size() == 1);
     CHECK(tmod::launch_stats(gpu).size() == 1);
     const tmod::device_view work(gpu);
-    CHECK(tmod::exact_launch_stats{}(gpu, work).size() == 1);
-    CHECK(tmod::exact_device_time::intervals(gpu, work).size() == 1);
-    CHECK(tmod::queue_length(gpu, tmod::hta_queue_length{}).size() == 1);
+    CHECK(tmod::launch_stats(work).size() == 1);
+    CHECK(tmod::device_intervals(work).size() == 1);
+    CHECK(tmod::queue_length(gpu).size() == 1);
+    const tmod::hta::frame frame(gpu);
+    CHECK(tmod::hta::device_intervals(frame).size() == 1);
+    CHECK(tmod::hta::idle_time_breakdown(frame).size() == 1);
+    CHECK(tmod::hta::kernel_breakdown(frame).size() == 1);
+    CHECK(tmod::hta::annotation_breakdown(frame).empty());
+    CHECK(tmod::hta::launch_stats(frame).size() == 1);
+    CHECK(tmod::hta::queue_length(frame).size() == 1);
+    CHECK(tmod::hta::memory_bandwidth(frame).empty());
+    CHECK(tmod::hta::kernel_class_of("ncclKernel") == tmod::kernel_class::communication);
     CHECK(tmod::memory_bandwidth(gpu).empty());
     CHECK(tmod::annotation_breakdown(gpu).empty());
     CHECK(tmod::spread_across_ranks({{0, tmod::rank_timeline_of(gpu)}}).steps.empty());
@@ -150,16 +160,18 @@ TEST_SUITE("umbrella") {
     CHECK(tmod::rank_in_name("x_rank-2.json") == 2);
     const tmod::op_totals side = tmod::op_totals_of(gpu);
     CHECK(side.by_name.at("k").duration == 4000);
-    const std::vector<tmod::diff_row> same = tmod::compare_totals(side, side);
+    const auto same = tmod::compare_totals(side, side);
     CHECK(tmod::ops_diff(same).unchanged.size() == 2);  // the call and the kernel
     CHECK(tmod::top_regressions(same, 3).empty());
-    CHECK(tmod::hta_trace_diff{}.step_totals_of(gpu).iterations().empty());
-    CHECK(tmod::shorten_name("void k<int>(float)") == "k");
+    CHECK(tmod::hta::step_totals_of(frame).iterations().empty());
+    CHECK(tmod::hta::trace_steps(frame).empty());
+    CHECK(tmod::trace_steps(gpu).empty());
+    CHECK(tmod::short_kernel_name("void k<int>(float)") == "k");
     const tmod::critical_path cp = tmod::critical_path_of(gpu);
     CHECK(cp.length == 8000);  // the call's start to the kernel's (launch delay), then the kernel
     CHECK(cp.bound_by.at("gpu_compute_bound") == 4000);
     CHECK(tmod::top_events(cp, 1).at(0).second == 4000);  // the kernel
-    const tmod::critical_path hta = tmod::critical_path_of(gpu, {}, tmod::hta_critical_path{});
+    const tmod::critical_path hta = tmod::hta::critical_path_of(gpu);
     CHECK(hta.length == 8000);  // HTA's rules: the same path here, in whole microseconds
     std::string overlaid;
     tmod::json_output oo = tmod::json_output::to_string(overlaid);

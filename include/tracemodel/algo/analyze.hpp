@@ -1,7 +1,7 @@
 // tracemodel/algo — the usual post-processing in one call.
 //
 //   tracemodel::analysis a = tracemodel::analyze(table);
-//   tracemodel::analyze(table, tracemodel::hta_tree{}, tracemodel::correlation_device_links{});
+//   tracemodel::analyze(table, tracemodel::correlation_device_links{});
 //   tracemodel::analyze_options one_thread;
 //   one_thread.threads = 1;
 //   tracemodel::analyze(table, one_thread);
@@ -14,8 +14,9 @@
 //   tracemodel::build_tree(table, tree_policy);               // algo/tree.hpp
 //
 // and returns their three stats. The policies come in any order after the table, at most one of
-// each kind (a tree policy, a forward/backward policy, a device link policy), with the
-// `analyze_options` if any; a kind left out takes PyTorch's (`pytorch_tree`, `pytorch_links`,
+// each kind (a tree policy, a forward/backward policy, a device link policy: the kind each names
+// in its `policy_kind`, algo/concepts.hpp), with the `analyze_options` if any; a kind left out
+// takes PyTorch's (`pytorch_tree`, `pytorch_links`,
 // `pytorch_device_links`). It is faster than the three calls: they run fused, and the
 // forward/backward linker on a second thread when the options allow one
 // (algo/detail/engine.hpp says how; tests hold the two equal).
@@ -57,17 +58,11 @@ struct pick_policy<Is, Default, A, Args...> {
       std::conditional_t<Is<A>::value, A, typename pick_policy<Is, Default, Args...>::type>;
 };
 template <class P>
-    struct is_tree_arg : std::bool_constant < requires {
-  typename P::ties_type;
-} > {};
+struct is_tree_arg : std::bool_constant<policy_of_kind<P, tree_policy_kind>> {};
 template <class P>
-    struct is_links_arg : std::bool_constant < requires {
-  P::wrapper_prefix;
-} > {};
+struct is_links_arg : std::bool_constant<policy_of_kind<P, fwd_bwd_policy_kind>> {};
 template <class P>
-    struct is_device_arg : std::bool_constant < requires {
-  P::use_flows;
-} > {};
+struct is_device_arg : std::bool_constant<policy_of_kind<P, device_link_policy_kind>> {};
 template <class P>
 struct is_options_arg : std::is_same<P, analyze_options> {};
 
@@ -79,9 +74,8 @@ consteval bool check_analyze_args() {
                           ...);
   static_assert(known,
                 "tracemodel::analyze(table, args...): each argument after the table is a "
-                "tree policy (has `ties_type`), a forward/backward policy (has "
-                "`wrapper_prefix`), a device link policy (has `use_flows`) or "
-                "analyze_options");
+                "policy whose `policy_kind` is tree_policy_kind, fwd_bwd_policy_kind or "
+                "device_link_policy_kind, or analyze_options");
   constexpr bool once =
       (is_tree_arg<Args>::value + ... + 0) <= 1 && (is_links_arg<Args>::value + ... + 0) <= 1 &&
       (is_device_arg<Args>::value + ... + 0) <= 1 && (is_options_arg<Args>::value + ... + 0) <= 1;

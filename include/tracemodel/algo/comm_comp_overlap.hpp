@@ -1,10 +1,11 @@
 // tracemodel/algo — how much of a rank's communication hides behind computation.
 //
-//   const std::optional<double> pct = tracemodel::comm_comp_overlap(intervals);
+//   const std::optional<double> pct = tracemodel::comm_comp_overlap(table);
+//   const auto same = tracemodel::comm_comp_overlap(tracemodel::device_intervals(table));
 //
 // The merged communication time during which computation also runs, as a percentage of the
 // merged communication time, rounded to two decimals; empty when the rank has no
-// communication (HTA answers NaN there).
+// communication.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +43,13 @@ TRACEMODEL_BEGIN_NAMESPACE
   for (const span& s : comm) comm_time += s.end - s.start;
   if (comm.empty() || comm_time == 0) return std::nullopt;
   return detail::percent_of(overlap_of(comm, comp), comm_time, 2);
+}
+
+/// The overlap of `t`'s device intervals.
+template <class Schema>
+[[nodiscard]] std::optional<double> comm_comp_overlap(const basic_event_table<Schema>& t,
+                                                      const device_time_options& o = {}) {
+  return comm_comp_overlap(device_intervals(t, o));
 }
 
 TRACEMODEL_END_NAMESPACE

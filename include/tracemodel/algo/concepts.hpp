@@ -4,9 +4,13 @@
 // A policy is a type whose static members an algorithm reads; it is passed as an argument, the
 // same way everywhere:
 //
-//   tracemodel::build_tree(table, tracemodel::hta_tree{});
+//   tracemodel::build_tree(table, tracemodel::pytorch_tree{});
 //   tracemodel::link_forward_backward(table, tracemodel::pytorch_1_13_links{});
-//   tracemodel::analyze(table, tracemodel::hta_tree{}, tracemodel::correlation_device_links{});
+//   tracemodel::analyze(table, tracemodel::pytorch_tree{}, tracemodel::correlation_device_links{});
+//
+// Its kind is named by a member type, `using policy_kind = tracemodel::tree_policy_kind;` (or
+// `fwd_bwd_policy_kind`, `device_link_policy_kind`): the library's policies have it, a policy
+// derived from one inherits it, and `analyze` tells its arguments apart by it alone.
 //
 // Each entry point checks its policies with one `static_assert` per missing piece, whose message
 // names the piece, and compiles nothing else for a policy that fails (no wall of template text
@@ -23,10 +27,25 @@
 #include <vector>
 
 #include "tracemodel/config.hpp"
+#include "tracemodel/fwd.hpp"
 #include "tracemodel/model/event.hpp"
 #include "tracemodel/model/types.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
+
+// ---- kinds ------------------------------------------------------------------------------------
+
+/// The kinds of the algorithms' policies (a policy's `policy_kind`).
+struct tree_policy_kind {};
+struct fwd_bwd_policy_kind {};
+struct device_link_policy_kind {};
+
+/// `P` says it is a policy of kind `Kind`.
+template <class P, class Kind>
+concept policy_of_kind = requires {
+  typename P::policy_kind;
+}
+&&std::same_as<typename P::policy_kind, Kind>;
 
 // ---- the tree builder (algo/tree.hpp) -------------------------------------------------------
 
@@ -52,14 +71,13 @@ concept tie_policy = requires {
 };
 /// A tree builder's policy: the four above as member types (see `tree_policy`).
 template <class P>
-concept tree_builder_policy = requires {
+concept tree_builder_policy = policy_of_kind<P, tree_policy_kind> && requires {
   typename P::thread_key_type;
   typename P::fallback_type;
   typename P::missing_end_type;
   typename P::ties_type;
-}
-&&thread_key_policy<typename P::thread_key_type>&& fallback_policy<typename P::fallback_type>&&
-    missing_end_policy<typename P::missing_end_type>&& tie_policy<typename P::ties_type>;
+} && thread_key_policy<typename P::thread_key_type> && fallback_policy<typename P::fallback_type> &&
+    missing_end_policy<typename P::missing_end_type> && tie_policy<typename P::ties_type>;
 
 // ---- the forward/backward linker (algo/fwd_bwd.hpp) -----------------------------------------
 
@@ -70,18 +88,17 @@ concept thread_resolver_policy = requires(std::uint64_t id,
   { P::resolve(id, threads) } -> std::same_as<thread_key>;
 };
 template <class P>
-concept fwd_bwd_policy = requires {
+concept fwd_bwd_policy = policy_of_kind<P, fwd_bwd_policy_kind> && requires {
   { P::wrapper_prefix } -> std::convertible_to<std::string_view>;
   { P::visit_by_end } -> std::convertible_to<bool>;
   { P::consume_on_match } -> std::convertible_to<bool>;
   typename P::thread_resolver;
-}
-&&thread_resolver_policy<typename P::thread_resolver>;
+} && thread_resolver_policy<typename P::thread_resolver>;
 
 // ---- the host/device linker (algo/flows.hpp) ------------------------------------------------
 
 template <class P>
-concept device_link_policy = requires {
+concept device_link_policy = policy_of_kind<P, device_link_policy_kind> && requires {
   { P::use_flows } -> std::convertible_to<bool>;
   { P::use_correlation } -> std::convertible_to<bool>;
   { P::use_external_id } -> std::convertible_to<bool>;
@@ -122,12 +139,24 @@ concept pattern = tree_predicate<P, Schema> && requires(const P& p) {
   { p.description() } -> std::convertible_to<std::string_view>;
 };
 
+// ---- event filters (algo/key_averages.hpp) ---------------------------------------------------
+
+/// Which events of a table count: `f(table, event)` says.
+template <class F, class Schema>
+concept event_filter = requires(F& f, const basic_event_table<Schema>& t,
+                                const basic_event<Schema>& e) {
+  { f(t, e) } -> std::convertible_to<bool>;
+};
+
 // ---- the checks -----------------------------------------------------------------------------
 
 namespace detail {
 
 template <class P>
 consteval bool check_tree_policy() {
+  static_assert(policy_of_kind<P, tree_policy_kind>,
+                "tracemodel tree policy: needs `using policy_kind = "
+                "tracemodel::tree_policy_kind` (tree_policy<...> has it)");
   constexpr bool key = requires { typename P::thread_key_type; };
   constexpr bool fallback = requires { typename P::fallback_type; };
   constexpr bool missing = requires { typename P::missing_end_type; };
@@ -164,6 +193,9 @@ consteval bool check_tree_policy() {
 
 template <class P>
 consteval bool check_fwd_bwd_policy() {
+  static_assert(policy_of_kind<P, fwd_bwd_policy_kind>,
+                "tracemodel forward/backward policy: needs `using policy_kind = "
+                "tracemodel::fwd_bwd_policy_kind` (derive from pytorch_links to have it)");
   static_assert(
       requires {
         { P::wrapper_prefix } -> std::convertible_to<std::string_view>;
@@ -194,6 +226,10 @@ consteval bool check_fwd_bwd_policy() {
 
 template <class P>
 consteval bool check_device_link_policy() {
+  static_assert(policy_of_kind<P, device_link_policy_kind>,
+                "tracemodel device link policy: needs `using policy_kind = "
+                "tracemodel::device_link_policy_kind` (derive from pytorch_device_links to have "
+                "it)");
   static_assert(
       requires {
         { P::use_flows } -> std::convertible_to<bool>;
@@ -221,6 +257,14 @@ consteval bool check_device_link_policy() {
       },
       "tracemodel device link policy: needs `static constexpr bool inherit_thread`");
   return device_link_policy<P>;
+}
+
+template <class F, class Schema>
+consteval bool check_event_filter() {
+  static_assert(event_filter<F, Schema>,
+                "tracemodel event filter: needs `bool operator()(const Table&, const Event&)` "
+                "(count_ops, count_spans, or a callable of a table and one of its events)");
+  return event_filter<F, Schema>;
 }
 
 template <class P, class Schema>

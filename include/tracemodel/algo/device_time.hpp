@@ -1,23 +1,15 @@
 // tracemodel/algo — what a device spent its time on: the device intervals of one rank's table,
-// each classified, under a policy.
+// each classified.
 //
-//   auto iv = tracemodel::device_intervals(table);                       // exact
-//   auto hta = tracemodel::device_intervals(table, tracemodel::hta_device_time{});
+//   auto iv = tracemodel::device_intervals(table);                  // nanoseconds, as stated
+//   const tracemodel::device_view v(table);                         // shared by several measures
 //
-// The breakdowns (temporal_breakdown.hpp, kernel_type_breakdown.hpp, comm_comp_overlap.hpp)
-// read these intervals and nothing else. A policy decides three things:
-//  1. which events are device work: `exact_device_time` takes the device activities that run
-//     on a stream (kernels, copies, sets, synchronization on a stream); `hta_device_time` takes
-//     what Holistic Trace Analysis takes, every complete event with a `stream` other than -1
-//     (a Triton `cpu_op` that carries `stream: 0` too);
-//  2. the time of each: exact nanoseconds as the file states them, or HTA's integer
-//     microseconds (when any start is fractional, `ceil(ts)` and `floor(ts + dur)` computed in
-//     doubles, as pandas does, so that short events can end before they start), with the last
-//     profiler step and its kernels dropped when the traces hold two or more step names;
-//  3. the class of each: `kernel_class::memory` for copies and sets, `other` for
-//     synchronization, `communication` by name (the `kernel_classifier`'s patterns), else
-//     `computation`; HTA classifies by name alone (its regular expressions, in order).
-// Interval times are in the policy's unit (`unit_name`): "ns" or "us".
+// Device work is every device activity that runs on a stream: kernels, copies, sets,
+// synchronization on a stream, collectives. Its class: `kernel_class::memory` for copies and
+// sets, `other` for synchronization, `communication` for collectives and for kernels that the
+// `kernel_classifier` names so (NCCL, RCCL and HCCL by default), else `computation`. The
+// breakdowns (temporal_breakdown.hpp, kernel_type_breakdown.hpp, comm_comp_overlap.hpp) read
+// these intervals and nothing else; they take intervals of any unit.
 #pragma once
 
 #include <algorithm>
@@ -27,16 +19,16 @@
 #include <string_view>
 #include <vector>
 
-#include "tracemodel/algo/hta_frame.hpp"
 #include "tracemodel/algo/kernel_class.hpp"
+#include "tracemodel/algo/measure.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/detail/flat_map.hpp"
 #include "tracemodel/model/table.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
 
-/// One event of device work: [start, end) in the policy's unit; `end < start` only under HTA's
-/// rounding. `event` is its index in the table.
+/// One event of device work: [start, end) (nanoseconds from a table; intervals of another unit
+/// may end before they start where that unit rounds). `event` is its index in the table.
 struct device_interval {
   std::int64_t start = 0, end = 0;
   kernel_class cls = kernel_class::computation;
@@ -95,13 +87,13 @@ struct launch_call {
   std::uint64_t correlation = 0;
 };
 
-/// The device side of one table in one pass, shared by the exact analyses as HTA's share its
-/// frame: every device activity on a stream that is device work (kernels, copies, sets,
+/// The device side of one table in one pass, shared by the measures of one table: every device
+/// activity on a stream that is device work (kernels, copies, sets,
 /// synchronization on a stream, collectives), in table order, classified (copies and sets
 /// `memory`, synchronization `other`, collectives and kernels the classifier names
 /// `communication`, other kernels `computation`), each with the runtime or driver call of its
-/// correlation id; and those calls, in table order. Each exact analysis takes a table alone (it
-/// makes the view) or a table and its view.
+/// correlation id; and those calls, in table order. Each measure takes a table alone (it makes
+/// the view) or the view.
 struct device_view {
   table_vector<device_work> work;
   table_vector<launch_call> calls;  ///< launch calls with a correlation id, in table order
@@ -198,57 +190,22 @@ struct device_view {
   }
 };
 
-/// The default: device activities on a stream, nanoseconds as stated, classes by kind first.
-struct exact_device_time {
-  static constexpr std::string_view unit_name = "ns";
+struct device_time_options {
   kernel_classifier classifier{};
-
-  template <class Schema>
-  [[nodiscard]] table_vector<device_interval> intervals(const basic_event_table<Schema>& t) const {
-    return intervals(t, device_view(t, classifier));
-  }
-  /// The same from a view made already (its classes are those of the classifier it was made
-  /// with).
-  template <class Schema>
-  [[nodiscard]] static table_vector<device_interval> intervals(
-      [[maybe_unused]] const basic_event_table<Schema>& t, const device_view& v) {
-    table_vector<device_interval> out;
-    out.reserve(v.work.size());
-    for (const device_work& w : v.work) out.push_back({w.start, w.end, w.cls, w.event, w.stream});
-    return out;
-  }
 };
 
-/// Holistic Trace Analysis's view (hta-analyses.md, sections 1 and 2), quirks included: the
-/// rows of its frame (hta_frame.hpp) whose `stream` is not -1, classed by name.
-struct hta_device_time {
-  static constexpr std::string_view unit_name = "us";
-  /// Drop the last profiler step and the kernels launched in it (HTA does when the ranks' traces
-  /// hold two or more distinct `ProfilerStep#N` names: see `hta_step_names`).
-  bool drop_last_step = false;
-
-  template <class Schema>
-  [[nodiscard]] table_vector<device_interval> intervals(const basic_event_table<Schema>& t) const {
-    return intervals(t, hta_frame(t, drop_last_step));
-  }
-  /// The same from a frame made already.
-  template <class Schema>
-  [[nodiscard]] static table_vector<device_interval> intervals(
-      [[maybe_unused]] const basic_event_table<Schema>& t, const hta_frame& f) {
-    table_vector<device_interval> out;
-    out.reserve(static_cast<std::size_t>(std::count_if(
-        f.rows.begin(), f.rows.end(), [](const hta_row& r) { return r.stream != -1; })));
-    for (const hta_row& r : f.rows)
-      if (r.stream != -1) out.push_back({r.ts, r.end, r.cls, r.event, r.stream});
-    return out;
-  }
-};
-
-/// The device intervals of `t` under `policy` (default: exact).
-template <class Schema, class Policy = exact_device_time>
-[[nodiscard]] table_vector<device_interval> device_intervals(const basic_event_table<Schema>& t,
-                                                             const Policy& policy = {}) {
-  return policy.intervals(t);
+/// The device intervals of a view made already (its classes are its classifier's).
+[[nodiscard]] inline row_list<device_interval> device_intervals(const device_view& v) {
+  row_list<device_interval> out;
+  out.reserve(v.work.size());
+  for (const device_work& w : v.work) out.push_back({w.start, w.end, w.cls, w.event, w.stream});
+  return out;
+}
+/// The device intervals of `t`, in table order.
+template <class Schema>
+[[nodiscard]] row_list<device_interval> device_intervals(const basic_event_table<Schema>& t,
+                                                         const device_time_options& o = {}) {
+  return device_intervals(device_view(t, o.classifier));
 }
 
 /// Merged intervals: sorted by start, a new one where a start lies after every end before it
@@ -258,14 +215,14 @@ struct span {
   friend constexpr bool operator==(const span&, const span&) = default;
 };
 template <class Pred>
-[[nodiscard]] table_vector<span> merge_intervals(std::span<const device_interval> iv, Pred keep) {
-  table_vector<span> s;  // scratch: its pages come back from the allocator's cache
+[[nodiscard]] row_list<span> merge_intervals(std::span<const device_interval> iv, Pred keep) {
+  row_list<span> s;  // scratch: its pages come back from the allocator's cache
   for (const device_interval& d : iv)
     if (keep(d)) s.push_back({d.start, d.end});
   auto by_start = [](const span& a, const span& b) { return a.start < b.start; };
   if (!std::is_sorted(s.begin(), s.end(), by_start))  // a table's intervals mostly are
     std::sort(s.begin(), s.end(), by_start);
-  table_vector<span> out;  // (reserved: untouched pages cost nothing)
+  row_list<span> out;  // (reserved: untouched pages cost nothing)
   out.reserve(s.size());
   std::int64_t reach = 0;  // the greatest end so far (of every interval, not only the group's)
   for (const span& x : s) {

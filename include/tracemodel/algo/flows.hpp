@@ -50,6 +50,7 @@
 TRACEMODEL_BEGIN_NAMESPACE
 
 struct pytorch_device_links {
+  using policy_kind = device_link_policy_kind;
   static constexpr bool use_flows = true;
   static constexpr bool use_correlation = true;
   static constexpr bool use_external_id = true;

@@ -75,6 +75,7 @@ struct literal_thread_ids {
 
 /// Newest PyTorch (the default).
 struct pytorch_links {
+  using policy_kind = fwd_bwd_policy_kind;
   static constexpr std::string_view wrapper_prefix = "autograd::engine::evaluate_function: ";
   static constexpr bool visit_by_end = true;
   static constexpr bool consume_on_match = true;

@@ -1,7 +1,7 @@
 // tracemodel/algo — why each stream is idle: waiting for the host, or between kernels.
 //
-//   auto rows = tracemodel::idle_time_breakdown(table);                       // exact, ns
-//   auto hta = tracemodel::idle_time_breakdown(table, tracemodel::hta_idle_time{});
+//   auto rows = tracemodel::idle_time_breakdown(table);                       // ns
+//   auto wider = tracemodel::idle_time_breakdown(table, {.threshold = 100'000});
 //
 // The work of each stream (kernels, copies, sets) in start order; before each but the first
 // lies a gap from the end of the one before it (negative when they overlap). The gap is
@@ -11,12 +11,9 @@
 //   other        else (and the first work of a stream, which has no gap).
 // Per stream and category: the summed gaps, their share of the stream's summed gaps (empty when
 // that sum is 0), and statistics of the gaps (count, mean, sample standard deviation, min,
-// quartiles by linear interpolation, max). Policies:
-//  - `exact_idle_time` (default): streams keyed by (device, stream), nanoseconds, the launching
-//    call found by correlation id among runtime and driver calls, threshold 30 us;
-//  - `hta_idle_time`: HTA's frame (hta_frame.hpp), streams keyed by stream alone, whole
-//    microseconds, the launching call its correlation partner, threshold 30 (us), and its
-//    statistics rounded to two decimals, as HTA prints them.
+// quartiles by linear interpolation, max). Streams are keyed by (device, stream); the launching
+// call is the runtime or driver call with the work's correlation id; the threshold is 30 us.
+// `idle_time_breakdown(work, threshold)` is the same rule on work of any unit.
 #pragma once
 
 #include <algorithm>
@@ -32,7 +29,7 @@
 
 #include "tracemodel/algo/describe.hpp"
 #include "tracemodel/algo/device_time.hpp"
-#include "tracemodel/algo/hta_frame.hpp"
+#include "tracemodel/algo/measure.hpp"
 #include "tracemodel/algo/temporal_breakdown.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/detail/assert.hpp"
@@ -60,9 +57,10 @@ struct idle_row {
   interval_stats stats;
 };
 
-/// The breakdown of `work`, streams in order of their first work in `work`.
-[[nodiscard]] inline std::vector<idle_row> idle_time_breakdown(std::span<const stream_work> work,
-                                                               std::int64_t threshold) {
+/// The breakdown of `work`, streams in order of their first work in `work` (times and threshold
+/// in one unit).
+[[nodiscard]] inline row_list<idle_row> idle_time_breakdown(std::span<const stream_work> work,
+                                                            std::int64_t threshold) {
   if (work.size() > std::numeric_limits<std::uint32_t>::max())
     throw usage_error("idle_time_breakdown: more than 2^32 pieces of work");
   // Each stream's work as positions in `work`, grouped by stream (a counting sort).
@@ -89,7 +87,7 @@ struct idle_row {
   detail::scratch_vector<std::uint32_t> grouped(work.size());
   for (std::size_t i = 0; i < work.size(); ++i)
     grouped[at[stream_of[i]]++] = static_cast<std::uint32_t>(i);
-  std::vector<idle_row> rows;
+  row_list<idle_row> rows;
   std::size_t from = 0;
   for (std::size_t s = 0; s < order.size(); ++s) {
     const auto [device, stream] = order[s];
@@ -128,69 +126,28 @@ struct idle_row {
   return rows;
 }
 
-/// The default: device work on a stream, in nanoseconds, launched by the runtime or driver call
-/// with its correlation id.
-struct exact_idle_time {
-  std::int64_t threshold = 30'000;  ///< ns
-
-  template <class Schema>
-  [[nodiscard]] std::vector<idle_row> operator()(const basic_event_table<Schema>& t) const {
-    return (*this)(t, device_view(t));
-  }
-  template <class Schema>
-  [[nodiscard]] std::vector<idle_row> operator()(
-      [[maybe_unused]] const basic_event_table<Schema>& t, const device_view& v) const {
-    table_vector<stream_work> work;
-    work.reserve(v.work.size());
-    for (const device_work& d : v.work) {
-      if (!is_queued_work(d.activity)) continue;
-      stream_work w{d.device, d.stream, d.start, d.end, std::nullopt};
-      if (d.call != no_event) w.launched = d.launched;
-      work.push_back(w);
-    }
-    return idle_time_breakdown(work, threshold);
-  }
+struct idle_time_options {
+  std::int64_t threshold = 30'000;  ///< ns: shorter gaps wait for the kernel before
 };
 
-/// Holistic Trace Analysis's idle time breakdown (hta-analyses.md, section 4).
-struct hta_idle_time {
-  std::int64_t threshold = 30;  ///< us (HTA's `consecutive_kernel_delay`)
-  bool drop_last_step = false;  ///< as hta_device_time's
-
-  template <class Schema>
-  [[nodiscard]] std::vector<idle_row> operator()(const basic_event_table<Schema>& t) const {
-    return (*this)(t, hta_frame(t, drop_last_step));
+/// The breakdown of a view made already.
+[[nodiscard]] inline row_list<idle_row> idle_time_breakdown(const device_view& v,
+                                                            const idle_time_options& o = {}) {
+  row_list<stream_work> work;
+  work.reserve(v.work.size());
+  for (const device_work& d : v.work) {
+    if (!is_queued_work(d.activity)) continue;
+    stream_work w{d.device, d.stream, d.start, d.end, std::nullopt};
+    if (d.call != no_event) w.launched = d.launched;
+    work.push_back(w);
   }
-  template <class Schema>
-  [[nodiscard]] std::vector<idle_row> operator()(
-      [[maybe_unused]] const basic_event_table<Schema>& t, const hta_frame& f) const {
-    auto counted = [](const hta_row& r) {
-      return r.stream != -1 && (r.flags & hta_flag::idle_cat) != 0;
-    };
-    std::vector<stream_work> work;
-    work.reserve(static_cast<std::size_t>(std::count_if(f.rows.begin(), f.rows.end(), counted)));
-    for (const hta_row& r : f.rows) {
-      if (!counted(r)) continue;
-      stream_work w{-1, r.stream, r.ts, r.end, std::nullopt};
-      if (r.partner != -1) w.launched = f.rows[static_cast<std::size_t>(r.partner)].ts;
-      work.push_back(w);
-    }
-    std::vector<idle_row> rows = idle_time_breakdown(work, threshold);
-    for (idle_row& r : rows) {  // HTA rounds what it prints to two decimals
-      if (r.ratio) r.ratio = detail::round_decimals(*r.ratio, 2);
-      for (double* x : {&r.stats.mean, &r.stats.std, &r.stats.min, &r.stats.q25, &r.stats.q50,
-                        &r.stats.q75, &r.stats.max})
-        if (!std::isnan(*x)) *x = detail::round_decimals(*x, 2);
-    }
-    return rows;
-  }
-};
-
-/// The idle time breakdown of `t` under `policy` (default: exact).
-template <class Schema, class Policy = exact_idle_time>
-[[nodiscard]] std::vector<idle_row> idle_time_breakdown(const basic_event_table<Schema>& t,
-                                                        const Policy& policy = {}) {
-  return policy(t);
+  return idle_time_breakdown(work, o.threshold);
+}
+/// The idle time breakdown of `t` (see above).
+template <class Schema>
+[[nodiscard]] row_list<idle_row> idle_time_breakdown(const basic_event_table<Schema>& t,
+                                                     const idle_time_options& o = {}) {
+  return idle_time_breakdown(device_view(t), o);
 }
 
 TRACEMODEL_END_NAMESPACE

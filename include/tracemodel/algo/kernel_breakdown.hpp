@@ -1,24 +1,20 @@
 // tracemodel/algo — device time per kernel name, within each class.
 //
-//   auto rows = tracemodel::kernel_breakdown(table);                      // exact
-//   auto hta = tracemodel::kernel_breakdown(table, tracemodel::hta_kernel_breakdown{});
+//   auto rows = tracemodel::kernel_breakdown(table);                    // ns, the top 10 names
+//   auto more = tracemodel::kernel_breakdown(table, {.top = 50});
 //
 // Per class (computation, communication, memory; synchronization is left out) and per name:
 // count, sum, min, max, mean and sample standard deviation (0 for one kernel) of the durations.
 // The `top` names of a class by summed time keep their rows; the others share one row named
-// "others". Rows are ordered by class name, then name (as HTA orders them).
-//  - `exact_kernel_breakdown` (default): the exact policy's intervals (device_time.hpp), and an
-//    "others" row whose statistics are those of its kernels' durations.
-//  - `hta_kernel_breakdown`: HTA's intervals and its rule (hta-analyses.md, 5.2), only when a
-//    class has more than `top` names: names past the 80% quantile of the cumulative sums (taken
-//    over rank positions) or past `top` become "others", and every row's statistics are then
-//    those of the per-name totals (so a kept name has min = max = mean = sum, and "others"
-//    holds the statistics of its names' totals).
+// "others", whose statistics are those of its kernels' durations. Rows are ordered by class
+// name, then name. The building blocks (`detail::durations_by_name`, `detail::kernel_stats`,
+// `detail::rows_per_class`) serve other rules of which names are kept.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
@@ -28,7 +24,7 @@
 #include <vector>
 
 #include "tracemodel/algo/device_time.hpp"
-#include "tracemodel/algo/hta_frame.hpp"
+#include "tracemodel/algo/measure.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/model/table.hpp"
 
@@ -44,7 +40,7 @@ struct kernel_row {
 
 namespace detail {
 /// Statistics of `v` into a row (std 0 for fewer than two values).
-inline void fill_stats(kernel_row& r, std::span<const std::int64_t> v) {
+inline void kernel_stats(kernel_row& r, std::span<const std::int64_t> v) {
   r.count = v.size();
   r.sum = 0;
   r.min = v.empty() ? 0 : v.front();
@@ -64,10 +60,15 @@ inline void fill_stats(kernel_row& r, std::span<const std::int64_t> v) {
   }
 }
 
-/// Rows per name of (name, duration) pairs, the `top` names by summed time kept and the rest
-/// one "others" row; `hta` chooses HTA's rule (see the header comment). Ordered by sum.
-inline std::vector<kernel_row> name_rows(
-    std::span<const std::pair<std::string_view, std::int64_t>> items, std::size_t top, bool hta) {
+/// The durations of each name, and the row of their statistics.
+struct named_durations {
+  kernel_row row;
+  scratch_vector<std::int64_t> durations;
+};
+
+/// (name, duration) pairs grouped by name, largest summed time first (equal sums by name).
+inline std::vector<named_durations> durations_by_name(
+    std::span<const std::pair<std::string_view, std::int64_t>> items) {
   // Names are mostly views of one interned string each: grouped by their characters' address
   // first, then the groups of equal text joined.
   std::unordered_map<std::string_view, scratch_vector<std::int64_t>, same_view, same_view>
@@ -81,58 +82,49 @@ inline std::vector<kernel_row> name_rows(
     else
       v.insert(v.end(), durations.begin(), durations.end());
   }
-  std::vector<kernel_row> rows;
-  for (const auto& [name, durations] : by_name) {
-    kernel_row r;
-    r.name = std::string(name);
-    fill_stats(r, durations);
-    rows.push_back(std::move(r));
+  std::vector<named_durations> out;
+  out.reserve(by_name.size());
+  for (auto& [name, durations] : by_name) {
+    named_durations& g = out.emplace_back();
+    g.row.name = std::string(name);
+    kernel_stats(g.row, durations);
+    g.durations = std::move(durations);
   }
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const kernel_row& a, const kernel_row& b) { return a.sum > b.sum; });
-  if (rows.size() <= top) return rows;
-  std::vector<bool> other(rows.size(), false);
-  for (std::size_t k = top; k < rows.size(); ++k) other[k] = true;
-  if (hta) {  // past the 80% quantile of the cumulative sums, by rank position
-    std::vector<double> cum(rows.size());
-    double run = 0;
-    for (std::size_t k = 0; k < rows.size(); ++k) cum[k] = run += static_cast<double>(rows[k].sum);
-    const double h = 0.8 * static_cast<double>(rows.size() - 1);
-    const auto lo = static_cast<std::size_t>(std::floor(h));
-    const std::size_t hi = std::min(lo + 1, rows.size() - 1);
-    const double q = cum[lo] + (h - static_cast<double>(lo)) * (cum[hi] - cum[lo]);
-    for (std::size_t k = 0; k < rows.size(); ++k)
-      if (cum[k] > q) other[k] = true;
+  std::stable_sort(out.begin(), out.end(), [](const named_durations& a, const named_durations& b) {
+    return a.row.sum > b.row.sum;
+  });
+  return out;
+}
+
+/// The rows of the first `top` names, and an "others" row of every duration of the rest when
+/// there are more.
+inline row_list<kernel_row> top_names(std::vector<named_durations> groups, std::size_t top) {
+  row_list<kernel_row> kept;
+  if (groups.size() <= top) {
+    for (named_durations& g : groups) kept.push_back(std::move(g.row));
+    return kept;
   }
-  std::vector<kernel_row> kept;
-  scratch_vector<std::int64_t> other_values;  // HTA: the names' totals; else every duration
-  for (std::size_t k = 0; k < rows.size(); ++k) {
-    if (!other[k]) {
-      if (hta) {
-        const std::int64_t total = rows[k].sum;  // (the row's own sum is reset first)
-        fill_stats(rows[k], std::span<const std::int64_t>(&total, 1));
-      }
-      kept.push_back(std::move(rows[k]));
-    } else if (hta) {
-      other_values.push_back(rows[k].sum);
-    } else {
-      const auto& v = by_name[rows[k].name];
-      other_values.insert(other_values.end(), v.begin(), v.end());
-    }
+  scratch_vector<std::int64_t> other_values;
+  for (std::size_t k = 0; k < groups.size(); ++k) {
+    if (k < top)
+      kept.push_back(std::move(groups[k].row));
+    else
+      other_values.insert(other_values.end(), groups[k].durations.begin(),
+                          groups[k].durations.end());
   }
   kernel_row others;
   others.name = "others";
-  fill_stats(others, other_values);
+  kernel_stats(others, other_values);
   kept.push_back(std::move(others));
   return kept;
 }
 
-/// Rows per class and name of the intervals (each with `start`, `end` and `cls`; `name_of` gives
-/// its name), ordered by class name, then name.
-template <class Intervals, class NameOf>
-std::vector<kernel_row> kernel_rows(const Intervals& iv, NameOf name_of, std::size_t top,
-                                    bool hta) {
-  std::vector<kernel_row> out;
+/// Rows per class of the intervals (each with `start`, `end` and `cls`; `name_of` gives its
+/// name), each class's rows made by `rows_of(items)` from its (name, duration) pairs, ordered by
+/// class name, then name.
+template <class Intervals, class NameOf, class RowsOf>
+row_list<kernel_row> rows_per_class(const Intervals& iv, NameOf name_of, RowsOf rows_of) {
+  row_list<kernel_row> out;
   for (int c = 0; c < 3; ++c) {
     const auto cls = static_cast<kernel_class>(c);
     table_vector<std::pair<std::string_view, std::int64_t>> items;
@@ -140,7 +132,8 @@ std::vector<kernel_row> kernel_rows(const Intervals& iv, NameOf name_of, std::si
         std::count_if(iv.begin(), iv.end(), [&](const auto& d) { return d.cls == cls; })));
     for (const auto& d : iv)
       if (d.cls == cls) items.emplace_back(name_of(d), d.end - d.start);
-    for (kernel_row& r : name_rows(items, top, hta)) {
+    for (kernel_row& r :
+         rows_of(std::span<const std::pair<std::string_view, std::int64_t>>(items))) {
       r.cls = cls;
       out.push_back(std::move(r));
     }
@@ -153,49 +146,27 @@ std::vector<kernel_row> kernel_rows(const Intervals& iv, NameOf name_of, std::si
 }
 }  // namespace detail
 
-struct exact_kernel_breakdown {
-  std::size_t top = 10;
-  exact_device_time intervals{};
-
-  template <class Schema>
-  [[nodiscard]] std::vector<kernel_row> operator()(const basic_event_table<Schema>& t) const {
-    return (*this)(t, device_view(t, intervals.classifier));
-  }
-  /// From a view made already (with the classifier of `intervals`).
-  template <class Schema>
-  [[nodiscard]] std::vector<kernel_row> operator()(const basic_event_table<Schema>& t,
-                                                   const device_view& v) const {
-    return detail::kernel_rows(
-        v.work, [&](const device_work& w) { return t.strings.view(w.name); }, top, false);
-  }
+struct kernel_breakdown_options {
+  std::size_t top = 10;  ///< names of each class with a row of their own
+  kernel_classifier classifier{};
 };
 
-struct hta_kernel_breakdown {
-  std::size_t top = 10;  ///< HTA's `num_kernels`
-  bool drop_last_step = false;
-
-  template <class Schema>
-  [[nodiscard]] std::vector<kernel_row> operator()(const basic_event_table<Schema>& t) const {
-    return (*this)(t, hta_frame(t, drop_last_step));
-  }
-  template <class Schema>
-  [[nodiscard]] std::vector<kernel_row> operator()(const basic_event_table<Schema>& t,
-                                                   const hta_frame& f) const {
-    return from_intervals(t, hta_device_time::intervals(t, f));
-  }
-  /// From the frame's device intervals, made already (`hta_device_time::intervals`).
-  template <class Schema>
-  [[nodiscard]] std::vector<kernel_row> from_intervals(const basic_event_table<Schema>& t,
-                                                       std::span<const device_interval> iv) const {
-    return detail::kernel_rows(
-        iv, [&](const device_interval& d) { return t.name(t.events[d.event]); }, top, true);
-  }
-};
-
-template <class Schema, class Policy = exact_kernel_breakdown>
-[[nodiscard]] std::vector<kernel_row> kernel_breakdown(const basic_event_table<Schema>& t,
-                                                       const Policy& policy = {}) {
-  return policy(t);
+/// The breakdown of a view made already (its classes are its classifier's).
+template <class Schema>
+[[nodiscard]] row_list<kernel_row> kernel_breakdown(const basic_event_table<Schema>& t,
+                                                    const device_view& v,
+                                                    const kernel_breakdown_options& o) {
+  return detail::rows_per_class(
+      v.work, [&](const device_work& w) { return t.strings.view(w.name); },
+      [&](std::span<const std::pair<std::string_view, std::int64_t>> items) {
+        return detail::top_names(detail::durations_by_name(items), o.top);
+      });
+}
+/// The kernel breakdown of `t` (see above).
+template <class Schema>
+[[nodiscard]] row_list<kernel_row> kernel_breakdown(const basic_event_table<Schema>& t,
+                                                    const kernel_breakdown_options& o = {}) {
+  return kernel_breakdown(t, device_view(t, o.classifier), o);
 }
 
 TRACEMODEL_END_NAMESPACE

@@ -1,5 +1,4 @@
-// tracemodel/algo — the classes of device work, and Holistic Trace Analysis's rule for them and its
-// short names.
+// tracemodel/algo — the classes of device work, and kernels' short names.
 #pragma once
 
 #include <cstdint>
@@ -18,36 +17,15 @@ inline constexpr std::string_view kernel_class_names[] = {"COMPUTATION", "COMMUN
   return kernel_class_names[static_cast<int>(c)];
 }
 
-/// HTA's kernel classes, by name alone (hta-analyses.md, section 2).
-[[nodiscard]] inline kernel_class hta_kernel_class(std::string_view n) noexcept {
-  auto contains = [&](std::string_view s) { return n.find(s) != std::string_view::npos; };
-  if (n.starts_with("nccl") || n.starts_with("hip") || n.starts_with("hccl") ||
-      contains("ncclKernel"))
-    return kernel_class::communication;
-  if (n.starts_with("Memcpy") || n.starts_with("hipMemcpy") || n.starts_with("Memset") ||
-      n.starts_with("hipMemset") || n.starts_with("dma"))
-    return kernel_class::memory;
-  // Not computation when any of these matches (anchored at the start unless it begins with .*).
-  static constexpr std::string_view starts[] = {"nccl",        "Stream Wait Event",
-                                                "runFunction", "hip",
-                                                "job_exe",     "packet",
-                                                "pe_exe",      "cpum_exe_subgraph",
-                                                "hccl",        "collective_subgraph_execution"};
-  for (std::string_view s : starts)
-    if (n.starts_with(s)) return kernel_class::other;
-  if (contains("Memcpy") || contains("Memset") || contains("dma") || contains("Sync"))
-    return kernel_class::other;  // (.*Memcpy), (.*Memset), (.*dma), (^.*Sync)
-  // (cuda.*LaunchKernel): "cuda" at the start, "LaunchKernel" after it.
-  if (n.starts_with("cuda") && n.find("LaunchKernel", 4) != std::string_view::npos)
-    return kernel_class::other;
-  return kernel_class::computation;
-}
-
-/// HTA's `shorten_name` (spaces left at the end by a removed group are trimmed first).
-[[nodiscard]] inline std::string shorten_name(std::string_view name) {
-  if (hta_kernel_class(name) == kernel_class::memory ||
-      name.find_first_of("<(") == std::string_view::npos)
-    return std::string(name);
+/// A kernel's short name: template arguments, argument lists and `->` removed, spaces left at
+/// the end trimmed, the last word kept. Names of copies and sets (those that start with
+/// `Memcpy`, `Memset` or `dma`, and name no NCCL kernel) and names without `<` or `(` stay as
+/// they are.
+[[nodiscard]] inline std::string short_kernel_name(std::string_view name) {
+  const bool copy_or_set =
+      (name.starts_with("Memcpy") || name.starts_with("Memset") || name.starts_with("dma")) &&
+      name.find("ncclKernel") == std::string_view::npos;
+  if (copy_or_set || name.find_first_of("<(") == std::string_view::npos) return std::string(name);
   std::string kept;
   int depth = 0;
   for (std::size_t i = 0; i < name.size(); ++i) {

@@ -14,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <ranges>
 #include <span>
 #include <string>
 #include <utility>
@@ -49,7 +50,7 @@ struct kernel_type_row {
       edges.emplace_back(s.end, -(1 << c));
     }
     const auto mid = edges.begin() + static_cast<std::ptrdiff_t>(from);
-    if (!std::is_sorted(mid, edges.end(), by_time))  // HTA's rounding: an end before its start
+    if (!std::is_sorted(mid, edges.end(), by_time))  // (rounded times: an end before its start)
       std::sort(mid, edges.end());
     std::inplace_merge(edges.begin(), mid, edges.end(), by_time);
   }
@@ -74,11 +75,11 @@ struct kernel_type_row {
 }
 
 /// The rows of the summed times of each set of classes (`class_overlap_times` over ranks).
-[[nodiscard]] inline std::vector<kernel_type_row> kernel_type_rows(
+[[nodiscard]] inline row_list<kernel_type_row> kernel_type_rows(
     const std::array<std::int64_t, 8>& sum) {
   std::int64_t total = 0;
   for (std::size_t b = 1; b < 8; ++b) total += sum[b];
-  std::vector<kernel_type_row> rows;
+  row_list<kernel_type_row> rows;
   for (unsigned b = 1; b < 8; ++b)
     if (sum[b] != 0)
       rows.push_back({class_set_name(b), sum[b], detail::percent_of(sum[b], total, 1)});
@@ -90,8 +91,9 @@ struct kernel_type_row {
 
 /// Over ranks: `ranks` is a range of each rank's intervals (`device_intervals`, a
 /// `std::vector<device_interval>`, ...).
-template <class Ranks>
-[[nodiscard]] std::vector<kernel_type_row> kernel_type_breakdown(const Ranks& ranks) {
+template <std::ranges::input_range Ranks>
+requires std::ranges::contiguous_range<std::ranges::range_value_t<Ranks>>
+[[nodiscard]] row_list<kernel_type_row> kernel_type_breakdown(const Ranks& ranks) {
   std::array<std::int64_t, 8> sum{};
   for (const auto& iv : ranks) {
     const auto t = class_overlap_times(std::span<const device_interval>(iv.data(), iv.size()));
@@ -100,7 +102,7 @@ template <class Ranks>
   return kernel_type_rows(sum);
 }
 /// The same of a list: `kernel_type_breakdown({rank0, rank1})`.
-[[nodiscard]] inline std::vector<kernel_type_row> kernel_type_breakdown(
+[[nodiscard]] inline row_list<kernel_type_row> kernel_type_breakdown(
     std::initializer_list<std::span<const device_interval>> ranks) {
   return kernel_type_breakdown(std::vector<std::span<const device_interval>>(ranks));
 }

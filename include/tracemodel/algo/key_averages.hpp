@@ -1,7 +1,8 @@
 // tracemodel/algo — key averages (PyTorch's `prof.key_averages()`).
 //
-//   auto rows = tracemodel::key_averages(table, {.group = group_by::shapes, .sort =
-//   sort_by::self}); std::fputs(tracemodel::format_key_averages(rows, 20).c_str(), stdout);
+//   auto rows = tracemodel::key_averages(table, {.group = tracemodel::group_by::shapes,
+//                                                .sort = tracemodel::sort_by::self});
+//   std::fputs(tracemodel::format_key_averages(rows, 20).c_str(), stdout);
 //
 // Per key (the name, optionally with the input shapes or the call stack): count, total time,
 // self time (total minus the time of its counted children), and each as a share of the sum of
@@ -44,6 +45,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tracemodel/algo/concepts.hpp"
+#include "tracemodel/algo/measure.hpp"
 #include "tracemodel/algo/walk.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/model/table.hpp"
@@ -135,9 +138,9 @@ std::string input_shapes_text(const basic_event_table<Schema>& t,
 
 struct key_averages_fn {
   template <class Schema, class Counted = count_ops>
-  std::vector<key_average_row> operator()(const basic_event_table<Schema>& t,
-                                          key_average_options opt = {},
-                                          Counted counted = {}) const {
+  row_list<key_average_row> operator()(const basic_event_table<Schema>& t,
+                                       key_average_options opt = {}, Counted counted = {}) const {
+    static_assert(detail::check_event_filter<Counted, Schema>());
     const std::size_t n = t.size();
     const nest_info nest =
         opt.children == nesting::tree ? tree_nesting(t, counted) : contained_nesting(t, counted);
@@ -152,7 +155,7 @@ struct key_averages_fn {
           device_total[p] += device_total[*it];
 
     std::unordered_map<std::string, std::size_t> index;
-    std::vector<key_average_row> rows;
+    row_list<key_average_row> rows;
     std::int64_t self_sum = 0, device_sum = 0;
     auto row_of = [&](const auto& e, bool device) -> key_average_row& {
       std::string detail;
@@ -205,7 +208,7 @@ struct key_averages_fn {
   }
 
   /// Sorts rows, largest first; equal values keep first-appearance order.
-  static void sort(std::vector<key_average_row>& rows, sort_by by) {
+  static void sort(row_list<key_average_row>& rows, sort_by by) {
     // Counts stay far below 2^63: as signed values they order as they are.
     ranges::stable_sort(rows, std::greater<>{}, [by](const key_average_row& r) -> std::int64_t {
       switch (by) {
@@ -379,8 +382,7 @@ inline std::string format_duration(std::int64_t ns) {
 
 /// The rows as a text table (the first `top` rows; 0: all). Device columns appear when any row
 /// has device time.
-inline std::string format_key_averages(const std::vector<key_average_row>& rows,
-                                       std::size_t top = 0) {
+inline std::string format_key_averages(const row_list<key_average_row>& rows, std::size_t top = 0) {
   std::size_t name_width = 4;
   bool details = false;
   bool device = false;

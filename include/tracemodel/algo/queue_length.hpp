@@ -1,24 +1,19 @@
 // tracemodel/algo — how deep each stream's queue runs, and the bandwidth of copies and sets.
 //
-//   auto q = tracemodel::queue_length(table);                          // exact
-//   auto hta = tracemodel::queue_length(table, tracemodel::hta_queue_length{});
-//   auto bw = tracemodel::memory_bandwidth(table, tracemodel::hta_memory_bandwidth{});
+//   auto q = tracemodel::queue_length(table);                          // ns
+//   auto bw = tracemodel::memory_bandwidth(table);
 //
 // Queue length: work launched on a stream and not started yet. Each launching call adds one at
 // its start, each piece of work takes one away at its start; the series is the running count
 // per stream, one step per change, with its summary (pandas' describe()) and the time the queue
-// spent at or above `full` (the device runtime's limit; 1024 for CUDA).
-//  - `exact_queue_length` (default): streams keyed by (device, stream), every runtime or driver
-//    call that has device work with its correlation id; nanoseconds; a start and a launch at one
-//    instant take the start first.
-//  - `hta_queue_length`: HTA's (hta-analyses.md, 8.1): the calls named in its list (CUDA runtime
-//    and driver launches and async copies and sets, HIP's, MTIA's) that have a partner, the
-//    work whose correlation one of them has; streams keyed by stream alone; microseconds; the
-//    calls before the work at one instant.
-// Memory bandwidth (HTA's augmented counter, 8.3): per memory kind (`Memcpy DtoH`, `Memset`,
-// ...; the first 11 characters of a copy's name), the running sum of the `memory bandwidth
-// (GB/s)` the device profiler states for each copy or set while it runs (a duration of 0
-// counts as one unit); summarized over the steps where it is above 0.
+// spent at or above `full` (the device runtime's limit; 1024 for CUDA). Streams are keyed by
+// (device, stream); the calls are every runtime or driver call that has device work with its
+// correlation id; a start and a launch at one instant take the start first.
+// Memory bandwidth: per memory kind (`Memcpy DtoH`, `Memset`, ...: the first 11 characters of a
+// copy's name), the running sum of the bandwidth of each copy or set while it runs, recomputed
+// from its `bytes` and its duration (bytes per ns are GB/s; those without bytes or duration are
+// left out; an end before a start at one instant), summarized over the steps where it is above
+// 0. `detail::queues_of` and `detail::bandwidth_of` make the series from changes of any unit.
 #pragma once
 
 #include <algorithm>
@@ -33,7 +28,7 @@
 
 #include "tracemodel/algo/describe.hpp"
 #include "tracemodel/algo/device_time.hpp"
-#include "tracemodel/algo/hta_frame.hpp"
+#include "tracemodel/algo/measure.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/model/table.hpp"
 
@@ -47,9 +42,9 @@ struct queue_step {
 struct stream_queue {
   std::int32_t device = -1;
   std::int64_t stream = -1;
-  table_vector<queue_step> steps;  ///< in time order
-  interval_stats summary;          ///< of the steps' lengths
-  std::int64_t time_full = 0;      ///< time at or above `full` (to the last step)
+  row_list<queue_step> steps;  ///< in time order
+  interval_stats summary;      ///< of the steps' lengths
+  std::int64_t time_full = 0;  ///< time at or above `full` (to the last step)
 };
 
 namespace detail {
@@ -72,7 +67,7 @@ inline void summarize_queue(stream_queue& q, std::int64_t full) {
 
 /// Queues from changes, in the given order at equal times; streams by (device, stream).
 template <class Changes>  // a vector of queue_change
-std::vector<stream_queue> queues_of(Changes changes, std::int64_t full) {
+row_list<stream_queue> queues_of(Changes changes, std::int64_t full) {
   auto by_time = [](const queue_change& a, const queue_change& b) { return a.ts < b.ts; };
   if (!std::is_sorted(changes.begin(), changes.end(), by_time))
     std::stable_sort(changes.begin(), changes.end(), by_time);
@@ -87,7 +82,7 @@ std::vector<stream_queue> queues_of(Changes changes, std::int64_t full) {
     const std::int64_t before = q.steps.empty() ? 0 : q.steps.back().length;
     q.steps.push_back({c.ts, before + c.delta});
   }
-  std::vector<stream_queue> out;
+  row_list<stream_queue> out;
   for (auto& [key, q] : by) {
     summarize_queue(q, full);
     out.push_back(std::move(q));
@@ -96,128 +91,72 @@ std::vector<stream_queue> queues_of(Changes changes, std::int64_t full) {
 }
 }  // namespace detail
 
-struct exact_queue_length {
-  std::int64_t full = 1024;
-
-  template <class Schema>
-  [[nodiscard]] std::vector<stream_queue> operator()(const basic_event_table<Schema>& t) const {
-    return (*this)(t, device_view(t));
-  }
-  template <class Schema>
-  [[nodiscard]] std::vector<stream_queue> operator()(
-      [[maybe_unused]] const basic_event_table<Schema>& t, const device_view& v) const {
-    // Each stream's launches and starts, grouped by stream (in (device, stream) order): one
-    // stream's queue at a time, from its own times.
-    auto queued = [](const device_work& d) {
-      return is_queued_work(d.activity) && d.call != no_event;
-    };
-    std::map<std::pair<std::int32_t, std::int64_t>, std::size_t> at;  // count, then offset
-    for (const device_work& d : v.work)
-      if (queued(d)) ++at[{d.device, d.stream}];
-    std::size_t n = 0;
-    for (auto& [key, x] : at) n += std::exchange(x, n);
-    detail::scratch_vector<std::int64_t> starts(n), launches(n);
-    for (const device_work& d : v.work) {
-      if (!queued(d)) continue;
-      const std::size_t i = at[{d.device, d.stream}]++;  // (now the group's end)
-      starts[i] = d.start;
-      launches[i] = d.launched;
-    }
-    std::vector<stream_queue> out;
-    std::size_t from = 0;
-    for (const auto& [key, to] : at) {
-      stream_queue& q = out.emplace_back();
-      q.device = key.first;
-      q.stream = key.second;
-      const auto s = std::span(starts).subspan(from, to - from);
-      const auto l = std::span(launches).subspan(from, to - from);
-      from = to;
-      for (const auto x : {s, l})
-        if (!std::is_sorted(x.begin(), x.end())) std::sort(x.begin(), x.end());
-      // In time order, a start before a launch at one instant.
-      q.steps.reserve(2 * s.size());
-      std::int64_t length = 0;
-      for (std::size_t i = 0, j = 0; i < s.size() || j < l.size();) {
-        const bool start = j == l.size() || (i < s.size() && s[i] <= l[j]);
-        length += start ? -1 : +1;
-        q.steps.push_back({start ? s[i++] : l[j++], length});
-      }
-      detail::summarize_queue(q, full);
-    }
-    return out;
-  }
+struct queue_length_options {
+  std::int64_t full = 1024;  ///< the runtime's limit of queued work per stream
 };
 
-namespace detail {
-/// HTA's queue changes (8.1) in the order its sort leaves them, each with its row of `f`.
-inline scratch_vector<std::pair<queue_change, std::size_t>> hta_queue_changes(const hta_frame& f) {
-  auto launched = [](const hta_row& r) {
-    // HTA: index_correlation > 0 (a partner; the first record of a file is never one)
-    return r.partner >= 0 && (r.flags & hta_flag::queued) != 0;
+/// The queues of a view made already.
+[[nodiscard]] inline row_list<stream_queue> queue_length(const device_view& v,
+                                                         const queue_length_options& o = {}) {
+  // Each stream's launches and starts, grouped by stream (in (device, stream) order): one
+  // stream's queue at a time, from its own times.
+  auto queued = [](const device_work& d) {
+    return is_queued_work(d.activity) && d.call != no_event;
   };
-  const auto n = static_cast<std::size_t>(std::count_if(f.rows.begin(), f.rows.end(), launched));
-  scratch_vector<std::pair<queue_change, std::size_t>> launches, starts;
-  scratch_vector<std::int64_t> ids;
-  launches.reserve(2 * n);
-  starts.reserve(n);
-  ids.reserve(n);
-  for (std::size_t k = 0; k < f.rows.size(); ++k) {
-    const hta_row& r = f.rows[k];
-    if (!launched(r)) continue;
-    const hta_row& g = f.rows[static_cast<std::size_t>(r.partner)];
-    launches.push_back({{-1, g.stream, r.ts, +1}, k});
-    ids.push_back(r.correlation);
+  std::map<std::pair<std::int32_t, std::int64_t>, std::size_t> at;  // count, then offset
+  for (const device_work& d : v.work)
+    if (queued(d)) ++at[{d.device, d.stream}];
+  std::size_t n = 0;
+  for (auto& [key, x] : at) n += std::exchange(x, n);
+  detail::scratch_vector<std::int64_t> starts(n), launches(n);
+  for (const device_work& d : v.work) {
+    if (!queued(d)) continue;
+    const std::size_t i = at[{d.device, d.stream}]++;  // (now the group's end)
+    starts[i] = d.start;
+    launches[i] = d.launched;
   }
-  std::sort(ids.begin(), ids.end());
-  for (std::size_t k = 0; k < f.rows.size(); ++k) {
-    const hta_row& r = f.rows[k];
-    if (r.stream != -1 && std::binary_search(ids.begin(), ids.end(), r.correlation))
-      starts.push_back({{-1, r.stream, r.ts, -1}, k});
+  row_list<stream_queue> out;
+  std::size_t from = 0;
+  for (const auto& [key, to] : at) {
+    stream_queue& q = out.emplace_back();
+    q.device = key.first;
+    q.stream = key.second;
+    const auto s = std::span(starts).subspan(from, to - from);
+    const auto l = std::span(launches).subspan(from, to - from);
+    from = to;
+    for (const auto x : {s, l})
+      if (!std::is_sorted(x.begin(), x.end())) std::sort(x.begin(), x.end());
+    // In time order, a start before a launch at one instant.
+    q.steps.reserve(2 * s.size());
+    std::int64_t length = 0;
+    for (std::size_t i = 0, j = 0; i < s.size() || j < l.size();) {
+      const bool start = j == l.size() || (i < s.size() && s[i] <= l[j]);
+      length += start ? -1 : +1;
+      q.steps.push_back({start ? s[i++] : l[j++], length});
+    }
+    detail::summarize_queue(q, o.full);
   }
-  launches.insert(launches.end(), starts.begin(), starts.end());  // HTA's concat order
-  std::vector<std::int64_t> ts;                                   // (numpy_argsort's argument)
-  ts.reserve(launches.size());
-  for (const auto& c : launches) ts.push_back(c.first.ts);
-  scratch_vector<std::pair<queue_change, std::size_t>> sorted;  // as pandas' sort_values
-  sorted.reserve(launches.size());
-  for (const std::size_t k : numpy_argsort(ts)) sorted.push_back(launches[k]);
-  return sorted;
+  return out;
 }
-}  // namespace detail
-
-struct hta_queue_length {
-  std::int64_t full = 1024;
-  bool drop_last_step = false;
-
-  template <class Schema>
-  [[nodiscard]] std::vector<stream_queue> operator()(const basic_event_table<Schema>& t) const {
-    return (*this)(t, hta_frame(t, drop_last_step));
-  }
-  template <class Schema>
-  [[nodiscard]] std::vector<stream_queue> operator()(
-      [[maybe_unused]] const basic_event_table<Schema>& t, const hta_frame& f) const {
-    const auto changes = detail::hta_queue_changes(f);
-    detail::scratch_vector<detail::queue_change> sorted;
-    sorted.reserve(changes.size());
-    for (const auto& c : changes) sorted.push_back(c.first);
-    return detail::queues_of(std::move(sorted), full);
-  }
-};
-
-template <class Schema, class Policy = exact_queue_length>
-[[nodiscard]] std::vector<stream_queue> queue_length(const basic_event_table<Schema>& t,
-                                                     const Policy& policy = {}) {
-  return policy(t);
+/// The queue length of each stream of `t` (see above).
+template <class Schema>
+[[nodiscard]] row_list<stream_queue> queue_length(const basic_event_table<Schema>& t,
+                                                  const queue_length_options& o = {}) {
+  return queue_length(device_view(t), o);
 }
 
 /// The running bandwidth of one memory kind, and its summary over the steps above 0.
+struct bandwidth_step {
+  std::int64_t ts = 0;
+  double gbps = 0;
+};
 struct memory_bandwidth_series {
-  std::string kind;                                    ///< "Memcpy DtoH", "Memset", ...
-  std::vector<std::pair<std::int64_t, double>> steps;  ///< (time, GB/s)
+  std::string kind;                ///< "Memcpy DtoH", "Memset", ...
+  row_list<bandwidth_step> steps;  ///< in time order
   interval_stats summary;
 };
 
-/// HTA's memory kind of a copy's or set's name.
+/// The memory kind of a copy's or set's name.
 [[nodiscard]] inline std::string memory_kind(std::string_view name) {
   if (name.starts_with("Memset")) return "Memset";
   if (!name.starts_with("Memcpy")) return "Memcpy Unknown";
@@ -231,21 +170,21 @@ struct bw_change {
   std::string kind;
 };
 /// Running sums per kind from changes (stable at equal times), summarized above 0.
-inline std::vector<memory_bandwidth_series> bandwidth_of(std::vector<bw_change> changes) {
+inline row_list<memory_bandwidth_series> bandwidth_of(std::vector<bw_change> changes) {
   std::stable_sort(changes.begin(), changes.end(),
                    [](const bw_change& a, const bw_change& b) { return a.ts < b.ts; });
   std::map<std::string, memory_bandwidth_series> by;
   for (const bw_change& c : changes) {
     memory_bandwidth_series& s = by[c.kind];
     s.kind = c.kind;
-    const double before = s.steps.empty() ? 0.0 : s.steps.back().second;
-    s.steps.emplace_back(c.ts, before + c.bw);
+    const double before = s.steps.empty() ? 0.0 : s.steps.back().gbps;
+    s.steps.push_back({c.ts, before + c.bw});
   }
-  std::vector<memory_bandwidth_series> out;
+  row_list<memory_bandwidth_series> out;
   for (auto& [kind, s] : by) {
     std::vector<double> above;
-    for (const auto& [ts, v] : s.steps)
-      if (v > 0) above.push_back(v);
+    for (const bandwidth_step& x : s.steps)
+      if (x.gbps > 0) above.push_back(x.gbps);
     if (above.empty()) continue;
     s.summary = describe(std::move(above));
     out.push_back(std::move(s));
@@ -254,69 +193,35 @@ inline std::vector<memory_bandwidth_series> bandwidth_of(std::vector<bw_change> 
 }
 }  // namespace detail
 
-/// The default: copies and sets by their activity, each one's bandwidth recomputed from its
-/// `bytes` and its duration in nanoseconds (bytes per ns are GB/s); those without bytes or with
-/// no duration are left out. Ends before starts at one instant.
-struct exact_memory_bandwidth {
-  template <class Schema>
-  [[nodiscard]] std::vector<memory_bandwidth_series> operator()(
-      const basic_event_table<Schema>& t) const {
-    return (*this)(t, device_view(t));
+/// The bandwidth series of a view made already.
+template <class Schema>
+[[nodiscard]] row_list<memory_bandwidth_series> memory_bandwidth(const basic_event_table<Schema>& t,
+                                                                 const device_view& v) {
+  std::vector<detail::bw_change> changes;
+  for (const device_work& w : v.work) {
+    if (w.activity != activity_type::gpu_memcpy && w.activity != activity_type::gpu_memset)
+      continue;
+    const auto& e = t.events[w.event];
+    const auto* d = e.template get_if<event_kind::device_activity>();
+    if (d->bytes == 0 || d->end_ns <= e.start_ns) continue;
+    const double bw = static_cast<double>(d->bytes) / static_cast<double>(d->end_ns - e.start_ns);
+    const std::string kind = d->activity == activity_type::gpu_memset
+                                 ? std::string("Memset")
+                                 : memory_kind(t.strings.view(d->name));
+    changes.push_back({d->end_ns, -bw, kind});
+    changes.push_back({e.start_ns, bw, kind});
   }
-  template <class Schema>
-  [[nodiscard]] std::vector<memory_bandwidth_series> operator()(const basic_event_table<Schema>& t,
-                                                                const device_view& v) const {
-    std::vector<detail::bw_change> changes;
-    for (const device_work& w : v.work) {
-      if (w.activity != activity_type::gpu_memcpy && w.activity != activity_type::gpu_memset)
-        continue;
-      const auto& e = t.events[w.event];
-      const auto* d = e.template get_if<event_kind::device_activity>();
-      if (d->bytes == 0 || d->end_ns <= e.start_ns) continue;
-      const double bw = static_cast<double>(d->bytes) / static_cast<double>(d->end_ns - e.start_ns);
-      const std::string kind = d->activity == activity_type::gpu_memset
-                                   ? std::string("Memset")
-                                   : memory_kind(t.strings.view(d->name));
-      changes.push_back({d->end_ns, -bw, kind});
-      changes.push_back({e.start_ns, bw, kind});
-    }
-    std::stable_sort(changes.begin(), changes.end(),
-                     [](const detail::bw_change& a, const detail::bw_change& b) {
-                       return a.ts != b.ts ? a.ts < b.ts : a.bw < b.bw;
-                     });
-    return detail::bandwidth_of(std::move(changes));
-  }
-};
-
-struct hta_memory_bandwidth {
-  bool drop_last_step = false;
-
-  template <class Schema>
-  [[nodiscard]] std::vector<memory_bandwidth_series> operator()(
-      const basic_event_table<Schema>& t) const {
-    return (*this)(t, hta_frame(t, drop_last_step));
-  }
-  template <class Schema>
-  [[nodiscard]] std::vector<memory_bandwidth_series> operator()(
-      [[maybe_unused]] const basic_event_table<Schema>& t, const hta_frame& f) const {
-    std::vector<detail::bw_change> ups, downs;
-    for (const hta_row& r : f.rows) {
-      if (r.stream == -1) continue;
-      if (r.cls != kernel_class::memory) continue;
-      const std::string_view n = r.name;
-      const std::int64_t dur = r.end - r.ts == 0 ? 1 : r.end - r.ts;
-      ups.push_back({r.ts, r.memory_bw, memory_kind(n)});
-      downs.push_back({r.ts + dur, -r.memory_bw, memory_kind(n)});
-    }
-    ups.insert(ups.end(), downs.begin(), downs.end());  // HTA's concat order
-    return detail::bandwidth_of(std::move(ups));
-  }
-};
-
-template <class Schema, class Policy = exact_memory_bandwidth>
-[[nodiscard]] std::vector<memory_bandwidth_series> memory_bandwidth(
-    const basic_event_table<Schema>& t, const Policy& policy = {}) {
-  return policy(t);
+  std::stable_sort(changes.begin(), changes.end(),
+                   [](const detail::bw_change& a, const detail::bw_change& b) {
+                     return a.ts != b.ts ? a.ts < b.ts : a.bw < b.bw;
+                   });
+  return detail::bandwidth_of(std::move(changes));
+}
+/// The memory bandwidth of each kind of copy and set of `t` (see above).
+template <class Schema>
+[[nodiscard]] row_list<memory_bandwidth_series> memory_bandwidth(
+    const basic_event_table<Schema>& t) {
+  return memory_bandwidth(t, device_view(t));
 }
 
 TRACEMODEL_END_NAMESPACE

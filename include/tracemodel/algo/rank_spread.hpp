@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "tracemodel/algo/device_time.hpp"
+#include "tracemodel/algo/measure.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/model/table.hpp"
 
@@ -41,7 +42,7 @@ struct timed_event {
 };
 
 struct rank_timeline {
-  std::vector<timed_event> steps, collectives;
+  row_list<timed_event> steps, collectives;
 };
 
 /// The collective a communication kernel's name names ("AllReduce", "SendRecv", ...), or "".
@@ -96,8 +97,8 @@ template <class Schema>
 }
 template <class Schema>
 [[nodiscard]] rank_timeline rank_timeline_of(const basic_event_table<Schema>& t,
-                                             const exact_device_time& policy = {}) {
-  return rank_timeline_of(t, device_view(t, policy.classifier));
+                                             const device_time_options& o = {}) {
+  return rank_timeline_of(t, device_view(t, o.classifier));
 }
 
 struct spread_row {
@@ -114,19 +115,19 @@ struct straggler_row {
 };
 
 struct rank_spread {
-  std::vector<spread_row> steps, collectives;  ///< in order of their earliest start
-  std::vector<straggler_row> stragglers;       ///< by rank
+  row_list<spread_row> steps, collectives;  ///< in order of their earliest start
+  row_list<straggler_row> stragglers;       ///< by rank
 };
 
 namespace detail {
-inline std::vector<spread_row> spread_of(
+inline row_list<spread_row> spread_of(
     const std::vector<std::pair<std::int64_t, rank_timeline>>& ranks,
-    std::vector<timed_event> rank_timeline::*which,
+    row_list<timed_event> rank_timeline::*which,
     std::map<std::int64_t, std::pair<std::size_t, double>>* lag) {
   std::map<std::string, std::vector<std::pair<std::int64_t, const timed_event*>>> by_key;
   for (const auto& [rank, tl] : ranks)
     for (const timed_event& e : tl.*which) by_key[e.key].emplace_back(rank, &e);
-  std::vector<spread_row> rows;
+  row_list<spread_row> rows;
   for (const auto& [key, items] : by_key) {
     if (items.size() < 2) continue;
     spread_row r;

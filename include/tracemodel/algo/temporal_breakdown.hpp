@@ -1,13 +1,14 @@
 // tracemodel/algo — the temporal breakdown of one rank's device time.
 //
-//   const auto b = tracemodel::temporal_breakdown(tracemodel::device_intervals(table));
+//   const tracemodel::temporal_breakdown_row b = tracemodel::temporal_breakdown(table);  // ns
+//   const auto same = tracemodel::temporal_breakdown(tracemodel::device_intervals(table));
 //
 // Over the merged device intervals of the rank (every stream and device together), from the
 // first start to the last end (`kernel_time`): `idle` is the gaps between them, `compute` the
 // merged time of computation intervals, and `non_compute` the rest, the time when only
 // communication, copies, sets or synchronization run (computation wins where they overlap).
-// A rank without device work gives zeros. Times are in the unit of the policy that made the
-// intervals; the percentages are rounded to two decimals, as HTA rounds them.
+// A rank without device work gives zeros. From a table, nanoseconds; from intervals, their
+// unit. The percentages are rounded to two decimals (as Python's round() rounds).
 #pragma once
 
 #include <charconv>
@@ -63,6 +64,13 @@ namespace detail {
     r.non_compute_pctg = detail::percent_of(r.non_compute, r.kernel_time, 2);
   }
   return r;
+}
+
+/// The breakdown of `t`'s device intervals.
+template <class Schema>
+[[nodiscard]] temporal_breakdown_row temporal_breakdown(const basic_event_table<Schema>& t,
+                                                        const device_time_options& o = {}) {
+  return temporal_breakdown(device_intervals(t, o));
 }
 
 TRACEMODEL_END_NAMESPACE

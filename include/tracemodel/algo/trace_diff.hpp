@@ -1,29 +1,22 @@
 // tracemodel/algo — what changed between two runs: per name, the count and total time of the ops
 // and kernels on each side, and the change.
 //
-//   const auto a = tracemodel::op_totals(control, {.iteration = 1010});          // exact, ns
-//   const auto b = tracemodel::op_totals(test, {.iteration = 1010});
-//   const std::vector<tracemodel::diff_row> rows = tracemodel::compare_totals(a, b);
-//   const tracemodel::ops_change changed = tracemodel::ops_diff(rows);           // added, ...
+//   const auto a = tracemodel::op_totals_of(control, {.iteration = 1010});       // ns
+//   const auto b = tracemodel::op_totals_of(test, {.iteration = 1010});
+//   const tracemodel::row_list<tracemodel::diff_row> rows = tracemodel::compare_totals(a, b);
+//   const tracemodel::ops_change changed = tracemodel::ops_diff(rows);          // added, ...
 //
-// A side's totals are taken from one table (a rank) under a policy, for the host's events, the
-// device's or both, in one profiler step (`ProfilerStep#N`) or in all of them; totals of several
-// ranks add up (`+=`). The comparison joins the names of both sides (a name missing on one side
-// counts 0 there), in the names' byte order, with the test side minus the control side.
-//  - `exact_trace_diff` (default): nanoseconds as stated; the host's events are every event that
-//    is not device work (ops, annotations, runtime calls, Python functions; not instants), the
-//    device's are the device work of `device_view` (kernels, copies, sets, synchronization,
-//    collectives; not the GPU's annotations, which repeat the time of the work they span); an
-//    event's step is the innermost `ProfilerStep#N` that contains the start of the event, or
-//    for device work of the call that launched it (of the work itself without a call).
-//  - `hta_trace_diff`: Holistic Trace Analysis's `compare_traces` (hta-analyses.md, section 10):
-//    its frame without the last-step filter, whole microseconds as it rounds them, the host the
-//    rows with `stream == -1` and the device those with any other stream; the step of a host row
-//    (and of a `cpu_op` with `stream == 0`) the `ProfilerStep` whose [start, end) holds its start
-//    (the last in the frame's order when several do), of a device row its correlation partner's,
-//    other rows in none.
-// `shorten_name` is HTA's `use_short_name`: templates, argument lists and `->` removed, the
-// last word kept (copies' and sets' names as they are).
+// A side's totals are taken from one table (a rank), for the host's events, the device's or
+// both, in one profiler step (`ProfilerStep#N`) or in all of them; totals of several ranks add
+// up (`+=`). Nanoseconds as stated; the host's events are every event that is not device work
+// (ops, annotations, runtime calls, Python functions; not instants), the device's are the
+// device work of `device_view` (kernels, copies, sets, synchronization, collectives; not the
+// GPU's annotations, which repeat the time of the work they span); an event's step is the
+// innermost `ProfilerStep#N` that contains the start of the event, or for device work of the
+// call that launched it (of the work itself without a call). With `short_names`, names are
+// `short_kernel_name`s (kernel_class.hpp). The comparison joins the names of both sides (a
+// name missing on one side counts 0 there), in the names' byte order, with the test side minus
+// the control side.
 #pragma once
 
 #include <algorithm>
@@ -38,8 +31,8 @@
 #include <vector>
 
 #include "tracemodel/algo/device_time.hpp"
-#include "tracemodel/algo/hta_frame.hpp"
 #include "tracemodel/algo/kernel_class.hpp"
+#include "tracemodel/algo/measure.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/model/table.hpp"
 
@@ -52,12 +45,12 @@ inline constexpr std::string_view diff_device_names[] = {"cpu", "gpu", "all"};
 struct diff_selection {
   std::optional<std::int64_t> iteration;  ///< the `N` of `ProfilerStep#N`; empty: every event
   diff_device device = diff_device::all;
-  bool short_names = false;  ///< HTA's `use_short_name`
+  bool short_names = false;  ///< names shortened (`short_kernel_name`)
 };
 
 struct op_total {
   std::uint64_t count = 0;
-  std::int64_t duration = 0;  ///< in the policy's unit
+  std::int64_t duration = 0;  ///< ns (from a table; the unit of its events otherwise)
   friend constexpr bool operator==(const op_total&, const op_total&) = default;
 };
 
@@ -116,10 +109,10 @@ struct diff_row {
   std::int64_t test_total_duration = 0;
   std::int64_t diff_counts = 0;
   std::int64_t diff_duration = 0;
-  char change = '=';  ///< HTA's `counts_change_categories`: '+', '-' or '=' (by the counts)
+  char change = '=';  ///< by the counts: '+' more in test, '-' fewer, '=' as many
 };
 
-/// The names of the comparison by what happened to them (HTA's `ops_diff`).
+/// The names of the comparison by what happened to them.
 struct ops_change {
   std::vector<std::string> added;      ///< none in control, some in test
   std::vector<std::string> deleted;    ///< some in control, none in test
@@ -129,7 +122,7 @@ struct ops_change {
 };
 
 namespace detail {
-/// N of a name `ProfilerStep#N` (spaces allowed around '#', as HTA's pattern allows them).
+/// N of a name `ProfilerStep#N` (spaces allowed around '#').
 [[nodiscard]] inline std::optional<std::int64_t> step_number(std::string_view n) noexcept {
   if (!n.starts_with("ProfilerStep")) return std::nullopt;
   n.remove_prefix(12);
@@ -190,7 +183,7 @@ struct totals_maker {
            bool host) {
     if (shorten) {
       auto it = shortened.find(name);
-      if (it == shortened.end()) it = shortened.emplace(name, shorten_name(name)).first;
+      if (it == shortened.end()) it = shortened.emplace(name, short_kernel_name(name)).first;
       name = it->second;
     }
     const std::size_t side = host ? 0 : 1;
@@ -207,148 +200,62 @@ struct totals_maker {
 };
 }  // namespace detail
 
-/// The default: nanoseconds, host events and device work, steps by containment (see above).
-struct exact_trace_diff {
-  static constexpr std::string_view unit_name = "ns";
+namespace detail {
+/// The profiler steps of `t` by start.
+template <class Schema>
+step_index steps_of(const basic_event_table<Schema>& t) {
+  step_index idx;
+  for (const auto& e : t.events) {
+    if (t.activity(e) != activity_type::user_annotation) continue;
+    const auto n = step_number(t.name(e));
+    const std::int64_t end = e.end_ns();
+    if (n && end != no_end_ns) idx.steps.push_back({e.start_ns, end, *n});
+  }
+  idx.sort();
+  return idx;
+}
+}  // namespace detail
 
-  /// The step numbers the table names, in order.
-  template <class Schema>
-  [[nodiscard]] std::vector<std::int64_t> iterations(const basic_event_table<Schema>& t) const {
-    std::vector<std::int64_t> out;
-    for (const auto& s : steps_of(t).steps) out.push_back(s.number);
-    return detail::sorted_unique(std::move(out));
-  }
-
-  template <class Schema>
-  [[nodiscard]] op_totals totals(const basic_event_table<Schema>& t,
-                                 const diff_selection& s = {}) const {
-    return step_totals_of(t, s.short_names).select(s);
-  }
-  /// Every step's totals and the whole table's, in one pass.
-  template <class Schema>
-  [[nodiscard]] step_totals step_totals_of(const basic_event_table<Schema>& t,
-                                           bool short_names = false) const {
-    const detail::step_index steps = steps_of(t);
-    detail::totals_maker make(short_names);
-    for (const auto& e : t.events) {
-      if (e.instant_scope != 0) continue;
-      if (const auto* d = e.template get_if<event_kind::device_activity>();
-          d != nullptr && (d->stream >= 0 || d->activity == activity_type::gpu_user_annotation))
-        continue;  // the device's
-      const std::int64_t end = e.end_ns();
-      if (end != no_end_ns) make.add(t.name(e), end - e.start_ns, steps.of(e.start_ns), true);
-    }
-    const device_view v(t);
-    for (const device_work& w : v.work)
-      make.add(t.strings.view(w.name), w.end - w.start,
-               steps.of(w.call != no_event ? w.launched : w.start), false);
-    return std::move(make.out);
-  }
-
- private:
-  template <class Schema>
-  static detail::step_index steps_of(const basic_event_table<Schema>& t) {
-    detail::step_index idx;
-    for (const auto& e : t.events) {
-      if (t.activity(e) != activity_type::user_annotation) continue;
-      const auto n = detail::step_number(t.name(e));
-      const std::int64_t end = e.end_ns();
-      if (n && end != no_end_ns) idx.steps.push_back({e.start_ns, end, *n});
-    }
-    idx.sort();
-    return idx;
-  }
-};
-
-/// Holistic Trace Analysis's `compare_traces` rules (see above).
-struct hta_trace_diff {
-  static constexpr std::string_view unit_name = "us";
-
-  template <class Schema>
-  [[nodiscard]] std::vector<std::int64_t> iterations(const basic_event_table<Schema>& t) const {
-    return iterations(hta_frame(t));
-  }
-  [[nodiscard]] static std::vector<std::int64_t> iterations(const hta_frame& f) {
-    std::vector<std::int64_t> out;
-    for (const hta_row& r : f.rows)
-      if (const auto n = detail::step_number(r.name)) out.push_back(*n);
-    return detail::sorted_unique(std::move(out));
-  }
-
-  template <class Schema>
-  [[nodiscard]] op_totals totals(const basic_event_table<Schema>& t,
-                                 const diff_selection& s = {}) const {
-    return step_totals_of(hta_frame(t), s.short_names).select(s);
-  }
-  template <class Schema>
-  [[nodiscard]] step_totals step_totals_of(const basic_event_table<Schema>& t,
-                                           bool short_names = false) const {
-    return step_totals_of(hta_frame(t), short_names);
-  }
-  /// From a frame made already (without the last-step filter, as HTA's trace diff reads it).
-  [[nodiscard]] static step_totals step_totals_of(const hta_frame& f, bool short_names = false) {
-    const std::vector<std::optional<std::int64_t>> it = iteration_of_rows(f);
-    detail::totals_maker make(short_names);
-    for (std::size_t k = 0; k < f.rows.size(); ++k) {
-      const hta_row& r = f.rows[k];
-      make.add(r.name, r.end - r.ts, it[k], r.stream == -1);
-    }
-    return std::move(make.out);
-  }
-
-  /// Each row's step as HTA assigns it (empty for -1 and NaN).
-  [[nodiscard]] static std::vector<std::optional<std::int64_t>> iteration_of_rows(
-      const hta_frame& f) {
-    struct step {
-      std::int64_t ts, end, number;
-    };
-    std::vector<step> steps;  // in frame order
-    for (const hta_row& r : f.rows)
-      if (const auto n = detail::step_number(r.name)) steps.push_back({r.ts, r.end, *n});
-    std::vector<std::optional<std::int64_t>> out(f.rows.size());  // -1 and NaN: none
-    // HTA asks every step; the last in the frame that holds `ts` wins. When no two steps
-    // overlap, at most one holds it: found by a binary search over the steps by start.
-    std::vector<step> by_start = steps;
-    std::stable_sort(by_start.begin(), by_start.end(),
-                     [](const step& a, const step& b) { return a.ts < b.ts; });
-    bool disjoint = true;
-    for (std::size_t k = 0; k + 1 < by_start.size(); ++k)
-      disjoint = disjoint && by_start[k].end <= by_start[k + 1].ts;
-    auto host_step = [&](std::int64_t ts) -> std::optional<std::int64_t> {
-      std::optional<std::int64_t> found;
-      if (disjoint) {
-        auto it = std::upper_bound(by_start.begin(), by_start.end(), ts,
-                                   [](std::int64_t x, const step& s) { return x < s.ts; });
-        if (it != by_start.begin() && ts < std::prev(it)->end) found = std::prev(it)->number;
-        return found;
-      }
-      for (const step& s : steps)
-        if (s.ts <= ts && ts < s.end) found = s.number;
-      return found;
-    };
-    for (std::size_t k = 0; k < f.rows.size(); ++k) {
-      const hta_row& r = f.rows[k];
-      if (r.stream < 0 || (r.stream == 0 && r.cat == "cpu_op")) out[k] = host_step(r.ts);
-    }
-    for (std::size_t k = 0; k < f.rows.size(); ++k) {
-      const hta_row& r = f.rows[k];
-      if (r.stream > 0 && r.partner >= 0) out[k] = out[static_cast<std::size_t>(r.partner)];
-    }
-    return out;
-  }
-};
-
-/// A side's totals under `policy` (default: exact).
-template <class Schema, class Policy = exact_trace_diff>
-[[nodiscard]] op_totals op_totals_of(const basic_event_table<Schema>& t,
-                                     const diff_selection& s = {}, const Policy& policy = {}) {
-  return policy.totals(t, s);
+/// The step numbers `t` names (`ProfilerStep#N`), in order.
+template <class Schema>
+[[nodiscard]] std::vector<std::int64_t> trace_steps(const basic_event_table<Schema>& t) {
+  std::vector<std::int64_t> out;
+  for (const auto& s : detail::steps_of(t).steps) out.push_back(s.number);
+  return detail::sorted_unique(std::move(out));
 }
 
-/// The comparison of two sides, by name in byte order (HTA's outer join), test minus control.
-[[nodiscard]] inline std::vector<diff_row> compare_totals(const op_totals& control,
-                                                          const op_totals& test) {
-  std::vector<diff_row> rows;
+/// Every step's totals and the whole table's, in one pass.
+template <class Schema>
+[[nodiscard]] step_totals step_totals_of(const basic_event_table<Schema>& t,
+                                         bool short_names = false) {
+  const detail::step_index steps = detail::steps_of(t);
+  detail::totals_maker make(short_names);
+  for (const auto& e : t.events) {
+    if (e.instant_scope != 0) continue;
+    if (const auto* d = e.template get_if<event_kind::device_activity>();
+        d != nullptr && (d->stream >= 0 || d->activity == activity_type::gpu_user_annotation))
+      continue;  // the device's
+    const std::int64_t end = e.end_ns();
+    if (end != no_end_ns) make.add(t.name(e), end - e.start_ns, steps.of(e.start_ns), true);
+  }
+  const device_view v(t);
+  for (const device_work& w : v.work)
+    make.add(t.strings.view(w.name), w.end - w.start,
+             steps.of(w.call != no_event ? w.launched : w.start), false);
+  return std::move(make.out);
+}
+
+/// A side's totals: the events of `t` that `s` selects.
+template <class Schema>
+[[nodiscard]] op_totals op_totals_of(const basic_event_table<Schema>& t,
+                                     const diff_selection& s = {}) {
+  return step_totals_of(t, s.short_names).select(s);
+}
+
+/// The comparison of two sides, by name in byte order (an outer join), test minus control.
+[[nodiscard]] inline row_list<diff_row> compare_totals(const op_totals& control,
+                                                       const op_totals& test) {
+  row_list<diff_row> rows;
   auto a = control.by_name.begin(), b = test.by_name.begin();
   while (a != control.by_name.end() || b != test.by_name.end()) {
     diff_row r;
@@ -381,7 +288,7 @@ template <class Schema, class Policy = exact_trace_diff>
 }
 
 /// The names by what happened to their counts.
-[[nodiscard]] inline ops_change ops_diff(const std::vector<diff_row>& rows) {
+[[nodiscard]] inline ops_change ops_diff(const row_list<diff_row>& rows) {
   ops_change c;
   for (const diff_row& r : rows) {
     if (r.control_counts == 0 && r.test_counts > 0) c.added.push_back(r.name);
@@ -394,9 +301,9 @@ template <class Schema, class Policy = exact_trace_diff>
 }
 
 /// The `k` rows whose time grew most (largest `diff_duration` first, names breaking ties).
-[[nodiscard]] inline std::vector<diff_row> top_regressions(const std::vector<diff_row>& rows,
-                                                           std::size_t k) {
-  std::vector<diff_row> out;
+[[nodiscard]] inline row_list<diff_row> top_regressions(const row_list<diff_row>& rows,
+                                                        std::size_t k) {
+  row_list<diff_row> out;
   for (const diff_row& r : rows)
     if (r.diff_duration > 0) out.push_back(r);
   std::stable_sort(out.begin(), out.end(), [](const diff_row& a, const diff_row& b) {

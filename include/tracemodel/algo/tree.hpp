@@ -1,10 +1,10 @@
 // tracemodel/algo — the tree builder.
 //
-//   tracemodel::build_tree(table);                          // PyTorch's rules
-//   tracemodel::build_tree(table, tracemodel::hta_tree{});  // Holistic Trace Analysis' ties
+//   tracemodel::build_tree(table);                                   // PyTorch's rules
+//   tracemodel::build_tree(table, tracemodel::sibling_ties_tree{});  // ties close first
 //
 // Every event of the table is visited in order of start time (equal starts in table order; with
-// HTA's ties, the longer event first), with one stack of open events per thread:
+// ties that close first, the longer event first), with one stack of open events per thread:
 //  1. an event whose parent a linker already set (flows, correlation ids) keeps it and opens
 //     nothing (unless that parent is not an event of the table: then it is placed as the others);
 //  2. an event ends what ended before it started: closing an event closes everything above it
@@ -38,8 +38,8 @@
 //   Fallback    `forward_thread_fallback` (default) or `no_fallback`
 //   MissingEnd  `borrow_parent_end` (default, PyTorch) or `keep_missing_end`
 //   Ties        `ties_child` (default, PyTorch: an event that starts exactly when another ends
-//               becomes its child) or `ties_sibling` (HTA: ends at t close before starts at t;
-//               an instant event at t stays inside; equal starts open the longer event first)
+//               becomes its child) or `ties_sibling` (ends at t close before starts at t; an
+//               instant event at t stays inside; equal starts open the longer event first)
 //
 // `analyze` (algo/analyze.hpp) builds the same tree faster, fused with the linkers.
 #pragma once
@@ -107,6 +107,7 @@ struct ties_sibling {
 template <class ThreadKey = pid_tid_key, class Fallback = forward_thread_fallback,
           class MissingEnd = borrow_parent_end, class Ties = ties_child>
 struct tree_policy {
+  using policy_kind = tree_policy_kind;
   using thread_key_type = ThreadKey;
   using fallback_type = Fallback;
   using missing_end_type = MissingEnd;
@@ -114,7 +115,9 @@ struct tree_policy {
 };
 
 using pytorch_tree = tree_policy<>;
-using hta_tree = tree_policy<pid_tid_key, forward_thread_fallback, borrow_parent_end, ties_sibling>;
+/// PyTorch's rules but for ties, which close first (`ties_sibling`).
+using sibling_ties_tree =
+    tree_policy<pid_tid_key, forward_thread_fallback, borrow_parent_end, ties_sibling>;
 
 /// What the tree builder did.
 struct tree_stats {
@@ -134,9 +137,9 @@ template <class Event>
   return unknown_depth;
 }
 
-/// Among events with equal starts under HTA's ties: ops whose depth was recorded first, in table
-/// order (the order they began), then the others, the longer first. Ops that never ended count
-/// as the longest.
+/// Among events with equal starts when ties close first: ops whose depth was recorded first, in
+/// table order (the order they began), then the others, the longer first. Ops that never ended
+/// count as the longest.
 template <class Schema>
 struct equal_start_order {
   const basic_event_table<Schema>& t;
@@ -150,7 +153,7 @@ struct equal_start_order {
 };
 
 /// The order in which the tree builder visits events: by start time, equal starts in table
-/// order, or (`close_first`: HTA's ties) as `equal_start_order` says.
+/// order, or (`close_first`) as `equal_start_order` says.
 template <bool CloseFirst, class Schema>
 scratch_vector<event_index> tree_order(const basic_event_table<Schema>& t) {
   scratch_vector<event_index> order(t.size());
@@ -237,8 +240,8 @@ struct build_tree_fn {
       const std::int64_t end = e.end_ns() == no_end_ns ? open : e.end_ns();
       const std::uint16_t depth = detail::recorded_depth(e);
       const bool instant = end != open && end <= e.start_ns && depth == unknown_depth;
-      // Rule 2 (with HTA's ties, what ends at the start closes too, unless the event is an
-      // instant at that time or an op whose depth was recorded: rule 6).
+      // Rule 2 (with ties that close first, what ends at the start closes too, unless the event
+      // is an instant at that time or an op whose depth was recorded: rule 6).
       const bool at_t_too = close_first && !instant;
       thread_stack& own = stacks[key_policy::key(e.pid, e.tid)];
       own.close_before(e.start_ns, at_t_too && depth == unknown_depth);

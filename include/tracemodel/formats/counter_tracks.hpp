@@ -7,8 +7,8 @@
 // Each stream's queue length is a track "Queue length (stream S)" of the process of its device
 // (`pid` the device); each memory kind's bandwidth a track "Memory bandwidth (GB/s)" with one
 // series per kind, in process 0. A step of a series is a counter record (`ph: "C"`) at its time.
-// Times are those of the exact policies (nanoseconds); under HTA's (microseconds) pass
-// `time_unit_ns = 1000`.
+// Times are nanoseconds (a layer whose results are in another unit converts them first:
+// `hta::series_in_ns`).
 #pragma once
 
 #include <cstdint>
@@ -23,10 +23,9 @@
 
 TRACEMODEL_BEGIN_NAMESPACE
 
-[[nodiscard]] inline extra_events counter_tracks(std::vector<stream_queue> queues,
-                                                 std::vector<memory_bandwidth_series> bandwidth,
-                                                 std::int64_t time_unit_ns = 1) {
-  return [queues = std::move(queues), bandwidth = std::move(bandwidth), time_unit_ns](
+[[nodiscard]] inline extra_events counter_tracks(row_list<stream_queue> queues,
+                                                 row_list<memory_bandwidth_series> bandwidth) {
+  return [queues = std::move(queues), bandwidth = std::move(bandwidth)](
              json_output& out, std::int64_t base, const std::function<void()>& next) {
     for (const stream_queue& q : queues) {
       const std::string name = "Queue length (stream " + std::to_string(q.stream) + ")";
@@ -34,16 +33,16 @@ TRACEMODEL_BEGIN_NAMESPACE
         next();
         out.raw("{\"ph\":\"C\",\"name\":").string(name).raw(",\"pid\":");
         out.integer(q.device < 0 ? 0 : q.device).raw(",\"ts\":");
-        out.micros(s.ts * time_unit_ns - base).raw(",\"args\":{\"queue length\":");
+        out.micros(s.ts - base).raw(",\"args\":{\"queue length\":");
         out.integer(s.length).raw("}}");
       }
     }
     for (const memory_bandwidth_series& m : bandwidth)
-      for (const auto& [ts, v] : m.steps) {
+      for (const bandwidth_step& x : m.steps) {
         next();
         out.raw("{\"ph\":\"C\",\"name\":\"Memory bandwidth (GB/s)\",\"pid\":0,\"ts\":");
-        out.micros(ts * time_unit_ns - base).raw(",\"args\":{").string(m.kind).ch(':');
-        out.floating(v < 0 && v > -1e-9 ? 0.0 : v).raw("}}");
+        out.micros(x.ts - base).raw(",\"args\":{").string(m.kind).ch(':');
+        out.floating(x.gbps < 0 && x.gbps > -1e-9 ? 0.0 : x.gbps).raw("}}");
       }
   };
 }

@@ -26,6 +26,7 @@
 #include "tracemodel/algo/key_averages.hpp"
 #include "tracemodel/algo/walk.hpp"
 #include "tracemodel/config.hpp"
+#include "tracemodel/formats/xml_escape.hpp"
 #include "tracemodel/model/reflect.hpp"
 #include "tracemodel/model/table.hpp"
 
@@ -39,34 +40,6 @@ struct flame_options {
 };
 
 namespace detail {
-inline void append_xml_escaped(std::string& out, std::string_view s) {
-  for (const char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        // Control characters are not allowed in XML 1.0 text.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') {
-          out += ' ';
-        } else {
-          out += c;
-        }
-    }
-  }
-}
 
 /// A stable colour per name: warm hues for ops, blue ones for device activity.
 inline std::string flame_colour(std::string_view name, bool device) {
@@ -223,7 +196,7 @@ std::string flame_svg(const basic_event_table<Schema>& t, const flame_options& o
   s += "<rect x=\"0\" y=\"0\" width=\"" + fmt(width) + "\" height=\"" + fmt(height) +
        "\" fill=\"#fafafa\"/>\n";
   s += "<text x=\"" + fmt(margin) + "\" y=\"18\" font-size=\"14\">";
-  detail::append_xml_escaped(s, o.title);
+  append_xml_escaped(s, o.title);
   s += " \xe2\x80\x94 " + std::to_string(t.size()) + " events, " +
        format_duration(t1 > t0 ? t1 - t0 : 0) + "</text>\n";
   for (std::size_t k = 0; k < lanes.size(); ++k) {
@@ -235,7 +208,7 @@ std::string flame_svg(const basic_event_table<Schema>& t, const flame_options& o
     const std::string label = "thread " + key_text(static_cast<std::uint64_t>(lanes[k].first)) +
                               "/" + key_text(lanes[k].second);
     s += "<text x=\"" + fmt(margin) + "\" y=\"" + fmt(lane_y[k] + 14) + "\" fill=\"#333\">";
-    detail::append_xml_escaped(s, label);
+    append_xml_escaped(s, label);
     s += "</text>\n";
   }
   for (std::size_t i = 0; i < t.size(); ++i) {
@@ -246,14 +219,14 @@ std::string flame_svg(const basic_event_table<Schema>& t, const flame_options& o
     const double y = y_of(e, static_cast<event_index>(i));
     const std::string_view name = t.name(e);
     s += "<g><title>";
-    detail::append_xml_escaped(s, detail::flame_tooltip(t, e));
+    append_xml_escaped(s, detail::flame_tooltip(t, e));
     s += "</title><rect class=\"e\" x=\"" + fmt(x) + "\" y=\"" + fmt(y) + "\" width=\"" + fmt(w) +
          "\" height=\"" + fmt(o.row_height - 1) + "\" fill=\"" +
          detail::flame_colour(name, e.template is<event_kind::device_activity>()) + "\"/>";
     const auto chars = static_cast<std::size_t>((w - 4) / 6.6);
     if (chars >= 3) {
       s += "<text class=\"l\" x=\"" + fmt(x + 2) + "\" y=\"" + fmt(y + o.row_height - 5) + "\">";
-      detail::append_xml_escaped(
+      append_xml_escaped(
           s, name.size() <= chars ? name : std::string(name.substr(0, chars - 2)) + "..");
       s += "</text>";
     }

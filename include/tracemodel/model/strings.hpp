@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string_view>
@@ -19,6 +20,19 @@
 #include "tracemodel/model/types.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
+
+namespace detail {
+/// Views equal when they are the same characters at the same address (a table's interned
+/// strings: one address per distinct text), for maps keyed by a table's names.
+struct same_view {
+  std::size_t operator()(std::string_view v) const noexcept {
+    return std::hash<const void*>{}(v.data()) ^ v.size();
+  }
+  bool operator()(std::string_view a, std::string_view b) const noexcept {
+    return a.data() == b.data() && a.size() == b.size();
+  }
+};
+}  // namespace detail
 
 class string_table {
  public:

@@ -20,8 +20,8 @@
 //    that pass has gone past its row (detail::collect_progress), and reads each row's thread from
 //    it. Once the device links are final, the second thread puts its links in front of them in
 //    the table (`links_handover`) while the tree builds its children lists.
-//  * HTA's tie rule replays in a computed order: the device links then come first, as a pass of
-//    their own.
+//  * A tie rule that closes first replays in a computed order: the device links then come first,
+//    as a pass of their own.
 #pragma once
 
 #include <atomic>
@@ -189,7 +189,7 @@ template <class TreePolicy, class LinkPolicy, class DevicePolicy, class Analysis
 void run_analysis(basic_event_table<Schema>& t, Analysis& a, const thread_options& threads,
                   const engine_options& knobs) {
   table_vector<flow_link> fwd_bwd;
-  // The device links: the hook's linker's, or (HTA's ties) `serial_links`.
+  // The device links: the hook's linker's, or (ties that close first) `serial_links`.
   std::optional<device_link_hook<Schema, DevicePolicy>> hook;
   scratch_vector<flow_link> serial_links;
   // The device links and the tree, once the forward/backward pass has gone far enough

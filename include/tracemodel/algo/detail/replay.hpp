@@ -176,7 +176,7 @@ tree_stats replay_tree(basic_event_table<Schema>& t, Policy, Hook& hook, std::si
   // (the event's line is in cache then). Tables are usually sorted by start already
   // (materialized and read tables are): that is tried first, and the first event out of order
   // switches to a computed order (the replay restarts; what it wrote is written again).
-  // HTA's ties always need the computed order (equal starts open the longer event first).
+  // Ties that close first always need the computed order (equal starts open the longer first).
   detail::scratch_vector<event_index> parent(n, no_event);
   // Children counts, kept one place to the right of their event (see the children lists
   // below), counted as the replay finds parents.

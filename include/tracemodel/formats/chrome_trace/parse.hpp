@@ -58,7 +58,7 @@ struct read_options : thread_options {
   bool fast_paths = true;
   /// Keep the order in which the file listed the events in `trace_info::file_order` (it costs
   /// 4 bytes an event, and only when the file was not in start order). Analyses that reproduce
-  /// another tool's numbers quirk for quirk need it (HTA's frame, algo/hta_frame.hpp).
+  /// another tool's numbers quirk for quirk need it (HTA's frame: hta/read.hpp sets it).
   bool keep_file_order = false;
   /// Read a file (not a pipe; gzip inflated) this many bytes of text at a time as the parser
   /// goes, instead of whole before it, when the read is on one thread (a text of

@@ -1,11 +1,11 @@
-// tracemodel/algo — Holistic Trace Analysis's frame: the rows its analyses read, made from an
-// event table as HTA's loader makes them (hta-analyses.md, section 1), quirks included.
+// tracemodel/hta — Holistic Trace Analysis's frame: the rows its analyses read, made from an
+// event table as HTA's loader makes them (docs/hta-rules.md, "The frame"), quirks included.
 //
-//   const tracemodel::hta_frame f(table, /*drop_last_step=*/true);
+//   const tracemodel::hta::frame f(table, /*drop_last_step=*/true);
 //
 // A row per complete event (instants, allocations, flows, metadata and the `Trace` span are not
-// rows), in the file's order when the reader kept it (`read_options::keep_file_order`), else in
-// the table's, with:
+// rows), in the file's order when the reader kept it (`hta::read_options()`), else in the
+// table's, with:
 //  - its times in integer microseconds: when any start is fractional, `ceil(ts)` and
 //    `floor(ts + dur)` computed in doubles from the correctly rounded decimal values, as pandas
 //    does (so an event shorter than a microsecond can end before it starts); else the times cut
@@ -36,9 +36,12 @@
 #include "tracemodel/algo/kernel_class.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/detail/flat_map.hpp"
+#include "tracemodel/hta/kernel_class.hpp"
+#include "tracemodel/hta/numpy.hpp"
 #include "tracemodel/model/table.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
+namespace hta {
 
 namespace detail {
 /// The double nearest to `ns / 1000`, through its decimal text (as Python reads a time in µs).
@@ -72,104 +75,8 @@ namespace detail {
 }
 }  // namespace detail
 
-namespace detail {
-/// NumPy's `aheapsort`: the `len` indices at `a` ordered by `less`, as its 1-based heap orders
-/// them (the fallback of its introsort past the depth limit).
-template <class Less>
-void numpy_heapsort(std::size_t* a, std::ptrdiff_t len, Less less) {
-  auto h = [a](std::ptrdiff_t i) -> std::size_t& { return a[i - 1]; };
-  auto sift = [&](std::ptrdiff_t i, std::ptrdiff_t n, std::size_t tmp) {  // tmp down from i
-    for (std::ptrdiff_t j = i << 1; j <= n;) {
-      if (j < n && less(h(j), h(j + 1))) j += 1;
-      if (!less(tmp, h(j))) break;
-      h(i) = h(j);
-      i = j;
-      j += j;
-    }
-    h(i) = tmp;
-  };
-  for (std::ptrdiff_t l = len >> 1; l > 0; --l) sift(l, len, h(l));
-  for (; len > 1;) {
-    const std::size_t tmp = h(len);
-    h(len) = h(1);
-    len -= 1;
-    sift(1, len, tmp);
-  }
-}
-}  // namespace detail
-
-/// The permutation that sorts `v` as NumPy's `argsort(kind="quicksort")` does (an introsort
-/// that is not stable: equal keys come out in an order its partitioning decides). pandas'
-/// `sort_values` uses it, and some of HTA's numbers depend on that order among equal times.
-template <class T>
-[[nodiscard]] std::vector<std::size_t> numpy_argsort(const std::vector<T>& v) {
-  const std::size_t n = v.size();
-  std::vector<std::size_t> idx(n);
-  for (std::size_t k = 0; k < n; ++k) idx[k] = k;
-  if (n < 2) return idx;
-  auto less = [&](std::size_t a, std::size_t b) { return v[a] < v[b]; };
-  auto heapsort = [&](std::size_t* a, std::ptrdiff_t len) { detail::numpy_heapsort(a, len, less); };
-  int msb = 0;
-  for (std::size_t m = n; m > 1; m >>= 1) ++msb;
-  std::size_t* pl = idx.data();
-  std::size_t* pr = idx.data() + n - 1;
-  std::vector<std::size_t*> stack;
-  std::vector<int> depth;
-  int cdepth = msb * 2;
-  for (;;) {
-    if (cdepth < 0) {
-      heapsort(pl, pr - pl + 1);
-    } else {
-      while (pr - pl > 16) {
-        std::size_t* pm = pl + ((pr - pl) >> 1);
-        if (less(*pm, *pl)) std::swap(*pm, *pl);
-        if (less(*pr, *pm)) std::swap(*pr, *pm);
-        if (less(*pm, *pl)) std::swap(*pm, *pl);
-        const std::size_t vp = *pm;
-        std::size_t* pi = pl;
-        std::size_t* pj = pr - 1;
-        std::swap(*pm, *pj);
-        for (;;) {
-          do ++pi;
-          while (less(*pi, vp));
-          do --pj;
-          while (less(vp, *pj));
-          if (pi >= pj) break;
-          std::swap(*pi, *pj);
-        }
-        std::swap(*pi, *(pr - 1));
-        if (pi - pl < pr - pi) {
-          stack.push_back(pi + 1);
-          stack.push_back(pr);
-          pr = pi - 1;
-        } else {
-          stack.push_back(pl);
-          stack.push_back(pi - 1);
-          pl = pi + 1;
-        }
-        depth.push_back(--cdepth);
-      }
-      for (std::size_t* pi = pl + 1; pi <= pr; ++pi) {  // insertion sort
-        const std::size_t vi = *pi;
-        std::size_t* pj = pi;
-        std::size_t* pk = pi - 1;
-        while (pj > pl && less(vi, *pk)) *pj-- = *pk--;
-        *pj = vi;
-      }
-    }
-    if (stack.empty()) break;
-    pr = stack.back();
-    stack.pop_back();
-    pl = stack.back();
-    stack.pop_back();
-    cdepth = depth.back();
-    depth.pop_back();
-  }
-  return idx;
-}
-
 /// What HTA's analyses ask of a row's name and category, computed once per distinct one.
-namespace hta_flag {
+namespace flag {
 inline constexpr std::uint8_t step = 1;              ///< the name starts with `ProfilerStep`
 inline constexpr std::uint8_t sync = 2;              ///< "Event Sync" or "Context Sync"
 inline constexpr std::uint8_t launch = 4;            ///< a kernel launch of the launch statistics
@@ -178,20 +85,10 @@ inline constexpr std::uint8_t queued = 16;           ///< a call of the queue le
 inline constexpr std::uint8_t idle_cat = 32;         ///< a category of the idle time breakdown
 inline constexpr std::uint8_t gpu_annotation = 64;   ///< category `gpu_user_annotation`
 inline constexpr std::uint8_t cpu_annotation = 128;  ///< category `user_annotation`
-}  // namespace hta_flag
+}  // namespace flag
 
 namespace detail {
-/// Views equal when they are the same characters at the same address (interned strings).
-struct same_view {
-  std::size_t operator()(std::string_view v) const noexcept {
-    return std::hash<const void*>{}(v.data()) ^ v.size();
-  }
-  bool operator()(std::string_view a, std::string_view b) const noexcept {
-    return a.data() == b.data() && a.size() == b.size();
-  }
-};
-
-[[nodiscard]] inline std::uint8_t hta_name_flags(std::string_view n) noexcept {
+[[nodiscard]] inline std::uint8_t name_flags(std::string_view n) noexcept {
   static constexpr std::string_view queued[] = {"cudaLaunchKernel",
                                                 "cudaLaunchKernelExC",
                                                 "cuLaunchKernel",
@@ -205,31 +102,31 @@ struct same_view {
                                                 "hipMemcpyAsync",
                                                 "hipMemcpyWithStream"};
   std::uint8_t f = 0;
-  if (n.starts_with("ProfilerStep")) f |= hta_flag::step;
-  if (n == "Event Sync" || n == "Context Sync") f |= hta_flag::sync;
+  if (n.starts_with("ProfilerStep")) f |= flag::step;
+  if (n == "Event Sync" || n == "Context Sync") f |= flag::sync;
   if (n == "cudaLaunchKernel" || n == "cudaLaunchKernelExC" ||
       n == "runFunction - job_prep_and_submit_for_execution")
-    f |= hta_flag::launch;
-  if (n == "cudaMemcpyAsync" || n == "cudaMemsetAsync") f |= hta_flag::launch_copy;
+    f |= flag::launch;
+  if (n == "cudaMemcpyAsync" || n == "cudaMemsetAsync") f |= flag::launch_copy;
   for (std::string_view q : queued)
-    if (n == q) f |= hta_flag::queued;
+    if (n == q) f |= flag::queued;
   return f;
 }
-[[nodiscard]] inline std::uint8_t hta_category_flags(std::string_view c) noexcept {
+[[nodiscard]] inline std::uint8_t category_flags(std::string_view c) noexcept {
   if (c == "kernel" || c == "Kernel" || c == "gpu_memset" || c == "Memset" || c == "gpu_memcpy" ||
       c == "Memcpy" || c == "mtia_ccp_events")
-    return hta_flag::idle_cat;
-  if (c == "gpu_user_annotation") return hta_flag::gpu_annotation;
-  if (c == "user_annotation") return hta_flag::cpu_annotation;
+    return flag::idle_cat;
+  if (c == "gpu_user_annotation") return flag::gpu_annotation;
+  if (c == "user_annotation") return flag::cpu_annotation;
   return 0;
 }
 }  // namespace detail
 
-struct hta_row {
+struct row {
   event_index event = no_event;
   std::string_view name, cat;                    ///< the event's (views into the table)
   kernel_class cls = kernel_class::computation;  ///< HTA's class of the name
-  std::uint8_t flags = 0;                        ///< hta_flag bits
+  std::uint8_t flags = 0;                        ///< `flag` bits
   std::int64_t ts = 0, end = 0;  ///< microseconds; `end < ts` can happen (see above)
   std::int64_t stream = -1, correlation = -1;
   bool gpu = false;
@@ -237,21 +134,21 @@ struct hta_row {
   double memory_bw = 0;
 };
 
-struct hta_frame {
-  detail::scratch_vector<hta_row> rows;  ///< (a large array: memory.hpp)
-  hta_frame() = default;
+struct frame {
+  tracemodel::detail::scratch_vector<row> rows;  ///< (a large array: memory.hpp)
+  frame() = default;
   bool rounded = false;   ///< the times were rounded (some start was fractional)
   bool any_step = false;  ///< a `ProfilerStep` row exists
   std::int64_t last_step = std::numeric_limits<std::int64_t>::max();  ///< its latest start
 
   template <class Schema>
-  hta_frame(const basic_event_table<Schema>& t, bool drop_last_step) : hta_frame(t) {
+  frame(const basic_event_table<Schema>& t, bool drop_last_step) : frame(t) {
     if (drop_last_step) *this = without_last_step();
   }
 
   /// The frame, all steps kept.
   template <class Schema>
-  explicit hta_frame(const basic_event_table<Schema>& t) {
+  explicit frame(const basic_event_table<Schema>& t) {
     const std::int64_t base = t.info.base_time_ns;
     // pandas makes `ts` a float column (and HTA rounds) when any start is fractional.
     for (const auto& e : t.events)
@@ -261,13 +158,15 @@ struct hta_frame {
       }
     const name_id stream_key = key_id(t, "stream"), corr_key = key_id(t, "correlation"),
                   bw_key = key_id(t, "memory bandwidth (GB/s)");
-    std::unordered_map<std::string_view, std::pair<kernel_class, std::uint8_t>, detail::same_view,
-                       detail::same_view>
+    std::unordered_map<std::string_view, std::pair<kernel_class, std::uint8_t>,
+                       tracemodel::detail::same_view, tracemodel::detail::same_view>
         names;
-    std::unordered_map<std::string_view, std::uint8_t, detail::same_view, detail::same_view> cats;
+    std::unordered_map<std::string_view, std::uint8_t, tracemodel::detail::same_view,
+                       tracemodel::detail::same_view>
+        cats;
     rows.reserve(t.size());
     // HTA's frame is in file order: the table's when the reader kept it (read_options).
-    detail::scratch_vector<event_index> by_file(t.size());
+    tracemodel::detail::scratch_vector<event_index> by_file(t.size());
     for (event_index i = 0; i < t.size(); ++i)
       by_file[t.info.file_order.empty() ? i : t.info.file_order[i]] = i;
     for (const event_index i : by_file) {
@@ -278,17 +177,17 @@ struct hta_frame {
         continue;
       const std::string_view cat = t.category(e);
       if (cat == "Trace") continue;
-      hta_row& r = rows.emplace_back();
+      row& r = rows.emplace_back();
       r.event = i;
       r.name = t.name(e);
       r.cat = cat;
       {
         auto [it, added] = names.try_emplace(r.name, std::pair<kernel_class, std::uint8_t>{});
-        if (added) it->second = {hta_kernel_class(r.name), detail::hta_name_flags(r.name)};
+        if (added) it->second = {kernel_class_of(r.name), detail::name_flags(r.name)};
         r.cls = it->second.first;
         r.flags = it->second.second;
         auto [c, new_cat] = cats.try_emplace(cat, std::uint8_t{0});
-        if (new_cat) c->second = detail::hta_category_flags(cat);
+        if (new_cat) c->second = detail::category_flags(cat);
         r.flags |= c->second;
       }
       if (rounded) {
@@ -323,25 +222,26 @@ struct hta_frame {
         }
         (a.key == stream_key ? r.stream : r.correlation) = v;
       }
-      r.gpu = (r.stream >= 0 && r.correlation >= 0) || (r.flags & hta_flag::sync) != 0;
-      if ((r.flags & hta_flag::step) != 0 && (!any_step || r.ts > last_step)) {
+      r.gpu = (r.stream >= 0 && r.correlation >= 0) || (r.flags & flag::sync) != 0;
+      if ((r.flags & flag::step) != 0 && (!any_step || r.ts > last_step)) {
         last_step = r.ts;
         any_step = true;
       }
     }
     // Partners: the last row of the other side with the same correlation id.
     std::size_t correlated[2] = {0, 0};
-    for (const hta_row& r : rows)
+    for (const row& r : rows)
       if (r.correlation != -1) ++correlated[r.gpu];
-    detail::flat_map<std::int64_t> last[2] = {detail::flat_map<std::int64_t>(correlated[0]),
-                                              detail::flat_map<std::int64_t>(correlated[1])};
+    tracemodel::detail::flat_map<std::int64_t> last[2] = {
+        tracemodel::detail::flat_map<std::int64_t>(correlated[0]),
+        tracemodel::detail::flat_map<std::int64_t>(correlated[1])};
     for (std::size_t k = 0; k < rows.size(); ++k) {
-      const hta_row& r = rows[k];
+      const row& r = rows[k];
       if (r.correlation == -1) continue;
       last[r.gpu].insert_or_assign(static_cast<std::uint64_t>(r.correlation),
                                    static_cast<std::int64_t>(k));
     }
-    for (hta_row& r : rows) {
+    for (row& r : rows) {
       if (r.correlation == -1) continue;
       if (const std::int64_t* k = last[!r.gpu].find(static_cast<std::uint64_t>(r.correlation)))
         r.partner = *k;
@@ -349,28 +249,28 @@ struct hta_frame {
   }
 
   /// HTA's filter applied (see the header comment).
-  [[nodiscard]] hta_frame without_last_step() const {
-    hta_frame f;
+  [[nodiscard]] frame without_last_step() const {
+    frame f;
     f.rounded = rounded;
     f.any_step = any_step;
     f.last_step = last_step;
     // HTA's filter: CPU rows before the last step, and the GPU rows launched by one of them.
-    detail::scratch_vector<std::int64_t> kept;
+    tracemodel::detail::scratch_vector<std::int64_t> kept;
     kept.reserve(static_cast<std::size_t>(std::count_if(
-        rows.begin(), rows.end(), [&](const hta_row& r) { return !r.gpu && r.ts < last_step; })));
-    for (const hta_row& r : rows)
+        rows.begin(), rows.end(), [&](const row& r) { return !r.gpu && r.ts < last_step; })));
+    for (const row& r : rows)
       if (!r.gpu && r.ts < last_step) kept.push_back(r.correlation);
     std::sort(kept.begin(), kept.end());
-    detail::scratch_vector<unsigned char> keep(rows.size());
+    tracemodel::detail::scratch_vector<unsigned char> keep(rows.size());
     std::size_t n = 0;
     for (std::size_t k = 0; k < rows.size(); ++k) {
-      const hta_row& r = rows[k];
+      const row& r = rows[k];
       keep[k] =
           r.gpu ? std::binary_search(kept.begin(), kept.end(), r.correlation) : r.ts < last_step;
       n += keep[k];
     }
     // The filtered frame lists the GPU rows first, then the others.
-    detail::scratch_vector<std::int64_t> new_index(rows.size(), -1);
+    tracemodel::detail::scratch_vector<std::int64_t> new_index(rows.size(), -1);
     f.rows.reserve(n);
     for (int pass = 0; pass < 2; ++pass)
       for (std::size_t k = 0; k < rows.size(); ++k)
@@ -378,7 +278,7 @@ struct hta_frame {
           new_index[k] = static_cast<std::int64_t>(f.rows.size());
           f.rows.push_back(rows[k]);
         }
-    for (hta_row& r : f.rows)
+    for (row& r : f.rows)
       if (r.partner != -1) r.partner = new_index[static_cast<std::size_t>(r.partner)];
     return f;
   }
@@ -394,7 +294,7 @@ struct hta_frame {
 /// The distinct `ProfilerStep#N` names of a table, for HTA's rule that drops the last step when
 /// the ranks together hold two or more.
 template <class Schema>
-[[nodiscard]] std::vector<std::string> hta_step_names(const basic_event_table<Schema>& t) {
+[[nodiscard]] std::vector<std::string> step_names(const basic_event_table<Schema>& t) {
   std::vector<std::string> names;
   for (const auto& e : t.events) {
     const std::string_view n = t.name(e);
@@ -412,4 +312,5 @@ template <class Schema>
   return names;
 }
 
+}  // namespace hta
 TRACEMODEL_END_NAMESPACE

@@ -1,0 +1,106 @@
+// tracemodel/hta — every device-time analysis of a set of rank traces under HTA's rules, in one
+// call: formats/gpu_report.hpp's report, in HTA's whole microseconds.
+//
+//   const tracemodel::hta::gpu_report r = tracemodel::hta::make_gpu_report({"run/"});
+//
+// Each rank is read in the file's order (hta/read.hpp) and analysed on its frame (hta/frame.hpp);
+// the timeline of steps and collectives stays exact (ns). HTA drops the last profiler step when
+// the ranks together name two or more steps, which is known only once every rank is read: each
+// rank's results are taken both ways (the whole frame first, then the filtered one, each given
+// back before the next is made) and the right ones kept.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tracemodel/algo/device_time.hpp"
+#include "tracemodel/algo/rank_spread.hpp"
+#include "tracemodel/config.hpp"
+#include "tracemodel/formats/gpu_report.hpp"
+#include "tracemodel/hta/device_time.hpp"
+#include "tracemodel/hta/frame.hpp"
+#include "tracemodel/hta/idle_time.hpp"
+#include "tracemodel/hta/kernel_breakdown.hpp"
+#include "tracemodel/hta/launch_stats.hpp"
+#include "tracemodel/hta/queue_length.hpp"
+#include "tracemodel/hta/read.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+namespace hta {
+
+using gpu_report = basic_gpu_report<microseconds>;
+
+/// One rank's results under HTA's rules, from its frame.
+template <class Schema>
+[[nodiscard]] gpu_rank gpu_rank_of(const basic_event_table<Schema>& t, const frame& f,
+                                   bool series = true) {
+  gpu_rank r;
+  const row_list<device_interval> iv = device_intervals(f);
+  r.idle = idle_time_breakdown(f);
+  r.kernels = kernel_breakdown(f);
+  if (series) r.launches = launch_stats(f);
+  r.queues = queue_length(f);
+  r.bandwidth = memory_bandwidth(f);
+  if (!series) tracemodel::detail::drop_series(r);
+  r.gpu_annotations = annotation_breakdown(f);
+  const device_view v(t);  // the timeline across ranks is exact under both rules
+  r.has_gpu_annotations = !v.gpu_annotations.empty();
+  r.timeline = rank_timeline_of(t, v);
+  tracemodel::detail::gpu_rank_rest(r, t, iv);
+  return r;
+}
+
+/// Reads `paths` (files or folders of one rank each) and analyses every rank (see above).
+[[nodiscard]] inline gpu_report make_gpu_report(const std::vector<std::string>& paths,
+                                                const gpu_report_options& o = {}) {
+  struct both {
+    gpu_rank kept[2];  // all steps, the last one dropped
+    std::vector<std::string> steps;
+  };
+  auto ranks = read_ranks(
+      paths, o,
+      [&](std::int64_t rank, event_table& t) {
+        both b;
+        // Known now if this rank names two steps, else both ways are taken.
+        b.steps = step_names(t);
+        std::optional<frame> all(std::in_place, t);
+        if (b.steps.size() < 2) b.kept[0] = gpu_rank_of(t, *all, o.series);
+        const frame filtered = all->without_last_step();
+        all.reset();
+        b.kept[1] = gpu_rank_of(t, filtered, o.series);
+        b.kept[0].rank = b.kept[1].rank = rank;
+        if (o.each_rank) o.each_rank(rank, t);
+        return b;
+      },
+      o.analysed_at_once);
+  if (ranks.empty()) throw input_error("no trace files in the paths given");
+  std::vector<std::string> steps;
+  for (const auto& [rank, b] : ranks) steps.insert(steps.end(), b.steps.begin(), b.steps.end());
+  std::sort(steps.begin(), steps.end());
+  const bool drop = std::unique(steps.begin(), steps.end()) - steps.begin() >= 2;
+  std::vector<gpu_rank> each;
+  each.reserve(ranks.size());
+  for (auto& [rank, b] : ranks) each.push_back(std::move(b.kept[drop ? 1 : 0]));
+  gpu_report out;
+  tracemodel::detail::gather_ranks(out, std::move(each));
+  return out;
+}
+
+/// A rank's queue and bandwidth series in nanoseconds (HTA's microseconds times 1000), for what
+/// takes times in ns (formats/counter_tracks.hpp).
+[[nodiscard]] inline std::pair<row_list<stream_queue>, row_list<memory_bandwidth_series>>
+series_in_ns(const gpu_rank& r) {
+  std::pair<row_list<stream_queue>, row_list<memory_bandwidth_series>> out{r.queues, r.bandwidth};
+  for (stream_queue& q : out.first)
+    for (queue_step& s : q.steps) s.ts *= microseconds::in_ns;
+  for (memory_bandwidth_series& m : out.second)
+    for (bandwidth_step& s : m.steps) s.ts *= microseconds::in_ns;
+  return out;
+}
+
+}  // namespace hta
+TRACEMODEL_END_NAMESPACE
