@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <tracemodel/algo/analyze.hpp>
 #include <tracemodel/algo/tree.hpp>
 #include <tracemodel/algo/walk.hpp>
 #include <tracemodel/testing/builder.hpp>
@@ -48,6 +49,19 @@ void check_children_consistent(const event_table& t) {
   CHECK(total == with_parent);
 }
 
+/// A tree policy that also carries every member of a device link policy and of a forward/backward
+/// one: its tag alone says what it is.
+struct odd_tree : sibling_ties_tree {
+  static constexpr bool use_flows = false;
+  static constexpr bool use_correlation = false;
+  static constexpr bool use_external_id = false;
+  static constexpr bool link_runtime_calls = false;
+  static constexpr bool inherit_thread = false;
+  static constexpr std::string_view wrapper_prefix = "";
+};
+static_assert(tree_builder_policy<odd_tree> && !device_link_policy<odd_tree> &&
+              !fwd_bwd_policy<odd_tree>);
+
 }  // namespace
 
 TEST_SUITE("algo") {
@@ -79,7 +93,18 @@ TEST_SUITE("algo") {
     check_children_consistent(t);
   }
 
-  TEST_CASE("build_tree: equal start times follow table order (PyTorch) or length (HTA)") {
+  TEST_CASE("analyze: a policy's kind is its tag, whatever members it happens to carry") {
+    // A tree policy that also carries every member of a device link policy (odd_tree, above):
+    // analyze takes it as what its `policy_kind` says, and the device links from the default.
+    table_builder b;
+    b.op("A", 0, 10).op("B", 10, 20);  // B starts when A ends: a sibling under these ties
+    event_table t = b.take();
+    const analysis a = analyze(t, odd_tree{});
+    CHECK(a.tree.roots == 2);
+    CHECK(tree_text(t) == "A\nB\n");
+  }
+
+  TEST_CASE("build_tree: equal start times follow table order (PyTorch) or length (ties first)") {
     table_builder b;
     b.op("A", 0, 100).op("B", 0, 50).op("C", 0, 100);
     event_table pt = b.table();

@@ -2,6 +2,7 @@
 #include <tracemodel/algo/flows.hpp>
 
 struct my_device_links {
+  using policy_kind = tracemodel::device_link_policy_kind;
   static constexpr bool use_flows = true;
   static constexpr bool use_correlation = true;
   static constexpr bool use_external_id = false;

@@ -4,6 +4,7 @@
 #include <tracemodel/algo/fwd_bwd.hpp>
 
 struct my_links {
+  using policy_kind = tracemodel::fwd_bwd_policy_kind;
   static constexpr std::string_view wrapper_prefix = "";
   static constexpr bool consume_on_match = true;
   using thread_resolver = tracemodel::literal_thread_ids;

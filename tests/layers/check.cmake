@@ -1,7 +1,8 @@
 # The include graph of the library's headers follows the layers of docs/design.md: each header
 # includes only headers of its own layer and of the layers it may use.
 #   cmake -DINCLUDE_DIR=<repo>/include -P check.cmake
-# Prints every include that breaks a rule, and fails if there is one.
+# Prints every include that breaks a rule, and every header of algo/ that names HTA, and fails if
+# there is one.
 #
 #   base     config.hpp, version.hpp, fwd.hpp, threads.hpp, memory.hpp, detail/   (std, Hana)
 #   model    model/, model.hpp                                  base
@@ -76,6 +77,19 @@ foreach(h IN LISTS headers)
       math(EXPR broken "${broken} + 1")
     endif()
   endforeach()
+endforeach()
+# The exact analyses know nothing of HTA: no header of algo/ names it (its rules are hta/'s).
+foreach(h IN LISTS headers)
+  layer_of(${h} from)
+  if(NOT from STREQUAL "algo")
+    continue()
+  endif()
+  file(STRINGS ${INCLUDE_DIR}/${h} named REGEX "(^|[^A-Za-z])([Hh][Tt][Aa])([^A-Za-z]|$)|Holistic")
+  if(named)
+    list(GET named 0 first)
+    message("${h} (algo) names HTA: ${first}")
+    math(EXPR broken "${broken} + 1")
+  endif()
 endforeach()
 list(LENGTH headers n)
 if(broken GREATER 0)
