@@ -14,7 +14,7 @@
 #include <limits>
 #include <vector>
 
-#include "tracemodel/algo/flows.hpp"
+#include "tracemodel/algo/device_link_policies.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/detail/big_allocator.hpp"
 #include "tracemodel/detail/id_map.hpp"

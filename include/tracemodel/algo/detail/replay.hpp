@@ -162,401 +162,462 @@ static_assert(replay_hook<no_replay_hook>);
 ///                       0xff for one not known (the replay looks those up)
 /// Policies whose ties close first never replay in table order and take no active hook.
 template <class Schema, class Policy, class Hook>
-tree_stats replay_tree(basic_event_table<Schema>& t, Policy, Hook& hook, std::size_t chunk = 0) {
-  static_assert(replay_hook<Hook>);
+class tree_replay {
   using key_policy = typename Policy::thread_key_type;
   using fallback = typename Policy::fallback_type;
-  constexpr bool close_first = Policy::ties_type::close_first;
-  constexpr std::int64_t open = std::numeric_limits<std::int64_t>::max();
+  static constexpr bool close_first = Policy::ties_type::close_first;
+  static constexpr std::int64_t open = std::numeric_limits<std::int64_t>::max();
+  /// What placing a row answers: go on, stop (the hook said so), or a chunked replay's `ready`
+  /// answers (see `ready`).
+  static constexpr int go_on = 0, stop = 1, conflict = 2, behind = 3;
+  /// The chunked replay's lists: each stack's rows of a chunk (stacks beyond the lists put
+  /// their chunk in table order).
+  static constexpr std::uint32_t lists = 16;
+  static constexpr std::uint32_t no_list = lists;
 
-  tree_stats stats;  // filled by the replay
-  const std::size_t n = t.events.size();
+ public:
+  tree_replay(basic_event_table<Schema>& t, Hook& hook, std::size_t chunk)
+      : t_(t),
+        hook_(hook),
+        chunk_(chunk),
+        n_(t.events.size()),
+        parent_(n_, no_event),
+        offsets_(n_ + 1, 0) {
+    static_assert(replay_hook<Hook>);
+    static_assert(!(Hook::active && close_first),
+                  "build_tree: a replay hook needs the replay in table order");
+  }
 
-  // The replay reads the table in processing order and writes each parent as it finds it
-  // (the event's line is in cache then). Tables are usually sorted by start already
-  // (materialized and read tables are): that is tried first, and the first event out of order
-  // switches to a computed order (the replay restarts; what it wrote is written again).
-  // Ties that close first always need the computed order (equal starts open the longer first).
-  detail::scratch_vector<event_index> parent(n, no_event);
-  // Children counts, kept one place to the right of their event (see the children lists
-  // below), counted as the replay finds parents.
-  detail::scratch_vector<std::uint32_t> offsets(n + 1, 0);
-  detail::scratch_vector<event_index> order_storage;
-  detail::pair_ids keys;
-  std::vector<detail::replay_stack> stacks;
+  /// The replay in table order first (tables usually are sorted by start: materialized and
+  /// read tables are), with the hook; the first event out of order switches to a computed
+  /// order (the replay restarts; what it wrote is written again). Ties that close first always
+  /// need the computed order (equal starts open the longer first). Then the children lists and
+  /// the ends unfinished ops borrow.
+  tree_stats run() {
+    bool in_order = false;
+    if constexpr (!close_first) {
+      in_order = replay_table_order();
+      if constexpr (Hook::active) {
+        if (in_order ? !hook_finish() : !hook_.rest()) return stats_;  // the caller failed
+      }
+    }
+    if (!in_order) replay_computed_order();
+    stacks_ = {};
+    children_lists();
+    borrow_ends();
+    return stats_;
+  }
+
+ private:
   struct unfinished {
     event_index index;
     bool closes_later;  // PyTorch closes it: a frame with an end is below it
   };
-  std::vector<unfinished> missing;
-  // The chunked replay's lists: each stack's rows of a chunk (stacks beyond the lists put
-  // their chunk in table order).
-  constexpr std::uint32_t lists = 16;
-  std::vector<event_index> chunk_rows;
-  // A linked parent that is not an event of the table (a hand-made table) is not kept: the
-  // event is placed by the replay like any other.
-  auto linked_before = [n](const auto& e) {
-    return e.link != parent_link::none && e.link != parent_link::tree && e.parent < n;
-  };
-  // The replay in table order (`identity`) or in the computed order. `Chunked` (table order
-  // with a hook; `chunk` rows): see the chunked branch below.
-  auto replay = [&]<bool Hooked, bool Chunked = false>(bool identity)->bool {
-    stats = {};
-    stats.events = n;
-    stacks.clear();
-    missing.clear();
-    std::int64_t last_start = std::numeric_limits<std::int64_t>::min();
-    // Locals: the compiler cannot keep the arrays' addresses in registers across the stores
-    // into events when it reaches them through the captured vectors.
-    auto* const events = t.events.data();
-    event_index* const parents = parent.data();
-    std::uint32_t* const counts = offsets.data();
-    const event_index* const order = order_storage.data();
+  /// One pass of the replay: the arrays it writes, as locals (the compiler cannot keep the
+  /// arrays' addresses in registers across the stores into events when it reaches them
+  /// through the members), and its counts.
+  struct pass {
+    typename basic_event_table<Schema>::event_type* events;
+    event_index* parents;
+    std::uint32_t* counts;
     std::size_t linked = 0, fallbacks = 0;
-    std::size_t stepped = n;  // a row given to the hook already (a chunk's row placed again)
-    // Row r (event i) on its thread's stack (`thread_of()`). A fall-back asks `ready(id, r)`
-    // before it reads stack `id`. Returns `go_on`, `stop` (the hook said so), or what `ready`
-    // answered (not ready: nothing written for the row but the hook's step).
-    static constexpr int go_on = 0, stop = 1;
-    auto place = [&](std::size_t r, event_index i, auto&& thread_of, auto&& ready)
-                     TRACEMODEL_ALWAYS_INLINE_LAMBDA -> int {
-      auto& e = events[i];
-      if constexpr (Hooked) {
-        if (r != stepped) {
-          const int h = hook.pre(r);
-          if (h < 0) return stop;
-          if (h > 0) return go_on;  // placed by its link after the replay
-        }
-      }
-      if (linked_before(e)) {
-        parents[i] = e.parent;
-        ++counts[e.parent + std::size_t{1}];
-        ++linked;
-        return go_on;
-      }
-      const std::int64_t end_ns = e.end_ns();
-      const std::int64_t end = end_ns == no_end_ns ? open : end_ns;
-      const std::uint16_t depth = detail::recorded_depth(e);  // (rule 6 of build_tree)
-      const bool instant = end != open && end <= e.start_ns && depth == unknown_depth;
-      detail::replay_stack& s = stacks[thread_of()];
-      s.close_before(e.start_ns, close_first && !instant && depth == unknown_depth);
-      if (depth != unknown_depth) s.close_depth(depth);
-      event_index p = s.top();
-      bool fell_back = false;
-      if (p == no_event) {
-        if constexpr (Hooked)
-          if (!hook.before_fallback(r)) return stop;
-        if (const std::optional<thread_key> fwd = fallback::thread(e)) {
-          const auto [fa, fb] = key_policy::key(e.pid, *fwd);
-          const std::uint32_t id = keys.find(fa, fb);
-          if (id != detail::pair_ids::no_id && id < stacks.size()) {
-            if (const int w = ready(id, r); w != go_on) return w;
-            detail::replay_stack& f = stacks[id];
-            f.close_before(e.start_ns, close_first && !instant);
-            p = f.top();
-            fell_back = p != no_event;
-          }
-        }
-      }
-      parents[i] = p;
-      if (p != no_event) ++counts[p + std::size_t{1}];
-      e.parent = p;
-      e.link = p == no_event ? parent_link::none : parent_link::tree;
-      fallbacks += fell_back ? 1 : 0;
-      if (instant) return go_on;
-      if (end == open) missing.push_back({i, s.min_end() != open});
-      if (s.size == 0 && fell_back) s.set_anchor(p);
-      s.push(i, end, depth);
-      return go_on;
-    };
-    const auto always_ready = [](std::uint32_t, std::size_t) { return go_on; };
-    bool completed = true;
-    if constexpr (Chunked) {
-      // Chunk by chunk. Pass 1, a tight loop over the chunk: the order check, each row's
-      // stack, and the row into its thread's list. Pass 2: each thread's rows in turn, the
-      // threads with ops first (the later one first: a backward thread falls back to the
-      // forward thread that appeared before it), then those without (device streams: what
-      // launched their activities was stepped then). The branches then follow one thread's
-      // regular pattern instead of the interleaving of threads. The result is the same:
-      //  * the device linker takes rows in any order inside a chunk (see its `begin_chunk`);
-      //  * a fall-back must read its stack as table order leaves it at its row: if that
-      //    thread's list has rows before it not replayed yet, they are replayed first (one
-      //    level: a fall-back among them that needs the same is a conflict); if rows after
-      //    it were replayed already (a `conflict`), the replay stops, and the tree is
-      //    replayed again in a computed order once every link is final;
-      //  * a chunk whose rows use stacks beyond the lists goes in table order;
-      //  * the children lists and the counts are order-free, and the unfinished ops are put
-      //    back in table order at the end.
-      // The next chunk's rows are asked for during pass 2 (else pass 1 waits on memory).
-      static constexpr int conflict = 2, behind = 3;
-      constexpr std::uint32_t none = lists;
-      const std::size_t c_rows = chunk;
-      std::array<std::uint32_t, lists> count{}, pos{};
-      std::uint32_t advance = none;       // the list a `behind` answer names
-      std::uint32_t ordered_list = none;  // the chunk goes in table order (its one list)
-      event_index* const crows = chunk_rows.data();
-      std::uint32_t cur = none, back = none;  // the list replayed, the one an advance left
-      auto ready = [&](std::uint32_t id, std::size_t r) -> int {
-        // (Its own list's position is kept in a register: it is always ready.)
-        if (id == cur || id >= lists || ordered_list != none) return go_on;
-        const event_index* rows = crows + std::size_t{id} * c_rows;
-        if (pos[id] > 0 && rows[pos[id] - 1] > r) return conflict;
-        if (pos[id] < count[id] && rows[pos[id]] < r) {
-          advance = id;
-          return behind;
-        }
-        return go_on;
-      };
-      std::array<std::uint32_t, lists + 1> sequence{};
-      std::size_t stacks_n = stacks.size();
-      for (std::size_t c0 = 0; c0 < n;) {
-        const std::size_t c1 = std::min(n, c0 + c_rows);
-        std::size_t c_end = c1;
-        bool unordered = false, wide = false;
-        std::uint32_t used = 0, with_ops = 0;
-        pos.fill(0);
-        // Each list's end (its count once the pass is over).
-        std::array<event_index*, lists> tail;
-        for (std::uint32_t l = 0; l < lists; ++l) tail[l] = crows + std::size_t{l} * c_rows;
-        // The rows' threads, if the hook has them (the forward/backward pass on the other
-        // thread numbers (pid, tid) pairs as `keys` does: in order of first appearance).
-        const std::uint8_t* known = nullptr;
-        if constexpr (requires { hook.row_threads(c1); })
-          if constexpr (std::is_same_v<key_policy, pid_tid_key>) known = hook.row_threads(c1);
-        for (std::size_t r = c0; r < c1; ++r) {
-          const auto& e = events[r];
-          if (e.start_ns < last_start) [[unlikely]] {
-            c_end = r;
-            unordered = true;
-            break;
-          }
-          last_start = e.start_ns;
-          // (A thread not known, or seen for the first time, is looked up: `keys` gives the
-          // latter the same number.)
-          constexpr std::uint32_t not_known = 0xff;  // the hook's `row_threads` (above)
-          const std::uint32_t k = known != nullptr ? known[r] : not_known;
-          std::uint32_t thread = k;
-          if (k == not_known || k >= stacks_n) {
-            const auto [a, b] = key_policy::key(e.pid, e.tid);
-            thread = keys.id(a, b);
-            if (thread >= stacks_n) [[unlikely]] {
-              stacks.resize(thread + 1);
-              stacks_n = stacks.size();
-            }
-          }
-          wide |= thread >= lists;
-          const std::uint32_t l = thread < lists ? thread : lists - 1;
-          *tail[l]++ = static_cast<event_index>(r);
-          with_ops |= std::uint32_t{e.template is<event_kind::op>()} << l;
-        }
-        for (std::uint32_t l = 0; l < lists; ++l) {
-          count[l] = static_cast<std::uint32_t>(tail[l] - (crows + std::size_t{l} * c_rows));
-          used |= std::uint32_t{count[l] != 0} << l;
-        }
-        std::uint32_t lists_n = 0;
-        if (wide) [[unlikely]] {
-          // One list, in table order.
-          ordered_list = 0;
-          count[0] = static_cast<std::uint32_t>(c_end - c0);
-          for (std::size_t r = c0; r < c_end; ++r) crows[r - c0] = static_cast<event_index>(r);
-          sequence[lists_n++] = 0;
-        } else {
-          ordered_list = none;
-          for (std::uint32_t m : {used & with_ops, used & ~with_ops})
-            for (; m != 0; m &= ~(std::uint32_t{1} << (31 - std::countl_zero(m))))
-              sequence[lists_n++] = static_cast<std::uint32_t>(31 - std::countl_zero(m));
-        }
-        if constexpr (Hooked) hook.begin_chunk(c0, c_end - c0);
-        // The next chunk's row to ask for (a pointer: no index to scale per row).
-        const auto* ahead = events + c1;
-        const auto* const ahead_end = events + std::min(n, c1 + c_rows);
-        int status = go_on;
-        for (std::uint32_t q = 0; q < lists_n && status == go_on; ++q) {
-          std::uint32_t k = 0, k_end = 0;
-          const event_index* rows = nullptr;
-          // Enters a list at its position; its rows from `until` on wait (an advance stops
-          // at the row that asked for it: the list's rows are in table order).
-          auto enter = [&](std::uint32_t list, std::uint32_t from, std::size_t until) {
-            cur = list;
-            back = from;
-            k = pos[list];
-            rows = crows + std::size_t{list} * c_rows;
-            k_end = count[list];
-            if (until < n) {
-              const event_index* const first_waiting =
-                  std::lower_bound(rows + k, rows + k_end, static_cast<event_index>(until));
-              k_end = static_cast<std::uint32_t>(first_waiting - rows);
-            }
-          };
-          enter(sequence[q], none, n);
-          for (;;) {
-            if (k == k_end) {
-              pos[cur] = k;
-              if (back == none) break;
-              enter(back, none, n);  // the advanced list is at the row: place it again
-              continue;
-            }
-            const std::size_t r = rows[k];
-            // (A list is a stack's rows, unless the chunk goes in table order.)
-            const std::uint32_t list = cur;
-            status = place(
-                r, static_cast<event_index>(r),
-                [&, list, r] {
-                  if (ordered_list == none) [[likely]]
-                    return list;
-                  const auto [a, b] = key_policy::key(events[r].pid, events[r].tid);
-                  return keys.id(a, b);
-                },
-                ready);
-            if (ahead < ahead_end) {
-              detail::prefetch_object(ahead);
-              ++ahead;
-            }
-            if (status == go_on) [[likely]] {
-              ++k;
-              continue;
-            }
-            pos[cur] = k;
-            if (status == behind && back == none) {
-              stepped = r;  // its hook step is done
-              enter(advance, cur, r);
-              status = go_on;
-              continue;
-            }
-            break;  // stop, a conflict, or an advance inside an advance
-          }
-        }
-        if (status != go_on) [[unlikely]] {
-          // The rows where it stopped were given to the hook; so must be the chunk's others
-          // (the tree is replayed again in a computed order, with every link final).
-          if constexpr (Hooked) {
-            ++pos[cur];
-            if (back != none) ++pos[back];
-            for (std::uint32_t q = 0; q < lists_n; ++q) {
-              const std::uint32_t l = sequence[q];
-              for (std::uint32_t k = pos[l]; k < count[l]; ++k)
-                hook.pre(crows[std::size_t{l} * c_rows + k]);
-            }
-          }
-          unordered = true;
-        }
-        if constexpr (Hooked) {
-          hook.end_chunk([&](event_index i, event_index from, event_index to) {
-            if (parents[i] != from) return;  // not placed (a chunk that stopped)
-            parents[i] = to;
-            --counts[from + std::size_t{1}];
-            ++counts[to + std::size_t{1}];
-          });
-          if (unordered) hook.stopped_at(c_end);
-        }
-        if (unordered) return false;
-        c0 = c_end;
-      }
-      // Unfinished ops in table order (a parent's end is borrowed before its children's).
-      std::sort(missing.begin(), missing.end(),
-                [](const unfinished& x, const unfinished& y) { return x.index < y.index; });
-    } else {
-      for (std::size_t r = 0; r < n; ++r) {
-        const event_index i = identity ? static_cast<event_index>(r) : order[r];
-        const auto& e = events[i];
-        if (identity) {
-          if (e.start_ns < last_start) return false;
-          last_start = e.start_ns;
-        }
-        auto thread_of = [&] {
-          const auto [a, b] = key_policy::key(e.pid, e.tid);
-          const std::uint32_t thread = keys.id(a, b);
-          if (thread >= stacks.size()) stacks.resize(thread + 1);
-          return thread;
-        };
-        if (place(r, i, thread_of, always_ready) != go_on) return false;
-      }
-    }
-    stats.linked_before = linked;
-    stats.fallback_parents = fallbacks;
-    return completed;
+    std::size_t stepped;  // a row given to the hook already (a chunk's row placed again)
+    std::int64_t last_start = std::numeric_limits<std::int64_t>::min();
   };
-  static_assert(!(Hook::active && close_first),
-                "build_tree: a replay hook needs the replay in table order");
-  bool in_order = false;
-  if constexpr (!close_first) {
-    if constexpr (Hook::active) {
-      if (chunk > 0) {
-        chunk_rows.resize(lists * chunk);
-        in_order = replay.template operator()<true, true>(true);
-      } else {
-        in_order = replay.template operator()<true>(true);
+  pass begin_pass() {
+    stats_ = {};
+    stats_.events = n_;
+    stacks_.clear();
+    missing_.clear();
+    return {t_.events.data(), parent_.data(), offsets_.data(), 0, 0, n_};
+  }
+  void end_pass(const pass& p) {
+    stats_.linked_before = p.linked;
+    stats_.fallback_parents = p.fallbacks;
+  }
+
+  /// Row `r` (event `i`) on its thread's stack (`thread_of()`). A fall-back asks
+  /// `ready(id, r)` before it reads stack `id`. Returns `go_on`, `stop` (the hook said so), or
+  /// what `ready` answered (not ready: nothing written for the row but the hook's step).
+  template <bool Hooked, class ThreadOf, class Ready>
+  TRACEMODEL_ALWAYS_INLINE int place(pass& ps, std::size_t r, event_index i, ThreadOf&& thread_of,
+                                     Ready&& ready) {
+    auto& e = ps.events[i];
+    if constexpr (Hooked) {
+      if (r != ps.stepped) {
+        const int h = hook_.pre(r);
+        if (h < 0) return stop;
+        if (h > 0) return go_on;  // placed by its link after the replay
       }
-    } else {
-      in_order = replay.template operator()<false>(true);
     }
-    if constexpr (Hook::active) {
-      if (in_order) {
-        // The rows whose links were not final: counted as linked now, or, for one that
-        // found no parent (the replay skipped it, but it needs a place by nesting), the
-        // replay again in full with every link final.
-        bool again = false;
-        const bool go_on = hook.finish([&](event_index w) {
-          const event_index p = t.events[w].parent;
-          if (p == no_event) {
-            again = true;
-          } else if (!again) {
-            parent[w] = p;
-            ++offsets[p + std::size_t{1}];
-            ++stats.linked_before;
-          }
-        });
-        if (!go_on) return stats;
-        if (again) {
-          std::fill(parent.begin(), parent.end(), no_event);
-          std::fill(offsets.begin(), offsets.end(), 0);
-          replay.template operator()<false>(true);
+    // A linked parent that is not an event of the table (a hand-made table) is not kept: the
+    // event is placed by the replay like any other.
+    if (e.link != parent_link::none && e.link != parent_link::tree && e.parent < n_) {
+      ps.parents[i] = e.parent;
+      ++ps.counts[e.parent + std::size_t{1}];
+      ++ps.linked;
+      return go_on;
+    }
+    const std::int64_t end_ns = e.end_ns();
+    const std::int64_t end = end_ns == no_end_ns ? open : end_ns;
+    const std::uint16_t depth = recorded_depth(e);  // (rule 6 of build_tree)
+    const bool instant = end != open && end <= e.start_ns && depth == unknown_depth;
+    replay_stack& s = stacks_[thread_of()];
+    s.close_before(e.start_ns, close_first && !instant && depth == unknown_depth);
+    if (depth != unknown_depth) s.close_depth(depth);
+    event_index p = s.top();
+    bool fell_back = false;
+    if (p == no_event) {
+      if constexpr (Hooked)
+        if (!hook_.before_fallback(r)) return stop;
+      if (const std::optional<thread_key> fwd = fallback::thread(e)) {
+        const auto [fa, fb] = key_policy::key(e.pid, *fwd);
+        const std::uint32_t id = keys_.find(fa, fb);
+        if (id != pair_ids::no_id && id < stacks_.size()) {
+          if (const int w = ready(id, r); w != go_on) return w;
+          replay_stack& f = stacks_[id];
+          f.close_before(e.start_ns, close_first && !instant);
+          p = f.top();
+          fell_back = p != no_event;
         }
-      } else if (!hook.rest()) {
-        return stats;
       }
+    }
+    ps.parents[i] = p;
+    if (p != no_event) ++ps.counts[p + std::size_t{1}];
+    e.parent = p;
+    e.link = p == no_event ? parent_link::none : parent_link::tree;
+    ps.fallbacks += fell_back ? 1 : 0;
+    if (instant) return go_on;
+    if (end == open) missing_.push_back({i, s.min_end() != open});
+    if (s.size == 0 && fell_back) s.set_anchor(p);
+    s.push(i, end, depth);
+    return go_on;
+  }
+
+  /// The stack of a row, looked up (and made) by its (pid, tid).
+  std::uint32_t stack_of(const typename basic_event_table<Schema>::event_type& e) {
+    const auto [a, b] = key_policy::key(e.pid, e.tid);
+    const std::uint32_t thread = keys_.id(a, b);
+    if (thread >= stacks_.size()) stacks_.resize(thread + 1);
+    return thread;
+  }
+
+  /// The replay row by row, in table order (`identity`: false at the first row out of order)
+  /// or in the computed order.
+  template <bool Hooked>
+  bool replay_rows(bool identity) {
+    pass ps = begin_pass();
+    const event_index* const order = order_.data();
+    const auto always_ready = [](std::uint32_t, std::size_t) { return go_on; };
+    for (std::size_t r = 0; r < n_; ++r) {
+      const event_index i = identity ? static_cast<event_index>(r) : order[r];
+      const auto& e = ps.events[i];
+      if (identity) {
+        if (e.start_ns < ps.last_start) return false;
+        ps.last_start = e.start_ns;
+      }
+      if (place<Hooked>(
+              ps, r, i, [&] { return stack_of(e); }, always_ready) != go_on)
+        return false;
+    }
+    end_pass(ps);
+    return true;
+  }
+
+  bool replay_table_order() {
+    if constexpr (Hook::active) {
+      if (chunk_ > 0) {
+        chunk_rows_.resize(lists * chunk_);
+        return replay_chunks();
+      }
+      return replay_rows<true>(true);
+    } else {
+      return replay_rows<false>(true);
     }
   }
-  if (!in_order) {
-    order_storage = detail::start_order(t.events);
+
+  /// After the replay in table order: the rows whose links were not final, counted as linked
+  /// now, or, for one that found no parent (the replay skipped it, but it needs a place by
+  /// nesting), the replay again in full with every link final. False: the caller failed.
+  bool hook_finish() {
+    bool again = false;
+    const bool go = hook_.finish([&](event_index w) {
+      const event_index p = t_.events[w].parent;
+      if (p == no_event) {
+        again = true;
+      } else if (!again) {
+        parent_[w] = p;
+        ++offsets_[p + std::size_t{1}];
+        ++stats_.linked_before;
+      }
+    });
+    if (!go) return false;
+    if (again) {
+      std::fill(parent_.begin(), parent_.end(), no_event);
+      std::fill(offsets_.begin(), offsets_.end(), 0);
+      replay_rows<false>(true);
+    }
+    return true;
+  }
+
+  /// The replay in order of start time (and, when ties close first, equal starts by
+  /// `equal_start_order`).
+  void replay_computed_order() {
+    order_ = start_order(t_.events);
     if constexpr (close_first) {
-      const detail::equal_start_order<Schema> equal{t};
-      for (std::size_t a = 0; a < n;) {
+      const equal_start_order<Schema> equal{t_};
+      for (std::size_t a = 0; a < n_;) {
         std::size_t b = a + 1;
-        while (b < n && t.events[order_storage[b]].start_ns == t.events[order_storage[a]].start_ns)
-          ++b;
+        while (b < n_ && t_.events[order_[b]].start_ns == t_.events[order_[a]].start_ns) ++b;
         if (b - a > 1)
-          std::stable_sort(order_storage.begin() + static_cast<std::ptrdiff_t>(a),
-                           order_storage.begin() + static_cast<std::ptrdiff_t>(b), equal);
+          std::stable_sort(order_.begin() + static_cast<std::ptrdiff_t>(a),
+                           order_.begin() + static_cast<std::ptrdiff_t>(b), equal);
         a = b;
       }
     }
-    std::fill(parent.begin(), parent.end(), no_event);
-    std::fill(offsets.begin(), offsets.end(), 0);
-    replay.template operator()<false>(false);
+    std::fill(parent_.begin(), parent_.end(), no_event);
+    std::fill(offsets_.begin(), offsets_.end(), 0);
+    replay_rows<false>(false);
   }
-  const bool identity = order_storage.empty();
-  stacks = {};
 
-  // Children lists, in processing order (start time, then table order), and their offsets
-  // (the table's `child_offsets`; no pass over the events writes children ranges). The
-  // counts are kept one place to the right, so that filling the lists leaves each entry at
-  // the end of its event's children, which is where the next event's begin.
-  std::uint32_t total = 0;
-  for (std::size_t k = 0; k <= n; ++k) {
-    const std::uint32_t c = offsets[k];
-    offsets[k] = total;
-    total += c;
+  // ---- the chunked replay ---------------------------------------------------------------
+  // Chunk by chunk. Pass 1 (`sort_chunk`), a tight loop over the chunk: the order check, each
+  // row's stack, and the row into its thread's list. Pass 2 (`replay_lists`): each thread's rows
+  // in turn, the threads with ops first (the later one first: a backward thread falls back to
+  // the forward thread that appeared before it), then those without (device streams: what
+  // launched their activities was stepped then). The branches then follow one thread's
+  // regular pattern instead of the interleaving of threads. The result is the same:
+  //  * the device linker takes rows in any order inside a chunk (see its `begin_chunk`);
+  //  * a fall-back must read its stack as table order leaves it at its row: if that thread's
+  //    list has rows before it not replayed yet, they are replayed first (one level: a
+  //    fall-back among them that needs the same is a conflict); if rows after it were
+  //    replayed already (a `conflict`), the replay stops, and the tree is replayed again in a
+  //    computed order once every link is final;
+  //  * a chunk whose rows use stacks beyond the lists goes in table order;
+  //  * the children lists and the counts are order-free, and the unfinished ops are put back
+  //    in table order at the end.
+  // The next chunk's rows are asked for during pass 2 (else pass 1 waits on memory).
+
+  /// One chunk's lists and where the replay is in them.
+  struct chunk_state {
+    std::size_t c0 = 0, c1 = 0, c_end = 0;  // its rows, and where the order check stopped
+    bool unordered = false;
+    std::array<std::uint32_t, lists> count{}, pos{};
+    std::array<std::uint32_t, lists + 1> sequence{};  // the lists, in the order replayed
+    std::uint32_t lists_n = 0;
+    std::uint32_t advance = no_list;              // the list a `behind` answer names
+    std::uint32_t ordered_list = no_list;         // the chunk goes in table order (its one list)
+    std::uint32_t cur = no_list, back = no_list;  // the list replayed, the one an advance left
+    // The list being replayed: its rows, where the replay is, where it stops.
+    const event_index* rows = nullptr;
+    std::uint32_t k = 0, k_end = 0;
+  };
+
+  bool replay_chunks() {
+    pass ps = begin_pass();
+    std::size_t stacks_n = stacks_.size();
+    for (std::size_t c0 = 0; c0 < n_;) {
+      chunk_state c;
+      c.c0 = c0;
+      c.c1 = std::min(n_, c0 + chunk_);
+      sort_chunk(ps, c, stacks_n);
+      hook_.begin_chunk(c0, c.c_end - c0);
+      const int status = replay_lists(ps, c);
+      if (status != go_on) [[unlikely]] {
+        // The rows where it stopped were given to the hook; so must be the chunk's others
+        // (the tree is replayed again in a computed order, with every link final).
+        ++c.pos[c.cur];
+        if (c.back != no_list) ++c.pos[c.back];
+        for (std::uint32_t q = 0; q < c.lists_n; ++q) {
+          const std::uint32_t l = c.sequence[q];
+          for (std::uint32_t k = c.pos[l]; k < c.count[l]; ++k)
+            hook_.pre(chunk_rows_[std::size_t{l} * chunk_ + k]);
+        }
+        c.unordered = true;
+      }
+      hook_.end_chunk([&](event_index i, event_index from, event_index to) {
+        if (ps.parents[i] != from) return;  // not placed (a chunk that stopped)
+        ps.parents[i] = to;
+        --ps.counts[from + std::size_t{1}];
+        ++ps.counts[to + std::size_t{1}];
+      });
+      if (c.unordered) {
+        hook_.stopped_at(c.c_end);
+        return false;
+      }
+      c0 = c.c_end;
+    }
+    // Unfinished ops in table order (a parent's end is borrowed before its children's).
+    std::sort(missing_.begin(), missing_.end(),
+              [](const unfinished& x, const unfinished& y) { return x.index < y.index; });
+    end_pass(ps);
+    return true;
   }
-  t.children.assign(total, no_event);
-  {
+
+  /// Pass 1: the chunk's rows into their threads' lists, and the order the lists go in.
+  void sort_chunk(pass& ps, chunk_state& c, std::size_t& stacks_n) {
+    c.c_end = c.c1;
+    bool wide = false;
+    std::uint32_t used = 0, with_ops = 0;
+    event_index* const crows = chunk_rows_.data();
+    std::array<event_index*, lists> tail;  // each list's end (its count once the pass is over)
+    for (std::uint32_t l = 0; l < lists; ++l) tail[l] = crows + std::size_t{l} * chunk_;
+    // The rows' threads, if the hook has them (the forward/backward pass on the other thread
+    // numbers (pid, tid) pairs as `keys_` does: in order of first appearance).
+    const std::uint8_t* known = nullptr;
+    if constexpr (requires { hook_.row_threads(c.c1); })
+      if constexpr (std::is_same_v<key_policy, pid_tid_key>) known = hook_.row_threads(c.c1);
+    const auto* const events = ps.events;
+    std::int64_t last_start = ps.last_start;
+    for (std::size_t r = c.c0; r < c.c1; ++r) {
+      const auto& e = events[r];
+      if (e.start_ns < last_start) [[unlikely]] {
+        c.c_end = r;
+        c.unordered = true;
+        break;
+      }
+      last_start = e.start_ns;
+      // (A thread not known, or seen for the first time, is looked up: `keys_` gives the
+      // latter the same number.)
+      constexpr std::uint32_t not_known = 0xff;  // the hook's `row_threads`
+      const std::uint32_t k = known != nullptr ? known[r] : not_known;
+      std::uint32_t thread = k;
+      if (k == not_known || k >= stacks_n) {
+        const auto [a, b] = key_policy::key(e.pid, e.tid);
+        thread = keys_.id(a, b);
+        if (thread >= stacks_n) [[unlikely]] {
+          stacks_.resize(thread + 1);
+          stacks_n = stacks_.size();
+        }
+      }
+      wide |= thread >= lists;
+      const std::uint32_t l = thread < lists ? thread : lists - 1;
+      *tail[l]++ = static_cast<event_index>(r);
+      with_ops |= std::uint32_t{e.template is<event_kind::op>()} << l;
+    }
+    ps.last_start = last_start;
+    for (std::uint32_t l = 0; l < lists; ++l) {
+      c.count[l] = static_cast<std::uint32_t>(tail[l] - (crows + std::size_t{l} * chunk_));
+      used |= std::uint32_t{c.count[l] != 0} << l;
+    }
+    if (wide) [[unlikely]] {  // one list, in table order
+      c.ordered_list = 0;
+      c.count[0] = static_cast<std::uint32_t>(c.c_end - c.c0);
+      for (std::size_t r = c.c0; r < c.c_end; ++r) crows[r - c.c0] = static_cast<event_index>(r);
+      c.sequence[c.lists_n++] = 0;
+    } else {
+      for (std::uint32_t m : {used & with_ops, used & ~with_ops})
+        for (; m != 0; m &= ~(std::uint32_t{1} << (31 - std::countl_zero(m))))
+          c.sequence[c.lists_n++] = static_cast<std::uint32_t>(31 - std::countl_zero(m));
+    }
+  }
+
+  /// A fall-back of row `r` to stack `id`: `go_on` when the stack is as table order leaves it
+  /// at the row, `behind` when rows of its list before `r` wait (`c.advance` names it),
+  /// `conflict` when rows after `r` were replayed already.
+  static int ready(const chunk_state& c, const event_index* crows, std::size_t c_rows,
+                   std::uint32_t id, std::size_t r) {
+    // (Its own list's position is kept in a register: it is always ready.)
+    if (id == c.cur || id >= lists || c.ordered_list != no_list) return go_on;
+    const event_index* rows = crows + std::size_t{id} * c_rows;
+    if (c.pos[id] > 0 && rows[c.pos[id] - 1] > r) return conflict;
+    if (c.pos[id] < c.count[id] && rows[c.pos[id]] < r) return behind;
+    return go_on;
+  }
+
+  /// Enters a list at its position; its rows from `until` on wait (an advance stops at the row
+  /// that asked for it: the list's rows are in table order).
+  void enter(chunk_state& c, std::uint32_t list, std::uint32_t from, std::size_t until) const {
+    c.cur = list;
+    c.back = from;
+    c.k = c.pos[list];
+    c.rows = chunk_rows_.data() + std::size_t{list} * chunk_;
+    c.k_end = c.count[list];
+    if (until < n_)
+      c.k_end = static_cast<std::uint32_t>(
+          std::lower_bound(c.rows + c.k, c.rows + c.k_end, static_cast<event_index>(until)) -
+          c.rows);
+  }
+
+  /// Pass 2: each list's rows in turn (see above); the status the replay stopped with.
+  int replay_lists(pass& outer_pass, chunk_state& outer_chunk) {
+    // (Copies, written back at the end: the compiler keeps locals in registers across the
+    // stores into events, which it cannot prove do not reach the caller's.)
+    pass ps = outer_pass;
+    chunk_state c = outer_chunk;
+    const event_index* const crows = chunk_rows_.data();
+    const std::size_t c_rows = chunk_;
+    const auto* ahead = ps.events + c.c1;  // the next chunk's row to ask for
+    const auto* const ahead_end = ps.events + std::min(n_, c.c1 + chunk_);
+    int status = go_on;
+    for (std::uint32_t q = 0; q < c.lists_n && status == go_on; ++q) {
+      enter(c, c.sequence[q], no_list, n_);
+      for (;;) {
+        if (c.k == c.k_end) {
+          c.pos[c.cur] = c.k;
+          if (c.back == no_list) break;
+          enter(c, c.back, no_list, n_);  // the advanced list is at the row: place it again
+          continue;
+        }
+        const std::size_t r = c.rows[c.k];
+        // (A list is a stack's rows, unless the chunk goes in table order.)
+        const std::uint32_t list = c.cur;
+        status = place<true>(
+            ps, r, static_cast<event_index>(r),
+            [&, list, r] {
+              if (c.ordered_list == no_list) [[likely]]
+                return list;
+              return stack_of(ps.events[r]);
+            },
+            [&](std::uint32_t id, std::size_t row) {
+              const int w = ready(c, crows, c_rows, id, row);
+              if (w == behind) c.advance = id;
+              return w;
+            });
+        if (ahead < ahead_end) {
+          prefetch_object(ahead);
+          ++ahead;
+        }
+        if (status == go_on) [[likely]] {
+          ++c.k;
+          continue;
+        }
+        c.pos[c.cur] = c.k;
+        if (status == behind && c.back == no_list) {
+          ps.stepped = r;  // its hook step is done
+          enter(c, c.advance, c.cur, r);
+          status = go_on;
+          continue;
+        }
+        break;  // stop, a conflict, or an advance inside an advance
+      }
+    }
+    outer_pass = ps;
+    outer_chunk = c;
+    return status;
+  }
+
+  // ---- after the replay -----------------------------------------------------------------
+
+  /// Children lists, in processing order (start time, then table order), and their offsets
+  /// (the table's `child_offsets`; no pass over the events writes children ranges). The counts
+  /// are kept one place to the right, so that filling the lists leaves each entry at the end of
+  /// its event's children, which is where the next event's begin.
+  void children_lists() {
+    std::uint32_t total = 0;
+    for (std::size_t k = 0; k <= n_; ++k) {
+      const std::uint32_t c = offsets_[k];
+      offsets_[k] = total;
+      total += c;
+    }
+    t_.children.assign(total, no_event);
     // (Locals, and one loop per order: nothing to reload or test per row that does not change.)
-    event_index* const children = t.children.data();
-    std::uint32_t* const next = offsets.data() + 1;
-    const event_index* const parents = parent.data();
+    event_index* const children = t_.children.data();
+    std::uint32_t* const next = offsets_.data() + 1;
+    const event_index* const parents = parent_.data();
     std::size_t roots = 0;
     auto fill = [&](auto&& event_at) TRACEMODEL_ALWAYS_INLINE_LAMBDA {
-      for (std::size_t r = 0; r < n; ++r) {
+      for (std::size_t r = 0; r < n_; ++r) {
         const event_index i = event_at(r);
         const event_index p = parents[i];
         if (p == no_event) {
@@ -566,32 +627,54 @@ tree_stats replay_tree(basic_event_table<Schema>& t, Policy, Hook& hook, std::si
         children[next[p]++] = i;
       }
     };
-    if (identity)
+    if (order_.empty())
       fill([](std::size_t r) { return static_cast<event_index>(r); });
     else
-      fill([&](std::size_t r) { return order_storage[r]; });
-    stats.roots += roots;
+      fill([&](std::size_t r) { return order_[r]; });
+    stats_.roots += roots;
+    t_.child_offsets = std::move(offsets_);
   }
-  t.child_offsets = std::move(offsets);
 
-  // Ends of ops that never ended (parents come first in processing order).
-  for (const unfinished& u : missing) {
-    auto* op = t.events[u.index].template get_if<event_kind::op>();
-    if (op == nullptr) continue;
-    const event_index p = t.events[u.index].parent;
-    bool borrow = false;
-    if constexpr (Policy::missing_end_type::borrow) borrow = u.closes_later && p != no_event;
-    const std::int64_t parent_end = borrow ? t.events[p].end_ns() : no_end_ns;
-    if (parent_end != no_end_ns) {
-      op->end_ns =
-          parent_end < t.events[u.index].start_ns ? t.events[u.index].start_ns : parent_end;
-      op->flags |= op_flag::end_borrowed;
-      ++stats.borrowed_ends;
-    } else {
-      ++stats.missing_ends;
+  /// Ends of ops that never ended (parents come first in processing order).
+  void borrow_ends() {
+    for (const unfinished& u : missing_) {
+      auto* op = t_.events[u.index].template get_if<event_kind::op>();
+      if (op == nullptr) continue;
+      const event_index p = t_.events[u.index].parent;
+      bool borrow = false;
+      if constexpr (Policy::missing_end_type::borrow) borrow = u.closes_later && p != no_event;
+      const std::int64_t parent_end = borrow ? t_.events[p].end_ns() : no_end_ns;
+      if (parent_end != no_end_ns) {
+        op->end_ns =
+            parent_end < t_.events[u.index].start_ns ? t_.events[u.index].start_ns : parent_end;
+        op->flags |= op_flag::end_borrowed;
+        ++stats_.borrowed_ends;
+      } else {
+        ++stats_.missing_ends;
+      }
     }
   }
-  return stats;
+
+  basic_event_table<Schema>& t_;
+  Hook& hook_;
+  const std::size_t chunk_;
+  const std::size_t n_;
+  tree_stats stats_;
+  scratch_vector<event_index> parent_;
+  // Children counts, kept one place to the right of their event (see `children_lists`),
+  // counted as the replay finds parents.
+  scratch_vector<std::uint32_t> offsets_;
+  scratch_vector<event_index> order_;  // the computed order (empty: table order)
+  pair_ids keys_;
+  std::vector<replay_stack> stacks_;
+  std::vector<unfinished> missing_;
+  std::vector<event_index> chunk_rows_;
+};
+
+/// The tree by the replay (see `tree_replay`), with `hook` into the replay in table order.
+template <class Schema, class Policy, class Hook>
+tree_stats replay_tree(basic_event_table<Schema>& t, Policy, Hook& hook, std::size_t chunk = 0) {
+  return tree_replay<Schema, Policy, Hook>(t, hook, chunk).run();
 }
 
 }  // namespace detail
