@@ -130,207 +130,220 @@ inline std::vector<std::pair<std::size_t, std::size_t>> align_by_name(
 }
 }  // namespace detail
 
+namespace detail {
+/// The join of one execution trace with one host/device trace, step by step (see the header
+/// comment).
 template <class Schema>
-et_link_result link_execution_trace(const execution_trace& et, const basic_event_table<Schema>& t,
-                                    const et_link_options& o = {}) {
-  et_link_result r;
-  r.node_host.assign(et.nodes.size(), no_event);
-  // ---- the iteration ----
-  std::int64_t lo = std::numeric_limits<std::int64_t>::min(),
-               hi = std::numeric_limits<std::int64_t>::max();
-  {
+class et_linker {
+ public:
+  et_linker(const execution_trace& et, const basic_event_table<Schema>& t, const et_link_options& o)
+      : et_(et), t_(t), o_(o) {}
+
+  et_link_result run() {
+    r_.node_host.assign(et_.nodes.size(), no_event);
+    find_iteration();
+    collect_ops();
+    if (host_has_rf_ && et_has_rf_)
+      match_by_rf();
+    else
+      match_by_order();
+    report_unmatched();
+    attach_device_ops();
+    return std::move(r_);
+  }
+
+ private:
+  /// Step 1: the span of the host's iteration annotations that the execution trace names.
+  void find_iteration() {
     std::unordered_map<std::string_view, bool> et_names;
-    for (const et_node& n : et.nodes)
-      if (std::string_view(n.name).starts_with(o.iteration_prefix)) et_names[n.name] = true;
-    for (event_index i = 0; i < t.size() && !o.iteration_prefix.empty(); ++i) {
-      if (!detail::is_host_op(t, i)) continue;
-      const std::string_view name = t.name(i);
-      if (name.starts_with(o.iteration_prefix) && et_names.count(name) != 0) {
-        if (r.iterations++ == 0) {
-          r.iteration = i;
-          lo = t.events[i].start_ns;
-          hi = t.events[i].end_ns();
-        }
-        lo = std::min(lo, t.events[i].start_ns);
-        hi = std::max(hi, t.events[i].end_ns());
+    for (const et_node& n : et_.nodes)
+      if (std::string_view(n.name).starts_with(o_.iteration_prefix)) et_names[n.name] = true;
+    for (event_index i = 0; i < t_.size() && !o_.iteration_prefix.empty(); ++i) {
+      if (!is_host_op(t_, i)) continue;
+      const std::string_view name = t_.name(i);
+      if (!name.starts_with(o_.iteration_prefix) || et_names.count(name) == 0) continue;
+      if (r_.iterations++ == 0) {
+        r_.iteration = i;
+        lo_ = t_.events[i].start_ns;
+        hi_ = t_.events[i].end_ns();
       }
+      lo_ = std::min(lo_, t_.events[i].start_ns);
+      hi_ = std::max(hi_, t_.events[i].end_ns());
     }
   }
-  auto in_iteration = [&](event_index i) {
-    return t.events[i].start_ns >= lo && t.events[i].start_ns <= hi;
-  };
+  [[nodiscard]] bool in_iteration(event_index i) const {
+    return t_.events[i].start_ns >= lo_ && t_.events[i].start_ns <= hi_;
+  }
 
-  // ---- host ops per thread, in start order ----
-  std::map<thread_key, std::vector<event_index>> host;
-  std::vector<thread_key> host_threads;  // in order of first appearance
-  bool host_has_rf = false;
-  for (event_index i = 0; i < t.size(); ++i) {
-    if (!detail::is_host_op(t, i) || !in_iteration(i)) continue;
-    auto [it, inserted] = host.try_emplace(t.events[i].tid);
-    if (inserted) host_threads.push_back(t.events[i].tid);
-    it->second.push_back(i);
+  /// The host ops of the iteration per thread in start order, and the execution trace's op
+  /// nodes; whether both sides carry RecordFunction ids.
+  void collect_ops() {
+    for (event_index i = 0; i < t_.size(); ++i) {
+      if (!is_host_op(t_, i) || !in_iteration(i)) continue;
+      auto [it, inserted] = host_.try_emplace(t_.events[i].tid);
+      if (inserted) host_threads_.push_back(t_.events[i].tid);
+      it->second.push_back(i);
+    }
+    for (auto& [tid, v] : host_) {
+      std::stable_sort(v.begin(), v.end(), [this](event_index a, event_index b) {
+        return t_.events[a].start_ns < t_.events[b].start_ns;
+      });
+      for (event_index i : v) host_has_rf_ = host_has_rf_ || record_function_id(t_, i) >= 0;
+    }
+    for (std::size_t k = 0; k < et_.nodes.size(); ++k) {
+      if (et_.nodes[k].synthetic) continue;
+      op_nodes_.push_back(k);
+      et_has_rf_ = et_has_rf_ || et_.nodes[k].rf_id > 0;
+    }
+    r_.op_nodes = op_nodes_.size();
   }
-  for (auto& [tid, v] : host) {
-    std::stable_sort(v.begin(), v.end(), [&t](event_index a, event_index b) {
-      return t.events[a].start_ns < t.events[b].start_ns;
-    });
-    for (event_index i : v) host_has_rf = host_has_rf || detail::record_function_id(t, i) >= 0;
-  }
-  std::vector<std::size_t> op_nodes;
-  bool et_has_rf = false;
-  for (std::size_t k = 0; k < et.nodes.size(); ++k) {
-    if (et.nodes[k].synthetic) continue;
-    op_nodes.push_back(k);
-    et_has_rf = et_has_rf || et.nodes[k].rf_id > 0;
-  }
-  r.op_nodes = op_nodes.size();
 
-  if (host_has_rf && et_has_rf) {
-    // ---- exact, by RecordFunction id ----
-    r.method = "rf_id";
+  /// Step 2, exactly: by RecordFunction id.
+  void match_by_rf() {
+    r_.method = "rf_id";
     std::unordered_map<std::int64_t, event_index> by_rf;
-    for (const auto& [tid, v] : host)
+    for (const auto& [tid, v] : host_)
       for (event_index i : v)
-        if (const std::int64_t rf = detail::record_function_id(t, i); rf >= 0) by_rf.emplace(rf, i);
-    for (std::size_t k : op_nodes) {
-      const auto it = by_rf.find(et.nodes[k].rf_id);
-      if (it != by_rf.end()) r.node_host[k] = it->second;
+        if (const std::int64_t rf = record_function_id(t_, i); rf >= 0) by_rf.emplace(rf, i);
+    for (std::size_t k : op_nodes_) {
+      const auto it = by_rf.find(et_.nodes[k].rf_id);
+      if (it != by_rf.end()) r_.node_host[k] = it->second;
     }
-  } else {
-    // ---- by order and name, per thread ----
-    r.method = "order";
+  }
+
+  /// Step 2 otherwise: by order and name, per thread.
+  void match_by_order() {
+    r_.method = "order";
     std::map<std::int64_t, std::vector<std::size_t>> et_by_tid;
     std::vector<std::int64_t> et_threads;
-    for (std::size_t k : op_nodes) {
-      auto [it, inserted] = et_by_tid.try_emplace(et.nodes[k].tid);
-      if (inserted) et_threads.push_back(et.nodes[k].tid);
+    for (std::size_t k : op_nodes_) {
+      auto [it, inserted] = et_by_tid.try_emplace(et_.nodes[k].tid);
+      if (inserted) et_threads.push_back(et_.nodes[k].tid);
       it->second.push_back(k);
     }
     std::sort(et_threads.begin(), et_threads.end());
-    // Names as small integers shared by both sides.
-    std::unordered_map<std::string_view, std::uint32_t> keys;
-    auto key = [&keys](std::string_view s) {
-      return keys.try_emplace(s, static_cast<std::uint32_t>(keys.size())).first->second;
-    };
-    std::vector<thread_key> used_threads;
-    for (std::size_t rank = 0; rank < et_threads.size(); ++rank) {
-      const std::int64_t etid = et_threads[rank];
+    for (const std::int64_t etid : et_threads) {
       auto& nodes = et_by_tid[etid];
       std::sort(nodes.begin(), nodes.end(),
-                [&et](std::size_t a, std::size_t b) { return et.nodes[a].id < et.nodes[b].id; });
-      // The host thread: the same id when one exists, else the unused thread whose op names
-      // overlap this thread's most (threads the program never named, like Kineto's
-      // "PyTorch Profiler" lane, then drop out by themselves).
-      const std::vector<event_index>* ops = nullptr;
-      if (const auto it = host.find(static_cast<thread_key>(etid)); it != host.end()) {
-        ops = &it->second;
-        used_threads.push_back(it->first);
-      } else {
-        std::unordered_map<std::string_view, std::size_t> want;
-        for (std::size_t k : nodes) ++want[et.nodes[k].name];
-        std::size_t best = 0;
-        thread_key best_tid = 0;
-        for (thread_key h : host_threads) {
-          if (std::find(used_threads.begin(), used_threads.end(), h) != used_threads.end())
-            continue;
-          std::unordered_map<std::string_view, std::size_t> left = want;
-          std::size_t score = 0;
-          for (event_index i : host[h])
-            if (auto w = left.find(t.name(i)); w != left.end() && w->second > 0) {
-              --w->second;
-              ++score;
-            }
-          if (score > best) {
-            best = score;
-            best_tid = h;
-          }
-        }
-        if (best > 0) {
-          ops = &host[best_tid];
-          used_threads.push_back(best_tid);
-        }
-      }
+                [this](std::size_t a, std::size_t b) { return et_.nodes[a].id < et_.nodes[b].id; });
+      const std::vector<event_index>* ops = host_thread_for(etid, nodes);
       if (ops == nullptr) continue;
       std::vector<std::uint32_t> a, b;
       a.reserve(nodes.size());
       b.reserve(ops->size());
-      for (std::size_t k : nodes) a.push_back(key(et.nodes[k].name));
-      for (event_index i : *ops) b.push_back(key(t.name(i)));
-      for (const auto& [x, y] : detail::align_by_name(a, b, o.window))
-        r.node_host[nodes[x]] = (*ops)[y];
+      for (std::size_t k : nodes) a.push_back(key(et_.nodes[k].name));
+      for (event_index i : *ops) b.push_back(key(t_.name(i)));
+      for (const auto& [x, y] : align_by_name(a, b, o_.window)) r_.node_host[nodes[x]] = (*ops)[y];
     }
   }
-  for (std::size_t k : op_nodes) {
-    if (r.node_host[k] != no_event) {
-      ++r.matched;
-      continue;
+  /// Names as small integers shared by both sides.
+  std::uint32_t key(std::string_view s) {
+    return keys_.try_emplace(s, static_cast<std::uint32_t>(keys_.size())).first->second;
+  }
+  /// The host ops of execution-trace thread `etid`: the host thread of that id when one exists,
+  /// else the unused thread whose op names overlap this thread's most (threads the program never
+  /// named, like Kineto's "PyTorch Profiler" lane, then drop out by themselves).
+  const std::vector<event_index>* host_thread_for(std::int64_t etid,
+                                                  const std::vector<std::size_t>& nodes) {
+    if (const auto it = host_.find(static_cast<thread_key>(etid)); it != host_.end()) {
+      used_threads_.push_back(it->first);
+      return &it->second;
     }
-    std::string why;
-    if (r.method == "rf_id")
-      why = "no host op has Record function id " + std::to_string(et.nodes[k].rf_id);
-    else
-      why = "no host op named \"" + et.nodes[k].name + "\" at this point of thread " +
-            std::to_string(et.nodes[k].tid) + "'s order";
-    r.unmatched.push_back({k, std::move(why)});
+    std::unordered_map<std::string_view, std::size_t> want;
+    for (std::size_t k : nodes) ++want[et_.nodes[k].name];
+    std::size_t best = 0;
+    thread_key best_tid = 0;
+    for (thread_key h : host_threads_) {
+      if (std::find(used_threads_.begin(), used_threads_.end(), h) != used_threads_.end()) continue;
+      std::unordered_map<std::string_view, std::size_t> left = want;
+      std::size_t score = 0;
+      for (event_index i : host_[h])
+        if (auto w = left.find(t_.name(i)); w != left.end() && w->second > 0) {
+          --w->second;
+          ++score;
+        }
+      if (score > best) {
+        best = score;
+        best_tid = h;
+      }
+    }
+    if (best == 0) return nullptr;
+    used_threads_.push_back(best_tid);
+    return &host_[best_tid];
   }
 
-  // ---- device ops ----
-  std::unordered_map<event_index, std::size_t> node_of_host;
-  for (std::size_t k = 0; k < et.nodes.size(); ++k)
-    if (r.node_host[k] != no_event) node_of_host.emplace(r.node_host[k], k);
-  std::unordered_map<std::uint64_t, event_index> op_by_correlation;
-  for (event_index i = 0; i < t.size(); ++i)
-    if (const auto* op = t.events[i].template get_if<event_kind::op>();
-        op != nullptr && op->correlation_id != 0)
-      op_by_correlation.emplace(op->correlation_id, i);
-  // Every host op per (process, thread), in start order, for covering-op queries.
-  std::map<std::pair<process_key, thread_key>, std::vector<event_index>> ops_of_thread;
-  for (event_index i = 0; i < t.size(); ++i)
-    if (detail::is_host_op(t, i)) ops_of_thread[{t.events[i].pid, t.events[i].tid}].push_back(i);
-  for (auto& [k, v] : ops_of_thread)
-    std::stable_sort(v.begin(), v.end(), [&t](event_index a, event_index b) {
-      return t.events[a].start_ns < t.events[b].start_ns;
-    });
-  auto covering_op = [&](event_index call) -> event_index {
-    const auto it = ops_of_thread.find({t.events[call].pid, t.events[call].tid});
-    if (it == ops_of_thread.end()) return no_event;
-    const auto& v = it->second;
-    const std::int64_t s0 = t.events[call].start_ns, e0 = t.events[call].end_ns();
-    auto pos = std::upper_bound(v.begin(), v.end(), s0, [&t](std::int64_t x, event_index a) {
-      return x < t.events[a].start_ns;
-    });
-    if (pos == v.begin()) return no_event;
-    // The last op started by then; if it does not cover the call, an op that does is one of
-    // its enclosing ops (ops nest).
-    for (event_index h = *(pos - 1); h != no_event; h = t.events[h].parent) {
-      if (!detail::is_host_op(t, h)) continue;
-      const std::int64_t he = t.events[h].end_ns();
-      if (t.events[h].start_ns <= s0 && (he == no_end_ns || he >= e0)) return h;
+  void report_unmatched() {
+    for (std::size_t k : op_nodes_) {
+      if (r_.node_host[k] != no_event) {
+        ++r_.matched;
+        continue;
+      }
+      std::string why;
+      if (r_.method == "rf_id")
+        why = "no host op has Record function id " + std::to_string(et_.nodes[k].rf_id);
+      else
+        why = "no host op named \"" + et_.nodes[k].name + "\" at this point of thread " +
+              std::to_string(et_.nodes[k].tid) + "'s order";
+      r_.unmatched.push_back({k, std::move(why)});
     }
-    return no_event;
-  };
-  for (event_index i = 0; i < t.size(); ++i) {
-    const auto* d = t.events[i].template get_if<event_kind::device_activity>();
-    if (d == nullptr ||
-        (d->activity != activity_type::kernel && d->activity != activity_type::gpu_memcpy &&
-         d->activity != activity_type::gpu_memset))
-      continue;
-    if (!in_iteration(i)) continue;
-    ++r.device_total;
+  }
+
+  /// Step 3: each device op of the iteration with its host op and execution-trace node.
+  void attach_device_ops() {
+    for (std::size_t k = 0; k < et_.nodes.size(); ++k)
+      if (r_.node_host[k] != no_event) node_of_host_.emplace(r_.node_host[k], k);
+    for (event_index i = 0; i < t_.size(); ++i) {
+      if (const auto* op = t_.events[i].template get_if<event_kind::op>();
+          op != nullptr && op->correlation_id != 0)
+        op_by_correlation_.emplace(op->correlation_id, i);
+      if (is_host_op(t_, i)) ops_of_thread_[{t_.events[i].pid, t_.events[i].tid}].push_back(i);
+    }
+    for (auto& [k, v] : ops_of_thread_)
+      std::stable_sort(v.begin(), v.end(), [this](event_index a, event_index b) {
+        return t_.events[a].start_ns < t_.events[b].start_ns;
+      });
+    for (event_index i = 0; i < t_.size(); ++i) {
+      const auto* d = t_.events[i].template get_if<event_kind::device_activity>();
+      if (d == nullptr ||
+          (d->activity != activity_type::kernel && d->activity != activity_type::gpu_memcpy &&
+           d->activity != activity_type::gpu_memset))
+        continue;
+      if (!in_iteration(i)) continue;
+      ++r_.device_total;
+      et_device_op op = host_of_device(i, *d);
+      // The execution-trace node: the host op's, or its nearest matched ancestor's.
+      bool joined = false;
+      for (event_index h = op.host; h != no_event && !joined; h = t_.events[h].parent) {
+        if (const auto it = node_of_host_.find(h); it != node_of_host_.end()) {
+          op.node = it->second;
+          joined = true;
+        }
+      }
+      if (!joined) {
+        ++r_.orphaned;
+        continue;
+      }
+      ++r_.by[static_cast<std::size_t>(op.how)];
+      r_.device_ops.push_back(op);
+    }
+  }
+  /// The host op of device op `i` (see the header comment, step 3).
+  template <class Fields>
+  et_device_op host_of_device(event_index i, const Fields& d) const {
     et_device_op op;
     op.device = i;
-    const event_index p = t.events[i].parent;
+    const event_index p = t_.events[i].parent;
     const auto* launch =
-        p != no_event ? t.events[p].template get_if<event_kind::device_activity>() : nullptr;
+        p != no_event ? t_.events[p].template get_if<event_kind::device_activity>() : nullptr;
     if (launch != nullptr) {
       // The innermost op of the call's thread whose interval covers the call (found by time,
-      // not by the tree: the device linker may have placed the call by its External id),
-      // then, among it and its enclosing ops, the innermost whose correlation id is the call's
+      // not by the tree: the device linker may have placed the call by its External id), then,
+      // among it and its enclosing ops, the innermost whose correlation id is the call's
       // External id; without one, the innermost covering op (interval alone).
       const event_index around = covering_op(p);
       if (launch->external_id != 0)
-        for (event_index h = around; h != no_event; h = t.events[h].parent) {
-          const auto* hop = t.events[h].template get_if<event_kind::op>();
+        for (event_index h = around; h != no_event; h = t_.events[h].parent) {
+          const auto* hop = t_.events[h].template get_if<event_kind::op>();
           if (hop != nullptr && hop->correlation_id == launch->external_id) {
             op.host = h;
             op.how = attach_by::correlation;
@@ -341,29 +354,59 @@ et_link_result link_execution_trace(const execution_trace& et, const basic_event
         op.host = around;
         op.how = attach_by::interval;
       }
-    } else if (d->external_id != 0) {
-      const auto it = op_by_correlation.find(d->external_id);
-      if (it != op_by_correlation.end()) {
+    } else if (d.external_id != 0) {
+      const auto it = op_by_correlation_.find(d.external_id);
+      if (it != op_by_correlation_.end()) {
         op.host = it->second;
         op.how = attach_by::external_id;
       }
     }
-    // The execution-trace node: the host op's, or its nearest matched ancestor's.
-    bool joined = false;
-    for (event_index h = op.host; h != no_event && !joined; h = t.events[h].parent) {
-      if (const auto it = node_of_host.find(h); it != node_of_host.end()) {
-        op.node = it->second;
-        joined = true;
-      }
-    }
-    if (!joined) {
-      ++r.orphaned;
-      continue;
-    }
-    ++r.by[static_cast<std::size_t>(op.how)];
-    r.device_ops.push_back(op);
+    return op;
   }
-  return r;
+  /// The innermost host op of the call's thread whose interval covers the call.
+  event_index covering_op(event_index call) const {
+    const auto it = ops_of_thread_.find({t_.events[call].pid, t_.events[call].tid});
+    if (it == ops_of_thread_.end()) return no_event;
+    const auto& v = it->second;
+    const std::int64_t s0 = t_.events[call].start_ns, e0 = t_.events[call].end_ns();
+    auto pos = std::upper_bound(v.begin(), v.end(), s0, [this](std::int64_t x, event_index a) {
+      return x < t_.events[a].start_ns;
+    });
+    if (pos == v.begin()) return no_event;
+    // The last op started by then; if it does not cover the call, an op that does is one of
+    // its enclosing ops (ops nest).
+    for (event_index h = *(pos - 1); h != no_event; h = t_.events[h].parent) {
+      if (!is_host_op(t_, h)) continue;
+      const std::int64_t he = t_.events[h].end_ns();
+      if (t_.events[h].start_ns <= s0 && (he == no_end_ns || he >= e0)) return h;
+    }
+    return no_event;
+  }
+
+  const execution_trace& et_;
+  const basic_event_table<Schema>& t_;
+  const et_link_options& o_;
+  et_link_result r_;
+  std::int64_t lo_ = std::numeric_limits<std::int64_t>::min();
+  std::int64_t hi_ = std::numeric_limits<std::int64_t>::max();
+  std::map<thread_key, std::vector<event_index>> host_;  // the iteration's host ops
+  std::vector<thread_key> host_threads_;                 // in order of first appearance
+  std::vector<thread_key> used_threads_;                 // matched to an execution-trace thread
+  bool host_has_rf_ = false, et_has_rf_ = false;
+  std::vector<std::size_t> op_nodes_;
+  std::unordered_map<std::string_view, std::uint32_t> keys_;
+  std::unordered_map<event_index, std::size_t> node_of_host_;
+  std::unordered_map<std::uint64_t, event_index> op_by_correlation_;
+  // Every host op per (process, thread), in start order, for covering-op queries.
+  std::map<std::pair<process_key, thread_key>, std::vector<event_index>> ops_of_thread_;
+};
+}  // namespace detail
+
+/// Joins `et` with `t` (see the header comment).
+template <class Schema>
+et_link_result link_execution_trace(const execution_trace& et, const basic_event_table<Schema>& t,
+                                    const et_link_options& o = {}) {
+  return detail::et_linker<Schema>(et, t, o).run();
 }
 
 TRACEMODEL_END_NAMESPACE

@@ -153,6 +153,9 @@ struct fwd_bwd_records {
 /// Step one: wrappers inherit their keys; the ops with a sequence number become records.
 /// `progress`: told how far it has come, for a thread that reads the table meanwhile
 /// (`chunk()`, `publish(rows)`, `stop_and_wait()`: see collect_progress).
+/// (Longer than the other functions on purpose: one pass over every row of the table on the
+/// analysis's second thread, whose locals the compiler keeps in registers only while they stay
+/// in one function; the parts are marked by their comments.)
 template <class Policy, class Schema, class Progress = collect_progress>
 fwd_bwd_records fwd_bwd_collect(basic_event_table<Schema>& t, Progress* progress = nullptr) {
   fwd_bwd_records out;

@@ -117,96 +117,109 @@ class flow_binder {
 
   void run() {
     if (flows_.empty()) return;
-    const std::size_t n = event_keys_.size();
-    const std::size_t nf = flows_.size();
     // The flows' order by time (radix, stable) does not depend on the events: with many flows
-    // it is made on another thread while this one lays out the tracks below (the sort is about
-    // a sixth of the binding).
-    struct by_time_t {
-      detail::fill_vector<std::int64_t> ts;
-      detail::scratch_vector<std::uint32_t> order;
-    };
-    auto sort_by_time = [this, nf] {
-      by_time_t r{detail::fill_vector<std::int64_t>(nf), {}};
-      for (std::size_t i = 0; i < nf; ++i) r.ts[i] = flows_[i].ts;
-      r.order = detail::stable_order(r.ts);
-      return r;
-    };
-    std::optional<by_time_t> sorted_aside;
+    // it is made on another thread while this one lays out the tracks (the sort is about a
+    // sixth of the binding).
+    std::optional<by_time> sorted_aside;
     worker sorting;
-    if (nf >= parallel_flows && thread_budget(opt_) > 1) {
+    if (flows_.size() >= parallel_flows && thread_budget(opt_) > 1) {
       try {
         sorting = worker(opt_, [&] { sorted_aside = sort_by_time(); });
       } catch (const std::system_error&) {  // no thread to be had: sorted below instead
       }
     }
-    // The events of each track (pid, tid) by start (the table is sorted): a counting sort,
-    // which also lays out their bind keys in that order. Events and flows got their tracks as
-    // they were built (a track with flows and no events is empty here).
+    layout_tracks();
+    sorting.join();
+    find_lower_bounds(sorted_aside ? std::move(*sorted_aside) : sort_by_time());
+    bind_each_flow();
+    pair_device_flows();
+    link_fwd_bwd();
+  }
+
+ private:
+  struct by_time {
+    detail::fill_vector<std::int64_t> ts;
+    detail::scratch_vector<std::uint32_t> order;
+  };
+  struct pending {
+    event_index from = no_event, to = no_event;
+  };
+
+  by_time sort_by_time() const {
+    const std::size_t nf = flows_.size();
+    by_time r{detail::fill_vector<std::int64_t>(nf), {}};
+    for (std::size_t i = 0; i < nf; ++i) r.ts[i] = flows_[i].ts;
+    r.order = detail::stable_order(r.ts);
+    return r;
+  }
+
+  /// The events of each track (pid, tid) by start (the table is sorted): a counting sort, which
+  /// also lays out their bind keys in that order. Events and flows got their tracks as they
+  /// were built (a track with flows and no events is empty here).
+  void layout_tracks() {
+    const std::size_t n = event_keys_.size();
     const std::size_t nt = tracks_;
-    std::vector<std::size_t> track_begin(nt + 1, 0);
-    for (const std::uint32_t k : event_track_) ++track_begin[k + 1];
-    for (std::size_t k = 0; k < nt; ++k) track_begin[k + 1] += track_begin[k];
-    detail::fill_vector<event_index> by_track(n);
-    detail::fill_vector<bind_key> keys(n);
-    {
-      std::vector<std::size_t> fill(track_begin.begin(), track_begin.end() - 1);
-      for (std::size_t i = 0; i < n; ++i) {
-        const std::size_t at = fill[event_track_[i]]++;
-        by_track[at] = static_cast<event_index>(i);
-        keys[at] = event_keys_[i];
-      }
-      event_track_ = {};
-      event_keys_ = {};
+    track_begin_.assign(nt + 1, 0);
+    for (const std::uint32_t k : event_track_) ++track_begin_[k + 1];
+    for (std::size_t k = 0; k < nt; ++k) track_begin_[k + 1] += track_begin_[k];
+    by_track_ = detail::fill_vector<event_index>(n);
+    keys_ = detail::fill_vector<bind_key>(n);
+    std::vector<std::size_t> fill(track_begin_.begin(), track_begin_.end() - 1);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t at = fill[event_track_[i]]++;
+      by_track_[at] = static_cast<event_index>(i);
+      keys_[at] = event_keys_[i];
     }
-    // Each flow's lower bound in its track, found by walking flows and events of a track in
-    // step (flows sorted by track and time) instead of a binary search each: the flows are
-    // then bound in file order, which decides which of two duplicates wins.
-    // The order: by time (radix), then stably by track (counting).
-    detail::fill_vector<std::uint32_t> flow_track(nf);
-    for (std::size_t i = 0; i < nf; ++i) flow_track[i] = flows_[i].track;
-    detail::fill_vector<std::uint32_t> lower(nf);
+    event_track_ = {};
+    event_keys_ = {};
+  }
+
+  /// Each flow's lower bound in its track, found by walking flows and events of a track in step
+  /// (flows sorted by track and time) instead of a binary search each: the flows are then bound
+  /// in file order, which decides which of two duplicates wins. The order: by time (radix),
+  /// then stably by track (counting).
+  void find_lower_bounds(const by_time& sorted) {
+    const std::size_t nf = flows_.size();
+    const std::size_t nt = tracks_;
+    flow_track_ = detail::fill_vector<std::uint32_t>(nf);
+    for (std::size_t i = 0; i < nf; ++i) flow_track_[i] = flows_[i].track;
+    lower_ = detail::fill_vector<std::uint32_t>(nf);
+    detail::fill_vector<std::uint32_t> order(nf);
     {
-      sorting.join();
-      const by_time_t sorted = sorted_aside ? std::move(*sorted_aside) : sort_by_time();
-      const auto& flow_ts = sorted.ts;
-      detail::fill_vector<std::uint32_t> order(nf);
-      {
-        std::vector<std::size_t> flow_fill(nt + 1, 0);
-        for (const std::uint32_t k : flow_track) ++flow_fill[k + 1];
-        for (std::size_t k = 0; k < nt; ++k) flow_fill[k + 1] += flow_fill[k];
-        for (const std::uint32_t i : sorted.order) order[flow_fill[flow_track[i]]++] = i;
-      }
-      for (std::size_t j = 0; j < nf;) {
-        const std::uint32_t k = flow_track[order[j]];
-        const std::size_t end = track_begin[k + 1];
-        std::size_t at = track_begin[k];
-        for (; j < nf && flow_track[order[j]] == k; ++j) {
-          const std::int64_t ts = flow_ts[order[j]];
-          while (at < end && keys[at].start < ts) ++at;
-          lower[order[j]] = static_cast<std::uint32_t>(at);
-        }
+      std::vector<std::size_t> flow_fill(nt + 1, 0);
+      for (const std::uint32_t k : flow_track_) ++flow_fill[k + 1];
+      for (std::size_t k = 0; k < nt; ++k) flow_fill[k + 1] += flow_fill[k];
+      for (const std::uint32_t i : sorted.order) order[flow_fill[flow_track_[i]]++] = i;
+    }
+    for (std::size_t j = 0; j < nf;) {
+      const std::uint32_t k = flow_track_[order[j]];
+      const std::size_t end = track_begin_[k + 1];
+      std::size_t at = track_begin_[k];
+      for (; j < nf && flow_track_[order[j]] == k; ++j) {
+        const std::int64_t ts = sorted.ts[order[j]];
+        while (at < end && keys_[at].start < ts) ++at;
+        lower_[order[j]] = static_cast<std::uint32_t>(at);
       }
     }
+  }
+
+  /// Each flow record to its event, in file order: a forward/backward flow's ends into `fb_`,
+  /// a device flow's start into `started_` (its activity marked), its end into `device_ends_`.
+  /// Flow ids are dense and met roughly in order: id maps (an array over a window of ids, hashed
+  /// outside it) keep the lookups sequential where a hash spreads them over the map. The lists
+  /// are reserved for every flow: growing them copied them about 20 times, and the pages of what
+  /// is not used are never touched.
+  void bind_each_flow() {
+    const std::size_t nf = flows_.size();
     name_id fwdbwd{}, ac2g{}, old_ac2g{};
     const bool has_fwdbwd = strings_.find("fwdbwd", fwdbwd);
     const bool has_ac2g = strings_.find("ac2g", ac2g);
     const bool has_old_ac2g = strings_.find("async_cpu_to_gpu", old_ac2g);
-    struct pending {
-      event_index from = no_event, to = no_event;
-    };
-    // Flow ids are dense and met roughly in order: id maps (an array over a window of ids,
-    // hashed outside it) keep the lookups sequential where a hash spreads them over the map.
-    // The lists are reserved for every flow: growing them copied them about 20 times, and the
-    // pages of what is not used are never touched.
-    detail::id_map fb_index(nf);  // flow id -> position in fb
-    detail::scratch_vector<std::pair<std::uint64_t, pending>> fb;
-    detail::id_map device_starts(nf);
-    detail::scratch_vector<std::pair<std::uint64_t, std::uint32_t>> started;  // (id, slot)
-    detail::scratch_vector<std::pair<std::uint64_t, std::uint32_t>> device_ends;
-    fb.reserve(nf);
-    started.reserve(nf);
-    device_ends.reserve(nf);
+    detail::id_map fb_index(nf);  // flow id -> position in fb_
+    fb_.reserve(nf);
+    device_starts_.emplace(nf);
+    started_.reserve(nf);
+    device_ends_.reserve(nf);
     for (std::size_t fi = 0; fi < nf; ++fi) {
       const raw_flow& f = flows_[fi];
       const bool is_fb = has_fwdbwd && f.cat == fwdbwd;
@@ -216,9 +229,9 @@ class flow_binder {
         continue;
       }
       if (f.ph == 't') continue;  // a step: nothing to bind
-      const std::uint32_t k = flow_track[fi];
+      const std::uint32_t k = flow_track_[fi];
       const std::uint32_t at =
-          bind(f, is_dev, keys, by_track, track_begin[k], track_begin[k + 1], lower[fi]);
+          bind(f, is_dev, keys_, by_track_, track_begin_[k], track_begin_[k + 1], lower_[fi]);
       if (at == no_slot) {
         anomalies_.add(anomaly::unbound_flow);
         continue;
@@ -226,42 +239,52 @@ class flow_binder {
       if (is_fb) {
         event_index slot = fb_index.find(f.id);
         if (slot == no_event) {
-          slot = static_cast<event_index>(fb.size());
+          slot = static_cast<event_index>(fb_.size());
           fb_index.insert(f.id, slot);
-          fb.emplace_back(f.id, pending{});
+          fb_.emplace_back(f.id, pending{});
         }
-        pending& p = fb[slot].second;
+        pending& p = fb_[slot].second;
         event_index& end = f.ph == 's' ? p.from : p.to;
         if (end != no_event)
           anomalies_.add(f.ph == 's' ? anomaly::duplicate_flow_start : anomaly::duplicate_flow_end);
         else
-          end = by_track[at];
-        continue;
-      }
-      if ((keys[at].cls & bind_device) == 0) {
-        anomalies_.add(anomaly::unbound_flow);
-        continue;
-      }
-      if (f.ph == 's') {
-        if (device_starts.find(f.id) != no_event) {
-          anomalies_.add(anomaly::duplicate_flow_start);
-          continue;
-        }
-        if (keys[at].mark != mark_none) {  // an activity carries one flow: the first wins
-          anomalies_.add(anomaly::unbound_flow);
-          continue;
-        }
-        device_starts.insert(f.id, at);
-        started.emplace_back(f.id, at);
-        keys[at].mark = mark_start;
+          end = by_track_[at];
       } else {
-        device_ends.emplace_back(f.id, at);
+        bind_device_flow(f, at);
       }
     }
-    detail::id_map ended(device_ends.size());
-    std::size_t kept = 0;  // the ends that bind, moved to the front of device_ends
-    for (const auto& [id, at] : device_ends) {
-      const event_index start = device_starts.find(id);
+  }
+  void bind_device_flow(const raw_flow& f, std::uint32_t at) {
+    if ((keys_[at].cls & bind_device) == 0) {
+      anomalies_.add(anomaly::unbound_flow);
+      return;
+    }
+    if (f.ph != 's') {
+      device_ends_.emplace_back(f.id, at);
+      return;
+    }
+    if (device_starts_->find(f.id) != no_event) {
+      anomalies_.add(anomaly::duplicate_flow_start);
+      return;
+    }
+    if (keys_[at].mark != mark_none) {  // an activity carries one flow: the first wins
+      anomalies_.add(anomaly::unbound_flow);
+      return;
+    }
+    device_starts_->insert(f.id, at);
+    started_.emplace_back(f.id, at);
+    keys_[at].mark = mark_start;
+  }
+
+  /// Each device flow's end to its start; the events of the pairs marked. A start whose end
+  /// never bound draws nothing (as for fwdbwd flows): it is not marked, so that what is written
+  /// reads back the same (a lone start would bind anew, perhaps to another event of the same
+  /// time).
+  void pair_device_flows() {
+    detail::id_map ended(device_ends_.size());
+    std::size_t kept = 0;  // the ends that bind, moved to the front of device_ends_
+    for (const auto& [id, at] : device_ends_) {
+      const event_index start = device_starts_->find(id);
       if (start == no_event) {
         anomalies_.add(anomaly::flow_end_without_start);
         continue;
@@ -270,26 +293,24 @@ class flow_binder {
         anomalies_.add(anomaly::duplicate_flow_end);
         continue;
       }
-      if (keys[at].mark != mark_none) {  // already a flow's start or end
+      if (keys_[at].mark != mark_none) {  // already a flow's start or end
         anomalies_.add(anomaly::unbound_flow);
         continue;
       }
-      keys[at].mark = mark_end;
-      keys[start].mark = mark_start_ended;
-      device_ends[kept++] = {id, at};
+      keys_[at].mark = mark_end;
+      keys_[start].mark = mark_start_ended;
+      device_ends_[kept++] = {id, at};
     }
-    device_ends.resize(kept);
-    auto mark = [&](std::uint32_t at, std::uint64_t id, bool start) {
-      events_.set_device_flow(by_track[at], id, start);
-    };
-    // A start whose end never bound draws nothing (as for fwdbwd flows): it is not marked, so
-    // that what is written reads back the same (a lone start would bind anew, perhaps to
-    // another event of the same time).
-    for (const auto& [id, at] : started)
-      if (keys[at].mark == mark_start_ended) mark(at, id, true);
-    for (const auto& [id, at] : device_ends) mark(at, id, false);
-    links_.reserve(links_.size() + fb.size());
-    for (const auto& [id, p] : fb) {
+    device_ends_.resize(kept);
+    for (const auto& [id, at] : started_)
+      if (keys_[at].mark == mark_start_ended) events_.set_device_flow(by_track_[at], id, true);
+    for (const auto& [id, at] : device_ends_) events_.set_device_flow(by_track_[at], id, false);
+  }
+
+  /// The forward/backward flows whose two ends bound, as links.
+  void link_fwd_bwd() {
+    links_.reserve(links_.size() + fb_.size());
+    for (const auto& [id, p] : fb_) {
       if (p.from == no_event) {
         anomalies_.add(anomaly::flow_end_without_start);
         continue;
@@ -299,7 +320,6 @@ class flow_binder {
     }
   }
 
- private:
   /// The event a flow record points at, as its slot in `keys` (all tracks' events by track,
   /// then start; the flow's track is `keys[first, end)`): with "bp":"e" (and for starts) the
   /// innermost event of its track that encloses its time (Kineto puts it at the event's
@@ -359,6 +379,15 @@ class flow_binder {
   flow_events& events_;
   anomaly_counts& anomalies_;
   table_vector<flow_link>& links_;
+  // The binding's state, step to step.
+  std::vector<std::size_t> track_begin_;  // each track's first slot
+  detail::fill_vector<event_index> by_track_;
+  detail::fill_vector<bind_key> keys_;
+  detail::fill_vector<std::uint32_t> flow_track_, lower_;
+  detail::scratch_vector<std::pair<std::uint64_t, pending>> fb_;
+  std::optional<detail::id_map> device_starts_;  // device flow id -> the slot of its start
+  detail::scratch_vector<std::pair<std::uint64_t, std::uint32_t>> started_;      // (id, slot)
+  detail::scratch_vector<std::pair<std::uint64_t, std::uint32_t>> device_ends_;  // (id, slot)
 };
 
 TRACEMODEL_READER_API void bind_flows(flow_records in, const string_table& strings,
