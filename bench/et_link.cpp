@@ -23,7 +23,7 @@ constexpr std::int64_t host_ops = 1'000'000;
 
 struct pair {
   tmod::event_table host;
-  tmod::execution_trace et;
+  tmod::execution_trace_file et;
 };
 
 pair make_pair_of_traces() {
@@ -85,8 +85,8 @@ pair make_pair_of_traces() {
     n.name = std::string(t.strings.view(op.name));
     n.tid = 1;
     n.parent = outer ? 2 : i + 9;
-    n.json = "{\"name\":\"" + n.name + "\",\"id\":" + std::to_string(n.id) + "}";
-    n.io_json = "\"inputs\":[],\"outputs\":[]";
+    p.et.node_json.push_back("{\"name\":\"" + n.name + "\",\"id\":" + std::to_string(n.id) + "}");
+    p.et.io_json.emplace_back("\"inputs\":[],\"outputs\":[]");
     p.et.nodes.push_back(std::move(n));
   }
   tmod::analyze(t);

@@ -57,7 +57,7 @@ std::vector<std::string> matched(const execution_trace& et, const event_table& t
 
 TEST_SUITE("formats") {
   TEST_CASE("execution trace reader: nodes, synthetic nodes, errors") {
-    const execution_trace et = read_execution_trace_string(et_json({{"aten::add", 1}}, {5}));
+    const execution_trace_file et = read_execution_trace_string(et_json({{"aten::add", 1}}, {5}));
     CHECK(et.schema == "1.0.1");
     CHECK(et.pid == 7);
     REQUIRE(et.nodes.size() == 3);
@@ -67,7 +67,7 @@ TEST_SUITE("formats") {
     CHECK(et.nodes[2].id == 10);
     CHECK(et.nodes[2].parent == 2);
     CHECK(et.nodes[2].rf_id == 5);
-    CHECK(et.nodes[2].io_json.starts_with(R"("inputs":[[1,2]],"input_shapes":[[4]])"));
+    CHECK(et.io_json[2].starts_with(R"("inputs":[[1,2]],"input_shapes":[[4]])"));
     // ctrl_deps instead of parent (newer schemas).
     CHECK(read_execution_trace_string(R"({"nodes":[{"id":3,"name":"x","ctrl_deps":[1]}]})")
               .nodes[0]
@@ -91,7 +91,7 @@ TEST_SUITE("formats") {
   }
 
   TEST_CASE("execution trace schema 1.1: node fields in attrs, the top level first") {
-    const execution_trace et =
+    const execution_trace_file et =
         read_execution_trace_string(R"({"schema":"1.1.1-chakra.0.0.4","nodes":[
       {"id":2,"name":"[pytorch|profiler|execution_trace|thread]","ctrl_deps":1,"attrs":[{"name":"tid","type":"uint64","value":1}]},
       {"id":3,"name":"aten::mm","ctrl_deps":2,"attrs":[{"name":"rf_id","type":"uint64","value":7},
@@ -115,7 +115,7 @@ TEST_SUITE("formats") {
   }
 
   TEST_CASE("et link: exact order, an inserted host op and a missing one") {
-    const execution_trace et =
+    const execution_trace_file et =
         read_execution_trace_string(et_json({{"A", 1}, {"B", 1}, {"C", 1}, {"D", 1}, {"E", 1}}));
     table_builder b;
     b.op("A", 0, 10).op("X", 20, 30).op("B", 40, 50).op("C", 60, 70).op("E", 80, 90);
@@ -131,7 +131,7 @@ TEST_SUITE("formats") {
   }
 
   TEST_CASE("et link: a shifted order (warm-up ops first), several threads") {
-    const execution_trace et = read_execution_trace_string(
+    const execution_trace_file et = read_execution_trace_string(
         et_json({{"fwd", 1}, {"mm", 1}, {"relu", 1}, {"bwd", 2}, {"mm_bwd", 2}}));
     table_builder b;
     b.op("warmup", 0, 5, 501).op("mm", 6, 8, 501).op("relu", 9, 10, 501);  // before the traced part
@@ -146,7 +146,7 @@ TEST_SUITE("formats") {
   }
 
   TEST_CASE("et link: the iteration named in the execution trace") {
-    const execution_trace et =
+    const execution_trace_file et =
         read_execution_trace_string(et_json({{"ProfilerStep#2", 1}, {"op", 1}, {"op", 1}}));
     table_builder b;
     b.annotation("ProfilerStep#1", 0, 100).op("op", 10, 20).op("op", 30, 40);
@@ -160,7 +160,7 @@ TEST_SUITE("formats") {
   }
 
   TEST_CASE("et link: by record-function id, whatever the order") {
-    const execution_trace et =
+    const execution_trace_file et =
         read_execution_trace_string(et_json({{"B", 1}, {"A", 1}, {"C", 1}}, {12, 11, 99}));
     table_builder b;
     b.op("A", 0, 10).op("B", 20, 30);
@@ -176,7 +176,7 @@ TEST_SUITE("formats") {
   }
 
   TEST_CASE("et link: device ops by correlation, by external id, by interval, the enhanced trace") {
-    const execution_trace et = read_execution_trace_string(
+    const execution_trace_file et = read_execution_trace_string(
         et_json({{"aten::mm", 1}, {"aten::add", 1}, {"aten::copy_", 1}}));
     table_builder b;
     b.op("aten::mm", 0, 100).op_correlation(41);  // 0
@@ -212,16 +212,15 @@ TEST_SUITE("formats") {
     // The enhanced trace: ts/dur on matched nodes (µs), device nodes with fresh ids above the
     // largest (12), their host node's inputs, category and stream.
     const std::string plus = enhanced_execution_trace(et, t, r);
-    const execution_trace back = read_execution_trace_string(plus);
+    const execution_trace_file back = read_execution_trace_string(plus);
     REQUIRE(back.nodes.size() == 2 + 3 + 3);
-    CHECK(back.nodes[2].json.ends_with(R"(,"ts":0,"dur":0.1})"));
-    CHECK(back.nodes[3].json.ends_with(R"(,"ts":0.2,"dur":0.1})"));
+    CHECK(back.node_json[2].ends_with(R"(,"ts":0,"dur":0.1})"));
+    CHECK(back.node_json[3].ends_with(R"(,"ts":0.2,"dur":0.1})"));
     std::vector<std::int64_t> ids, parents;
     for (std::size_t k = 5; k < back.nodes.size(); ++k) {
       ids.push_back(back.nodes[k].id);
       parents.push_back(back.nodes[k].parent);
-      CHECK(back.nodes[k].io_json ==
-            et.nodes[static_cast<std::size_t>(back.nodes[k].parent - 10 + 2)].io_json);
+      CHECK(back.io_json[k] == et.io_json[static_cast<std::size_t>(back.nodes[k].parent - 10 + 2)]);
     }
     CHECK(ids == std::vector<std::int64_t>{13, 14, 15});
     CHECK(parents == std::vector<std::int64_t>{10, 11, 12});
@@ -233,7 +232,7 @@ TEST_SUITE("formats") {
   }
 
   TEST_CASE("et link: the real pair (PyTorch 2.x execution trace and its Kineto trace)") {
-    const execution_trace et = read_execution_trace_file(
+    const execution_trace_file et = read_execution_trace_file(
         tmtest::data_path("kineto/execution_trace_benchmark_simple_add_et.json.gz"));
     event_table t = read_chrome_trace_file(
         tmtest::data_path("kineto/execution_trace_benchmark_simple_add_trace.json.gz"));
@@ -265,7 +264,7 @@ TEST_SUITE("formats") {
     for (const char* w : tmtest::oracle_workloads) {
       INFO(std::string(w));
       tmtest::json_doc doc(tmtest::data_path(std::string("pytorch-1.13/") + w + ".oracle.json"));
-      const execution_trace et = read_execution_trace_file(
+      const execution_trace_file et = read_execution_trace_file(
           tmtest::data_path(std::string("pytorch-1.13/") + w + ".execution_trace.json"));
       event_table t = read_chrome_trace_file(
           tmtest::data_path(std::string("pytorch-1.13-kineto/") + w + ".kineto.json"));

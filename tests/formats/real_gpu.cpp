@@ -164,7 +164,7 @@ TEST_SUITE("formats") {
       "PyTorch 2.11 on an H100: its execution trace (fields in attrs) joins its trace by rf_id") {
     // make_torch_et.py: one execution trace over the two profiled steps. Schema 1.1.1 keeps
     // rf_id, tid, op_schema and the rest in each node's `attrs` list.
-    const execution_trace et = read_execution_trace_file(h100("torch-2.11_et.json.gz"));
+    const execution_trace_file et = read_execution_trace_file(h100("torch-2.11_et.json.gz"));
     const auto fill =
         std::find_if(et.nodes.begin(), et.nodes.end(), [](const et_node& n) { return n.id == 17; });
     REQUIRE(fill != et.nodes.end());

@@ -1,8 +1,8 @@
 # The include graph of the library's headers follows the layers of docs/design.md: each header
 # includes only headers of its own layer and of the layers it may use.
 #   cmake -DINCLUDE_DIR=<repo>/include -P check.cmake
-# Prints every include that breaks a rule, and every header of algo/ that names HTA, and fails if
-# there is one.
+# Prints every include that breaks a rule, every header of algo/ that names HTA and every header
+# of model/ that names JSON, and fails if there is one.
 #
 #   base     config.hpp, version.hpp, fwd.hpp, threads.hpp, memory.hpp, detail/   (std, Hana)
 #   model    model/, model.hpp                                  base
@@ -78,19 +78,26 @@ foreach(h IN LISTS headers)
     endif()
   endforeach()
 endforeach()
+# forbid_word(LAYER REGEX WHAT): no header of LAYER has a line matching REGEX (it names WHAT).
+function(forbid_word layer regex what)
+  foreach(h IN LISTS headers)
+    layer_of(${h} from)
+    if(NOT from STREQUAL layer)
+      continue()
+    endif()
+    file(STRINGS ${INCLUDE_DIR}/${h} named REGEX "${regex}")
+    if(named)
+      list(GET named 0 first)
+      message("${h} (${layer}) names ${what}: ${first}")
+      math(EXPR broken "${broken} + 1")
+    endif()
+  endforeach()
+  set(broken ${broken} PARENT_SCOPE)
+endfunction()
 # The exact analyses know nothing of HTA: no header of algo/ names it (its rules are hta/'s).
-foreach(h IN LISTS headers)
-  layer_of(${h} from)
-  if(NOT from STREQUAL "algo")
-    continue()
-  endif()
-  file(STRINGS ${INCLUDE_DIR}/${h} named REGEX "(^|[^A-Za-z])([Hh][Tt][Aa])([^A-Za-z]|$)|Holistic")
-  if(named)
-    list(GET named 0 first)
-    message("${h} (algo) names HTA: ${first}")
-    math(EXPR broken "${broken} + 1")
-  endif()
-endforeach()
+forbid_word(algo "(^|[^A-Za-z])([Hh][Tt][Aa])([^A-Za-z]|$)|Holistic" HTA)
+# The model speaks no format: no header of model/ names JSON (the word is formats/').
+forbid_word(model "[Jj][Ss][Oo][Nn]" JSON)
 list(LENGTH headers n)
 if(broken GREATER 0)
   message(FATAL_ERROR "${broken} include(s) break the layers")

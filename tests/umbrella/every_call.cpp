@@ -155,7 +155,9 @@ TEST_SUITE("umbrella") {
     CHECK(!tmod::chrome_trace_string(gpu).empty());
     std::string with_counters;
     tmod::json_output cout = tmod::json_output::to_string(with_counters);
-    tmod::write_chrome_trace(gpu, cout, tmod::counter_tracks(tmod::queue_length(gpu), {}));
+    tmod::export_view counted{gpu};
+    counted.counters = tmod::counter_tracks(tmod::queue_length(gpu), {});
+    tmod::write_chrome_trace(counted, cout);
     CHECK(with_counters.find("\"ph\":\"C\"") != std::string::npos);
     CHECK(tmod::rank_in_name("x_rank-2.json") == 2);
     const tmod::op_totals side = tmod::op_totals_of(gpu);

@@ -26,9 +26,10 @@ int run(arguments& a) {
   if (!counters.empty()) {
     std::filesystem::create_directories(counters);
     go.each_rank = [&](std::int64_t rank, tmod::event_table& t) {  // (the exact series, in ns)
-      tmod::write_chrome_trace_file(
-          t, counters + "/rank-" + std::to_string(rank) + ".counters.json",
-          tmod::counter_tracks(tmod::queue_length(t), tmod::memory_bandwidth(t)));
+      tmod::export_view v{t};
+      v.counters = tmod::counter_tracks(tmod::queue_length(t), tmod::memory_bandwidth(t));
+      tmod::write_chrome_trace_file(v,
+                                    counters + "/rank-" + std::to_string(rank) + ".counters.json");
     };
   }
   const device_report rep = read_device_report(a.positional, hta, go);

@@ -84,7 +84,7 @@ int run(arguments& a) {
     throw usage_error{"link needs --et ET.json, --trace TRACE.json and -o OUT.json"};
   a.subject = trace;
   return with_trace(trace, reading::exact, true, [&](tmod::event_table& t) {
-    tmod::execution_trace et;
+    tmod::execution_trace_file et;
     try {
       et = tmod::read_execution_trace_file(et_path);
     } catch (const tmod::input_error& e) {

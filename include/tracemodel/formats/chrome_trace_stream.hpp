@@ -1,7 +1,8 @@
 // tracemodel/formats — a Chrome trace written part by part, loadable after every part.
 //
 //   tracemodel::chrome_trace_stream out("server.json", options);  // options.rotate_bytes, ...
-//   for (;;) out.write(next_part());   // each part an event table: a window of a recording
+//   for (;;) out.write(next_part());   // each part an event table (a window of a recording),
+//                                      // or an export view of one (formats/export_view.hpp)
 //
 // The file is the trace `write_chrome_trace` writes, grown one part at a time: the header (with
 // the first part's metadata and a base time that stays fixed), then each part's events, each time
@@ -30,6 +31,7 @@
 #include "tracemodel/config.hpp"
 #include "tracemodel/detail/assert.hpp"
 #include "tracemodel/formats/chrome_trace_writer.hpp"
+#include "tracemodel/formats/export_view.hpp"
 #include "tracemodel/formats/json_output.hpp"
 #include "tracemodel/model/table.hpp"
 
@@ -60,12 +62,16 @@ class chrome_trace_stream {
   }
 
   /// Appends the part's events; the file is a whole trace again when this returns.
-  void write(const table_type& part) {
-    if (file_ == nullptr) open_next(part);
+  void write(const table_type& part) { write(basic_export_view<Schema>{part}); }
+  /// Appends the part's events and what its view draws beside them (counters, flows and marks
+  /// within the part).
+  void write(const basic_export_view<Schema>& view) {
+    const table_type& part = view.table;
+    if (file_ == nullptr) open_next(view);
     seek(end_);
     {
       json_output out = to_file();
-      detail::chrome_writer<table_type> w(part, out);
+      detail::chrome_writer<table_type> w(view, out);
       empty_ = w.write_body(base_, empty_, [this, &part](const metadata_record& m) {
         return names_
             .emplace(std::string(part.strings.view(m.name)), m.pid, m.tid,
@@ -98,7 +104,7 @@ class chrome_trace_stream {
   [[nodiscard]] std::int64_t base_time_ns() const noexcept { return base_; }
 
  private:
-  void open_next(const table_type& first) {
+  void open_next(const basic_export_view<Schema>& first) {
     std::string path = path_;
     if (!files_.empty()) {  // trace.json -> trace.1.json
       const std::size_t slash = path.find_last_of('/');

@@ -1,22 +1,29 @@
-// tracemodel/formats — the Chrome-trace (Kineto flavour) writer.
+// tracemodel/formats — the Chrome-trace (Kineto flavour) writer: the JSON encoder of the export
+// view (formats/export_view.hpp).
 //
 //   tracemodel::write_chrome_trace_file(table, "trace.json");     // or "trace.json.gz"
 //   std::string json = tracemodel::chrome_trace_string(table);
+//   tracemodel::write_chrome_trace_file(view, "overlaid.json");   // a table and what is drawn on
+//   it
 //
-// Streams the table as a trace that Perfetto UI, chrome://tracing and tools that read PyTorch
+// Streams the view as a trace that Perfetto UI, chrome://tracing and tools that read PyTorch
 // traces open:
 //   {"schemaVersion":1, <metadata kept from a read trace>, "displayTimeUnit":"ms",
-//    "baseTimeNanoseconds":B, "traceEvents":[ metadata records, events, flows ]}
+//    "baseTimeNanoseconds":B, "traceEvents":[ metadata records, events, flows, the view's
+//    counters and flows ]}
 //  * every event is a complete event (`ph:"X"`) with PyTorch's categories, or an instant
 //    (`ph:"i"`, allocations and instants read as such);
 //  * times are microseconds relative to `baseTimeNanoseconds` with exactly three decimals, so
 //    every nanosecond survives (absolute epoch microseconds in a double would not);
 //  * args come from the payload fields through their reflection (formats/args.hpp), then op
 //    inputs (`Input Dims`, `Input type`, `Input Strides`, `Concrete Inputs`), then the event's
-//    extra attributes;
+//    extra attributes (a verbatim one, as a JSON reader keeps nested values, written back as it
+//    is), then the view's marks on it;
 //  * forward/backward links (table.links) become `fwdbwd` flows, device flows (the flow fields
 //    of device activities) `ac2g` flows: a start on the first event, an end with binding point
 //    "e" on the second, both at their event's start;
+//  * the view's counter series are counter records (`ph:"C"`, one per point, the track's name
+//    and the process), its flows a start and an end (binding point "e") with their args;
 //  * output is deterministic (table order, fixed key order); ids above 2^53 are strings.
 #pragma once
 
@@ -32,33 +39,25 @@
 
 #include "tracemodel/config.hpp"
 #include "tracemodel/formats/args.hpp"
+#include "tracemodel/formats/export_view.hpp"
 #include "tracemodel/formats/json_output.hpp"
 #include "tracemodel/model/reflect.hpp"
 #include "tracemodel/model/table.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
 
-/// Events a caller adds to a written trace (see `write_chrome_trace`).
-using extra_events = std::function<void(json_output& out, std::int64_t base_time_ns,
-                                        const std::function<void()>& next_event)>;
-/// Args a caller adds to the table's events: called for each event with its index and a
-/// function that starts an arg of the given key and returns the output for its value.
-using extra_args =
-    std::function<void(event_index, const std::function<json_output&(std::string_view key)>& arg)>;
-
 namespace detail {
 
 template <class Table>
 class chrome_writer {
  public:
-  chrome_writer(const Table& t, json_output& out, const extra_events* extra = nullptr,
-                const extra_args* args = nullptr)
-      : t_(t), out_(out), extra_(extra), args_(args) {}
+  using view_type = basic_export_view<typename Table::schema_type>;
+
+  chrome_writer(const view_type& v, json_output& out) : v_(v), t_(v.table), out_(out) {}
 
   void write() {
     write_header(base_time());
     (void)write_body(base_, true);
-    if (extra_ != nullptr && *extra_) (*extra_)(out_, base_, [this] { next(); });
     out_.raw(trailer);
     out_.flush();
   }
@@ -77,17 +76,21 @@ class chrome_writer {
     out_.raw(",\n\"traceEvents\": [");
   }
 
-  /// The table's records (those `keep` keeps), events and flows, as elements of a
-  /// `traceEvents` array, times from `base`; `first`: whether the array is still empty.
-  /// Returns whether it still is.
+  /// The table's records (those `keep` keeps), events and flows, then the view's counters and
+  /// flows, as elements of a `traceEvents` array, times from `base`; `first`: whether the array
+  /// is still empty. Returns whether it still is.
   bool write_body(std::int64_t base, bool first,
                   const std::function<bool(const metadata_record&)>& keep = {}) {
     base_ = base;
     first_ = first;
+    marks_ = v_.marks_by_event();
+    next_mark_ = 0;
     for (const metadata_record& m : t_.info.records)
       if (!keep || keep(m)) write_record(m);
     for (const auto& e : t_.events) write_event(e);
     write_flows();
+    for (const counter_series& c : v_.counters) write_counter(c);
+    for (const export_flow& f : v_.flows) write_view_flow(f);
     return first_;
   }
 
@@ -158,10 +161,53 @@ class chrome_writer {
       if (op->unfinished()) arg("finished").boolean(false);
     }
     for (const attribute& a : t_.attrs_of(e)) write_attr(a);
-    if (args_ != nullptr && *args_)
-      (*args_)(static_cast<event_index>(&e - t_.events.data()),
-               [this](std::string_view key) -> json_output& { return arg(key); });
+    const auto i = static_cast<event_index>(&e - t_.events.data());
+    for (; next_mark_ < marks_.size() && v_.marks[marks_[next_mark_]].event <= i; ++next_mark_)
+      if (const event_mark& m = v_.marks[marks_[next_mark_]]; m.event == i)
+        write_export_value(arg(m.key), m.value);
     out_.raw("}}");
+  }
+
+  static void write_export_value(json_output& out, const export_value& v) {
+    if (const auto* i = std::get_if<std::int64_t>(&v))
+      out.integer(*i);
+    else if (const auto* d = std::get_if<double>(&v))
+      out.floating(*d);
+    else
+      out.string(std::get<std::string>(v));
+  }
+
+  void write_counter(const counter_series& c) {
+    for (const counter_point& p : c.points) {
+      next();
+      out_.raw("{\"ph\":\"C\",\"name\":").string(c.track).raw(",\"pid\":").integer(c.process);
+      out_.raw(",\"ts\":").micros(p.ts - base_).raw(",\"args\":{").string(c.value_name).ch(':');
+      if (c.counts)
+        out_.integer(static_cast<std::int64_t>(p.value));
+      else
+        out_.floating(p.value);
+      out_.raw("}}");
+    }
+  }
+
+  void write_view_flow(const export_flow& f) {
+    if (f.from >= t_.size() || f.to >= t_.size()) return;
+    for (const bool start : {true, false}) {
+      const event_t& at = t_.events[start ? f.from : f.to];
+      next();
+      out_.raw(start ? "{\"ph\":\"s\"" : "{\"ph\":\"f\",\"bp\":\"e\"");
+      out_.raw(",\"cat\":").string(f.category).raw(",\"name\":").string(f.category);
+      out_.raw(",\"id\":").id(f.id).raw(",\"pid\":");
+      key_value(static_cast<std::uint64_t>(at.pid));
+      out_.raw(",\"tid\":");
+      key_value(at.tid);
+      out_.raw(",\"ts\":").micros((start ? f.from_ts : f.to_ts) - base_).raw(",\"args\":{");
+      for (std::size_t k = 0; k < f.args.size(); ++k) {
+        out_.raw(k ? "," : "").string(f.args[k].first).ch(':');
+        write_export_value(out_, f.args[k].second);
+      }
+      out_.raw("}}");
+    }
   }
 
   json_output& arg(std::string_view key) {
@@ -337,7 +383,7 @@ class chrome_writer {
       case attr_type::string:
         arg(key).string(t_.strings.view(a.s));
         break;
-      case attr_type::json:
+      case attr_type::verbatim:  // as a JSON reader kept it
         arg(key).raw(t_.strings.view(a.s));
         break;
       case attr_type::int_list:
@@ -390,10 +436,11 @@ class chrome_writer {
           flow(d->flow_start ? 's' : 'f', "ac2g", d->flow_id, e);
   }
 
+  const view_type& v_;
   const Table& t_;
   json_output& out_;
-  const extra_events* extra_;
-  const extra_args* args_;
+  std::vector<std::size_t> marks_;  // the view's marks by event
+  std::size_t next_mark_ = 0;
   std::int64_t base_ = 0;
   bool first_ = true;
   bool first_arg_ = true;
@@ -401,25 +448,15 @@ class chrome_writer {
 
 }  // namespace detail
 
-/// Writes `t` as a Chrome trace into `out` (see the header comment).
+/// Writes `v` as a Chrome trace into `out` (see the header comment).
+template <class Schema>
+void write_chrome_trace(const basic_export_view<Schema>& v, json_output& out) {
+  detail::chrome_writer<basic_event_table<Schema>>(v, out).write();
+}
+/// Writes `t` (alone) as a Chrome trace into `out`.
 template <class Schema>
 void write_chrome_trace(const basic_event_table<Schema>& t, json_output& out) {
-  detail::chrome_writer<basic_event_table<Schema>>(t, out).write();
-}
-/// The same, with events of the caller's after the table's (counter tracks, say): `extra` is
-/// called with the output, the trace's base time (`ts` values are microseconds after it) and a
-/// function to call before each event it writes.
-template <class Schema>
-void write_chrome_trace(const basic_event_table<Schema>& t, json_output& out,
-                        const extra_events& extra) {
-  detail::chrome_writer<basic_event_table<Schema>>(t, out, &extra).write();
-}
-
-/// The same, with args of the caller's on the table's events too (the critical path's marks).
-template <class Schema>
-void write_chrome_trace(const basic_event_table<Schema>& t, json_output& out,
-                        const extra_events& extra, const extra_args& args) {
-  detail::chrome_writer<basic_event_table<Schema>>(t, out, &extra, &args).write();
+  write_chrome_trace(basic_export_view<Schema>{t}, out);
 }
 
 /// The Chrome trace of `t` as a string.
@@ -431,32 +468,19 @@ std::string chrome_trace_string(const basic_event_table<Schema>& t) {
   return s;
 }
 
-/// Writes the Chrome trace of `t` to `path` (gzip when it ends in ".gz"), through a temporary
+/// Writes the Chrome trace of `v` to `path` (gzip when it ends in ".gz"), through a temporary
 /// file renamed into place.
 template <class Schema>
+void write_chrome_trace_file(const basic_export_view<Schema>& v, const std::string& path) {
+  trace_file_sink file(path);
+  json_output out(file.as_sink());
+  write_chrome_trace(v, out);
+  file.commit();
+}
+/// The same of `t` alone.
+template <class Schema>
 void write_chrome_trace_file(const basic_event_table<Schema>& t, const std::string& path) {
-  trace_file_sink file(path);
-  json_output out(file.as_sink());
-  write_chrome_trace(t, out);
-  file.commit();
-}
-/// The same, with the caller's events (see `write_chrome_trace`).
-template <class Schema>
-void write_chrome_trace_file(const basic_event_table<Schema>& t, const std::string& path,
-                             const extra_events& extra) {
-  trace_file_sink file(path);
-  json_output out(file.as_sink());
-  write_chrome_trace(t, out, extra);
-  file.commit();
-}
-/// The same, with the caller's events and args.
-template <class Schema>
-void write_chrome_trace_file(const basic_event_table<Schema>& t, const std::string& path,
-                             const extra_events& extra, const extra_args& args) {
-  trace_file_sink file(path);
-  json_output out(file.as_sink());
-  write_chrome_trace(t, out, extra, args);
-  file.commit();
+  write_chrome_trace_file(basic_export_view<Schema>{t}, path);
 }
 
 TRACEMODEL_END_NAMESPACE

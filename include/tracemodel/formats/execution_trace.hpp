@@ -1,14 +1,15 @@
 // tracemodel/formats — PyTorch execution traces (ExecutionGraphObserver / ExecutionTraceObserver).
 //
-//   tracemodel::execution_trace et = tracemodel::read_execution_trace_file("et.json.gz");
+//   tracemodel::execution_trace_file et = tracemodel::read_execution_trace_file("et.json.gz");
 //
 // An execution trace is `{"schema": "1.0.1", "pid": …, …, "nodes": [ … ]}`; each node has an
 // `id`, a `name`, a `parent` (or control dependencies, `ctrl_deps`, in newer schemas), the
 // RecordFunction handle `rf_id`, `seq_id`, `fw_parent`, `fw_tid`, `tid`, `scope`,
 // `op_schema`, inputs and outputs with their shapes and types, and, in newer versions, attrs.
 // The process and thread annotation nodes ("[pytorch|profiler|execution_graph|thread]",
-// "...execution_trace|process]") are marked `synthetic`. Every node's JSON is kept (minified)
-// so a writer can add fields and leave the rest as PyTorch wrote it.
+// "...execution_trace|process]") are marked `synthetic`. The nodes are the model's
+// (model/execution_trace.hpp); beside them, each node's JSON is kept (minified) so that a writer
+// can add fields and leave the rest as PyTorch wrote it.
 //
 // Errors follow the Chrome-trace reader's rules: `input_error` naming the problem (and the
 // byte offset where simdjson reports one), for empty, truncated (gzip too), malformed or
@@ -27,10 +28,19 @@
 
 TRACEMODEL_BEGIN_NAMESPACE
 
+/// An execution trace as its file wrote it: the model's nodes, and what a writer needs to write
+/// them back.
+struct execution_trace_file : execution_trace {
+  std::vector<std::string> node_json;  ///< each node as written (minified), by node
+  /// Each node's `"inputs":…,"input_shapes":…` and the rest of its six I/O keys, by node.
+  std::vector<std::string> io_json;
+  std::string header_json;  ///< the top-level keys other than `nodes`, as `"k":v,"k":v`
+};
+
 /// Parses an execution trace from JSON text.
-TRACEMODEL_READER_API execution_trace read_execution_trace_string(std::string_view text);
+TRACEMODEL_READER_API execution_trace_file read_execution_trace_string(std::string_view text);
 /// Reads an execution trace file (.json or .json.gz).
-TRACEMODEL_READER_API execution_trace read_execution_trace_file(const std::string& path);
+TRACEMODEL_READER_API execution_trace_file read_execution_trace_file(const std::string& path);
 
 TRACEMODEL_END_NAMESPACE
 
@@ -96,7 +106,7 @@ inline std::string et_string(const et_fields& o, std::string_view key, std::size
 }
 }  // namespace detail
 
-TRACEMODEL_READER_API execution_trace read_execution_trace_string(std::string_view text) {
+TRACEMODEL_READER_API execution_trace_file read_execution_trace_string(std::string_view text) {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
     throw input_error("execution trace: empty input", 0);
   simdjson::dom::parser parser;
@@ -108,7 +118,7 @@ TRACEMODEL_READER_API execution_trace read_execution_trace_string(std::string_vi
   simdjson::dom::object top;
   if (root.get_object().get(top))
     throw input_error("execution trace: the top level is not an object", 0);
-  execution_trace et;
+  execution_trace_file et;
   simdjson::dom::array nodes;
   bool have_nodes = false;
   for (auto [key, value] : top) {
@@ -135,6 +145,8 @@ TRACEMODEL_READER_API execution_trace read_execution_trace_string(std::string_vi
   if (!have_nodes)
     throw input_error("execution trace: no \"nodes\" array (not an execution trace)", 0);
   et.nodes.reserve(nodes.size());
+  et.node_json.reserve(nodes.size());
+  et.io_json.reserve(nodes.size());
   std::size_t k = 0;
   for (simdjson::dom::element e : nodes) {
     simdjson::dom::object o;
@@ -170,16 +182,17 @@ TRACEMODEL_READER_API execution_trace read_execution_trace_string(std::string_vi
     n.op_schema = detail::et_string(f, "op_schema", k, false);
     n.synthetic = n.name.starts_with("[pytorch|profiler|execution_") &&
                   (n.name.ends_with("|process]") || n.name.ends_with("|thread]"));
-    n.json = simdjson::minify(e);
+    et.node_json.push_back(simdjson::minify(e));
+    std::string& io_json = et.io_json.emplace_back();
     for (std::string_view io :
          {"inputs", "input_shapes", "input_types", "outputs", "output_shapes", "output_types"}) {
       simdjson::dom::element v;
       if (o[io].get(v)) continue;
-      if (!n.io_json.empty()) n.io_json += ',';
-      n.io_json += '"';
-      n.io_json += io;
-      n.io_json += "\":";
-      n.io_json += simdjson::minify(v);
+      if (!io_json.empty()) io_json += ',';
+      io_json += '"';
+      io_json += io;
+      io_json += "\":";
+      io_json += simdjson::minify(v);
     }
     et.nodes.push_back(std::move(n));
     ++k;
@@ -187,7 +200,7 @@ TRACEMODEL_READER_API execution_trace read_execution_trace_string(std::string_vi
   return et;
 }
 
-TRACEMODEL_READER_API execution_trace read_execution_trace_file(const std::string& path) {
+TRACEMODEL_READER_API execution_trace_file read_execution_trace_file(const std::string& path) {
   const trace_text text = load_trace_text(path);
   return read_execution_trace_string(std::string_view(text.data(), text.size()));
 }

@@ -12,6 +12,7 @@
 
 #include "tracemodel/algo/et_link.hpp"
 #include "tracemodel/config.hpp"
+#include "tracemodel/formats/execution_trace.hpp"
 #include "tracemodel/formats/json_escape.hpp"
 #include "tracemodel/model/execution_trace.hpp"
 #include "tracemodel/model/table.hpp"
@@ -41,13 +42,13 @@ inline void append_us(std::string& s, std::int64_t ns) {
 /// node per attached device op, with fresh ids above the largest id, the host node's inputs and
 /// outputs, `cat`, `stream`, `ts` and `dur` (Chakra's `_plus.json` layout).
 template <class Schema>
-std::string enhanced_execution_trace(const execution_trace& et, const basic_event_table<Schema>& t,
-                                     const et_link_result& r) {
+std::string enhanced_execution_trace(const execution_trace_file& et,
+                                     const basic_event_table<Schema>& t, const et_link_result& r) {
   // One allocation: the output is mostly the input's nodes plus one node per device op.
   std::size_t size = et.header_json.size() + 64;
-  for (const et_node& n : et.nodes) size += n.json.size() + 48;
+  for (const std::string& n : et.node_json) size += n.size() + 48;
   for (const et_device_op& d : r.device_ops)
-    size += et.nodes[d.node].io_json.size() + t.name(d.device).size() + 256;
+    size += et.io_json[d.node].size() + t.name(d.device).size() + 256;
   std::string s;
   s.reserve(size);
   s += '{';
@@ -64,14 +65,14 @@ std::string enhanced_execution_trace(const execution_trace& et, const basic_even
     detail::append_us(s, std::max<std::int64_t>(0, t.events[i].duration_ns()));
   };
   for (std::size_t k = 0; k < et.nodes.size(); ++k) {
-    const et_node& n = et.nodes[k];
+    const std::string& json = et.node_json[k];
     if (k) s += ',';
     s += '\n';
-    if (r.node_host[k] == no_event || n.json.empty() || n.json.back() != '}') {
-      s += n.json;
+    if (r.node_host[k] == no_event || json.empty() || json.back() != '}') {
+      s += json;
       continue;
     }
-    s.append(n.json, 0, n.json.size() - 1);
+    s.append(json, 0, json.size() - 1);
     times(r.node_host[k]);
     s += '}';
   }
@@ -87,9 +88,9 @@ std::string enhanced_execution_trace(const execution_trace& et, const basic_even
     s += ",\"rf_id\":-1,\"fw_parent\":0,\"seq_id\":-1,\"scope\":0,\"tid\":";
     s += std::to_string(f.stream);
     s += ",\"fw_tid\":0,\"op_schema\":\"\"";
-    if (!host.io_json.empty()) {
+    if (const std::string& io = et.io_json[d.node]; !io.empty()) {
       s += ',';
-      s += host.io_json;
+      s += io;
     }
     s += ",\"cat\":\"";
     s += to_string(f.activity);

@@ -115,7 +115,7 @@ std::string flame_tooltip(const basic_event_table<Schema>& t,
         s += a.b ? "true" : "false";
         break;
       case attr_type::string:
-      case attr_type::json:
+      case attr_type::verbatim:
         s += t.strings.view(a.s);
         break;
       case attr_type::int_list:

@@ -1,4 +1,5 @@
-// tracemodel/model — a PyTorch execution trace in memory (read by formats/execution_trace.hpp).
+// tracemodel/model — a PyTorch execution trace in memory: its nodes, as the join with a
+// host/device trace reads them (formats/execution_trace.hpp reads them, with what a writer needs).
 #pragma once
 
 #include <cstdint>
@@ -21,14 +22,11 @@ struct et_node {
   std::int64_t scope = -1;
   std::string op_schema;
   bool synthetic = false;  ///< a process or thread annotation node
-  std::string json;        ///< the node as written (minified)
-  std::string io_json;     ///< `"inputs":…,"input_shapes":…` and the rest of the six I/O keys
 };
 
 struct execution_trace {
   std::string schema;
   std::int64_t pid = 0;
-  std::string header_json;  ///< the top-level keys other than `nodes`, as `"k":v,"k":v`
   std::vector<et_node> nodes;
 };
 

@@ -92,7 +92,7 @@ struct metadata_record {
   name_id name{};  ///< "process_name", "thread_name", "process_sort_index", ...
   process_key pid = 0;
   thread_key tid = 0;
-  name_id args{};   ///< the record's `args` object, raw JSON as read; empty: `{"name": value}`
+  name_id args{};   ///< its arguments as its source wrote them (verbatim); empty: the name alone
   name_id value{};  ///< the name a name record gives (set_thread_name, set_process_name)
 };
 
@@ -100,8 +100,9 @@ struct metadata_record {
 struct trace_info {
   std::int64_t base_time_ns = 0;  ///< `baseTimeNanoseconds`; 0 when absent
   bool has_base_time = false;
-  /// Top-level keys of the trace file other than `traceEvents`, `baseTimeNanoseconds`,
-  /// `schemaVersion` and `displayTimeUnit`, in file order, as (key, raw JSON) pairs.
+  /// The trace file's own top-level items that the model has no field for (a reader of the
+  /// Chrome format: the keys other than `traceEvents`, `baseTimeNanoseconds`, `schemaVersion`
+  /// and `displayTimeUnit`), in file order, as (key, the value as the file wrote it) pairs.
   std::vector<std::pair<name_id, name_id>> metadata;
   /// Metadata records, in file order.
   std::vector<metadata_record> records;

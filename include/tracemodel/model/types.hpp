@@ -152,7 +152,8 @@ enum class attr_type : std::uint8_t {
   floating,
   boolean,
   string,       ///< `s` is an interned string
-  json,         ///< `s` is raw JSON text, written back verbatim
+  verbatim,     ///< `s` is the value as its source wrote it (a nested value the model has no
+                ///< type for), which a writer of that source's format writes back as it is
   int_list,     ///< `list` is a range of the table's `ints`
   string_list,  ///< `list` is a range of the table's `name_lists`
 };

@@ -400,11 +400,11 @@ class table_builder final : public record_sink, public flow_events {
         }
         break;
       case raw_arg::type::null:
-        at.type = attr_type::json;
+        at.type = attr_type::verbatim;
         at.s = t_.strings.intern("null");
         break;
       case raw_arg::type::json:
-        at.type = attr_type::json;
+        at.type = attr_type::verbatim;
         at.s = t_.strings.intern(a.text);
         break;
     }
