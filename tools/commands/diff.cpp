@@ -125,9 +125,8 @@ int run(arguments& a) {
   const std::string page = diff_report_page(
       rows, control.gpu->view(), test.gpu->view(), json,
       fmt::format("tracemodel diff: {} against {}", file_name(control.path), file_name(test.path)),
-      fmt::format("control {} ({}), test {} ({}); {} rules, times in {}", control.path,
-                  side_of(control), test.path, side_of(test),
-                  q.hta ? "Holistic Trace Analysis's" : "exact", rules.unit),
+      fmt::format("control {} ({}), test {} ({}); {} rules", control.path, side_of(control),
+                  test.path, side_of(test), q.hta ? "Holistic Trace Analysis's" : "exact"),
       q.top == 0 ? 15 : q.top);
   if (!write_file(q.output, page)) return 1;
   std::printf("wrote %s\n", q.output.c_str());

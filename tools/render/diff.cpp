@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "../input.hpp"
+#include "chart.hpp"
 #include "gpu.hpp"
 #include "page.hpp"
 
@@ -141,20 +142,50 @@ std::string diff_json(const diff_side& control, const diff_side& test, const dif
   return s;
 }
 
-std::string diff_report_page(const diff_rows& rows, const report_view& control,
-                             const report_view& test, const std::string& json,
-                             const std::string& title, const std::string& about, std::size_t top) {
-  using page::checked;
-  using page::escape;
-  const std::string unit(control.unit);
-  std::string h = page::head(title);
-  h += "<p>" + escape(about) + ".</p>\n";
-  h += "<h2>Device time per rank, whole runs</h2>\n<div style=\"display:flex;gap:32px\">";
-  h += "<div><h3>control</h3>\n" +
-       temporal_section(control, "control_temporal_breakdown", 420, true) + "</div>";
-  h += "<div><h3>test</h3>\n" + temporal_section(test, "test_temporal_breakdown", 420, true) +
-       "</div></div>\n";
+namespace {
 
+using page::checked;
+using page::escape;
+
+/// The changes as bars left (less time) and right (more time) of no change.
+std::string changes_chart(const tmod::row_list<tmod::diff_row>& all,
+                          const std::vector<std::size_t>& order, std::string_view unit) {
+  std::int64_t widest = 1;
+  for (const std::size_t k : order) widest = std::max(widest, std::abs(all[k].diff_duration));
+  chart::frame f;
+  f.width = 600;
+  f.left = 40;
+  f.right = 60;
+  f.height = static_cast<double>(order.size() * 20 + 4);
+  const double half = f.width / 2, zero = f.left + half;
+  const page::time_unit u(unit, static_cast<double>(widest));
+  std::string h = chart::open(f, "largest changes in time");
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const tmod::diff_row& r = all[order[i]];
+    const double w =
+        static_cast<double>(std::abs(r.diff_duration)) / static_cast<double>(widest) * half;
+    h += fmt::format(
+        "<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"16\" fill=\"{}\"><title>{}: "
+        "{}{}</title></rect>\n",
+        r.diff_duration > 0 ? zero : zero - w, f.top + 2 + static_cast<double>(i) * 20, w,
+        r.diff_duration > 0 ? "#e15759" : "#59a14f", escape(r.name), r.diff_duration > 0 ? "+" : "",
+        u.with_unit(static_cast<double>(r.diff_duration)));
+  }
+  h += fmt::format("<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#888\"/>\n", zero,
+                   f.top, f.top + f.height);
+  h += chart::x_axis(
+      f, -static_cast<double>(widest), static_cast<double>(widest),
+      [&](double v) {
+        std::string s(v > 0 ? "+" : "");
+        return s += u.tick(v);
+      },
+      u.header("change in time, test minus control"));
+  return h + "</svg>\n";
+}
+
+/// The names whose time changed most: a chart and a table.
+std::string changes_section(const diff_rows& rows, const report_view& control, std::size_t top) {
+  std::string h;
   // The names whose time changed most, both ways, on a scale centred on no change.
   const tmod::row_list<tmod::diff_row>& all = rows[2];
   std::vector<std::size_t> order;
@@ -164,28 +195,17 @@ std::string diff_report_page(const diff_rows& rows, const report_view& control,
     return std::abs(all[a].diff_duration) > std::abs(all[b].diff_duration);
   });
   if (order.size() > top) order.resize(top);
-  h += fmt::format("<h2>Largest changes in time (of {} names)</h2>\n", all.size());
-  if (order.empty()) h += "<p>No name's time changed.</p>\n";
-  std::int64_t widest = 1;
-  for (const std::size_t k : order) widest = std::max(widest, std::abs(all[k].diff_duration));
-  const double half = 300;
-  h += fmt::format("<svg width=\"{}\" height=\"{}\" role=\"img\">\n", 2 * half + 20,
-                   order.size() * 20 + 4);
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    const tmod::diff_row& r = all[order[i]];
-    const double w =
-        static_cast<double>(std::abs(r.diff_duration)) / static_cast<double>(widest) * half;
-    const double x = r.diff_duration > 0 ? half + 10 : half + 10 - w;
-    h += fmt::format(
-        "<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"16\" fill=\"{}\"><title>{}: "
-        "{:+} {}</title></rect>\n",
-        x, 2 + i * 20, w, r.diff_duration > 0 ? "#e15759" : "#59a14f", escape(r.name),
-        r.diff_duration, unit);
-  }
-  h += fmt::format("<line x1=\"{0}\" x2=\"{0}\" y1=\"0\" y2=\"{1}\" stroke=\"#888\"/></svg>\n",
-                   half + 10, order.size() * 20 + 4);
-  h += "<table><tr><th>name</th><th>control</th><th>total</th><th>test</th><th>total</th>"
-       "<th>change</th></tr>\n";
+  h += fmt::format("<h2>Largest changes in time (of {} names)</h2>\n", page::count(all.size()));
+  if (order.empty()) return h + "<p>No name's time changed.</p>\n";
+  h += changes_chart(all, order, control.unit);
+  std::int64_t longest = 0;
+  for (const std::size_t k : order)
+    longest = std::max({longest, all[k].control_total_duration, all[k].test_total_duration,
+                        std::abs(all[k].diff_duration)});
+  const page::time_unit u(control.unit, static_cast<double>(longest));
+  h += "<table><tr><th>name</th><th>control count</th><th>" + u.header("control total") +
+       "</th><th>test count</th><th>" + u.header("test total") + "</th><th>" + u.header("change") +
+       "</th></tr>\n";
   for (const std::size_t k : order) {
     const tmod::diff_row& r = all[k];
     const std::string p = fmt::format("all.{}.", k);
@@ -193,13 +213,18 @@ std::string diff_report_page(const diff_rows& rows, const report_view& control,
     h += fmt::format(
         "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td></tr>\n",
-        escape(name), checked(p + "control_counts", std::to_string(r.control_counts)),
-        checked(p + "control_total_duration", std::to_string(r.control_total_duration)),
-        checked(p + "test_counts", std::to_string(r.test_counts)),
-        checked(p + "test_total_duration", std::to_string(r.test_total_duration)),
-        checked(p + "diff_duration", std::to_string(r.diff_duration)));
+        escape(name), checked(p + "control_counts", page::count(r.control_counts)),
+        u.checked(p + "control_total_duration", static_cast<double>(r.control_total_duration)),
+        checked(p + "test_counts", page::count(r.test_counts)),
+        u.checked(p + "test_total_duration", static_cast<double>(r.test_total_duration)),
+        u.checked(p + "diff_duration", static_cast<double>(r.diff_duration)));
   }
-  h += "</table>\n";
+  return h + "</table>\n";
+}
+
+/// Names only in one run.
+std::string only_in_one_section(const tmod::row_list<tmod::diff_row>& all, std::size_t top) {
+  std::string h;
   const tmod::ops_change c = tmod::ops_diff(all);
   for (const auto& [what, names] : {std::pair<const char*, const std::vector<std::string>*>{
                                         "Names only in the test run", &c.added},
@@ -210,6 +235,22 @@ std::string diff_report_page(const diff_rows& rows, const report_view& control,
     if (names->size() > top) h += fmt::format(" and {} more", names->size() - top);
     h += "</p>\n";
   }
+  return h;
+}
+
+}  // namespace
+
+std::string diff_report_page(const diff_rows& rows, const report_view& control,
+                             const report_view& test, const std::string& json,
+                             const std::string& title, const std::string& about, std::size_t top) {
+  std::string h = page::head(title);
+  h += "<p>" + escape(about) + ".</p>\n";
+  h += "<h2>Device time per rank, whole runs</h2>\n<div style=\"display:flex;gap:32px\">";
+  h += "<div><h3>control</h3>\n" +
+       temporal_section(control, "control_temporal_breakdown", 420, true) + "</div>";
+  h += "<div><h3>test</h3>\n" + temporal_section(test, "test_temporal_breakdown", 420, true) +
+       "</div></div>\n";
+  h += changes_section(rows, control, top) + only_in_one_section(rows[2], top);
   return h + page::data_and_end(json);
 }
 
