@@ -3,7 +3,11 @@
 #   ```cpp example        is compiled as a program of its own, linked with tracemodel, and run
 #                         (it must exit 0);
 #   ```cpp example-cupti  the same, where the CUPTI adapter is built;
-#   ```sh example         runs in the repository root with the `tracemodel` program on PATH.
+#   ```sh example         runs in the repository root with the `tracemodel` program on PATH;
+#   ```cpp example-command is a file of tools/commands/: the tests build the program with it
+#                         added and run it, in the repository root, with the arguments of the
+#                         block's `// test: ARGS` line; the run must exit 0 and print what the
+#                         `// expect: REGEX` line (if any) says.
 # Other code blocks are illustrations and are not run.
 set(_tm_doc_pages ${PROJECT_SOURCE_DIR}/README.md)
 file(GLOB _tm_doc_guides ${PROJECT_SOURCE_DIR}/docs/*.md)
@@ -59,6 +63,34 @@ foreach(page IN LISTS _tm_doc_pages)
     add_test(NAME docs.${target} COMMAND doc_${target} WORKING_DIRECTORY ${_tm_doc_dir})
     set_tests_properties(docs.${target} PROPERTIES LABELS "docs")
   endforeach()
+  if(TARGET tracemodel_cli_parts)
+    tracemodel_doc_blocks("${text}" "cpp example-command" ${name}_command cpp commands)
+    foreach(source IN LISTS commands)
+      get_filename_component(target ${source} NAME_WE)
+      file(READ ${source} code)
+      string(REGEX MATCH "// test: ([^\n]*)" _ "${code}")
+      if(NOT CMAKE_MATCH_1)
+        message(FATAL_ERROR "${source}: a ```cpp example-command block without its // test: line")
+      endif()
+      separate_arguments(run_args UNIX_COMMAND "${CMAKE_MATCH_1}")
+      string(REGEX MATCH "// expect: ([^\n]*)" _ "${code}")
+      set(expect "${CMAKE_MATCH_1}")
+      add_executable(doc_${target} ${source})
+      # Its includes are a command file's ("../input.hpp"): found from tools/commands/.
+      target_include_directories(doc_${target} PRIVATE ${PROJECT_SOURCE_DIR}/tools/commands)
+      target_link_libraries(doc_${target} PRIVATE tracemodel_cli_parts)
+      # A failed run says so in the output: a test with an expected output ignores the status.
+      add_test(NAME docs.${target}
+               COMMAND bash -c "\"$@\" || echo 'the command failed'" _ $<TARGET_FILE:doc_${target}>
+                       ${run_args}
+               WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+      set_tests_properties(docs.${target} PROPERTIES LABELS "docs"
+                                                     FAIL_REGULAR_EXPRESSION "the command failed")
+      if(expect)
+        set_tests_properties(docs.${target} PROPERTIES PASS_REGULAR_EXPRESSION "${expect}")
+      endif()
+    endforeach()
+  endif()
   if(TARGET tracemodel_cli)
     tracemodel_doc_blocks("${text}" "sh example" ${name}_sh sh scripts)
     foreach(script IN LISTS scripts)

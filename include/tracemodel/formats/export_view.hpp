@@ -35,11 +35,11 @@ struct counter_point {
 };
 /// A series of values over time, drawn as a track beside the events.
 struct counter_series {
-  std::string track;               ///< the track's name ("Queue length (stream 7)")
-  std::int64_t process = 0;        ///< the process (a device's id, say) whose track it is
-  std::string value_name;          ///< what the values are ("queue length", "Memcpy DtoH")
-  bool counts = false;             ///< whole numbers (written without a fraction)
-  row_list<counter_point> points;  ///< in time order
+  std::string track;                 ///< the track's name ("Queue length (stream 7)")
+  std::int64_t process = 0;          ///< the process (a device's id, say) whose track it is
+  std::string value_name;            ///< what the values are ("queue length", "Memcpy DtoH")
+  bool counts = false;               ///< whole numbers (written without a fraction)
+  row_list<counter_point> points{};  ///< in time order
 };
 
 /// A flow drawn from one event of the table to another, besides the table's own links.
@@ -48,7 +48,7 @@ struct export_flow {
   std::uint64_t id = 0;  ///< unique within the category
   event_index from = no_event, to = no_event;
   std::int64_t from_ts = 0, to_ts = 0;  ///< where on each event it leaves and arrives (ns)
-  std::vector<std::pair<std::string, export_value>> args;
+  std::vector<std::pair<std::string, export_value>> args{};
 };
 
 /// An argument a caller adds to one event.
