@@ -308,7 +308,8 @@ class record_queue {
   }
 
   template <class V>
-  op_handle begin_op(const op_info& info, std::span<const V> inputs) requires records_ops {
+  TRACEMODEL_ALWAYS_INLINE op_handle begin_op(const op_info& info,
+                                              std::span<const V> inputs) requires records_ops {
     if (!active()) return {};
     subqueue_type& sq = subqueue();
     auto& store = sq.template store<event_kind::op>();
