@@ -146,7 +146,8 @@ class gpu_json_writer {
       const auto& r = rep_.kernel_types[k];
       out_.raw(k ? ",\n" : "\n").raw("{\"kernel_type\":").string(r.kernel_type);
       out_.raw(",\"sum\":").integer(r.sum).raw(",\"percentage\":");
-      out_.floating(r.percentage).ch('}');
+      number(r.percentage);
+      out_.ch('}');
     }
   }
 

@@ -169,10 +169,9 @@ struct bw_change {
   double bw;
   std::string kind;
 };
-/// Running sums per kind from changes (stable at equal times), summarized above 0.
-inline row_list<memory_bandwidth_series> bandwidth_of(std::vector<bw_change> changes) {
-  std::stable_sort(changes.begin(), changes.end(),
-                   [](const bw_change& a, const bw_change& b) { return a.ts < b.ts; });
+/// Running sums per kind from changes in time order (summed in the order given), summarized
+/// above 0.
+inline row_list<memory_bandwidth_series> bandwidth_in_order(const std::vector<bw_change>& changes) {
   std::map<std::string, memory_bandwidth_series> by;
   for (const bw_change& c : changes) {
     memory_bandwidth_series& s = by[c.kind];
@@ -190,6 +189,12 @@ inline row_list<memory_bandwidth_series> bandwidth_of(std::vector<bw_change> cha
     out.push_back(std::move(s));
   }
   return out;
+}
+/// The same of changes in any order (stable at equal times).
+inline row_list<memory_bandwidth_series> bandwidth_of(std::vector<bw_change> changes) {
+  std::stable_sort(changes.begin(), changes.end(),
+                   [](const bw_change& a, const bw_change& b) { return a.ts < b.ts; });
+  return bandwidth_in_order(changes);
 }
 }  // namespace detail
 

@@ -65,7 +65,8 @@ struct gpu_rank {
   bool has_gpu_annotations = false;          ///< the trace has GPU annotations at all
   rank_timeline timeline;                    ///< steps and collectives (ns)
   std::array<std::int64_t, 8> class_sets{};  ///< time per set of kernel classes
-  anomaly_counts repairs;                    ///< what reading repaired
+  unsigned class_sets_seen = 0;  ///< the sets a sweep passed through (bit per set; HTA's rule)
+  anomaly_counts repairs;        ///< what reading repaired
 };
 
 /// Every rank's results, and those across ranks, each time in `Unit` (`Unit::name`, and

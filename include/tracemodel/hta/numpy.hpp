@@ -60,7 +60,7 @@ template <class T>
     if (cdepth < 0) {
       heapsort(pl, pr - pl + 1);
     } else {
-      while (pr - pl > 16) {
+      while (pr - pl > 15) {
         std::size_t* pm = pl + ((pr - pl) >> 1);
         if (less(*pm, *pl)) std::swap(*pm, *pl);
         if (less(*pr, *pm)) std::swap(*pr, *pm);

@@ -10,7 +10,9 @@
 // (the calls' changes, then the work's, sorted by time with NumPy's introsort).
 // Memory bandwidth: HTA's augmented counter: per memory kind, the running sum of the
 // `memory bandwidth (GB/s)` the device profiler states for each copy or set while it runs (a
-// duration of 0 counts as one unit), the ups and then the downs sorted stably by time.
+// duration of 0 counts as one unit), the ups and then the downs sorted by time with NumPy's
+// unstable sort and summed in that order (as doubles: which side of 0 a sum's residue falls on
+// decides whether the step is a sample of the summary).
 #pragma once
 
 #include <algorithm>
@@ -90,7 +92,13 @@ struct queue_length_options {
     downs.push_back({r.ts + dur, -r.memory_bw, memory_kind(n)});
   }
   ups.insert(ups.end(), downs.begin(), downs.end());  // HTA's concat order
-  return tracemodel::detail::bandwidth_of(std::move(ups));
+  std::vector<std::int64_t> ts;                       // sorted as pandas' sort_values
+  ts.reserve(ups.size());
+  for (const auto& c : ups) ts.push_back(c.ts);
+  std::vector<tracemodel::detail::bw_change> sorted;
+  sorted.reserve(ups.size());
+  for (const std::size_t k : numpy_argsort(ts)) sorted.push_back(std::move(ups[k]));
+  return tracemodel::detail::bandwidth_in_order(sorted);
 }
 
 }  // namespace hta

@@ -25,6 +25,7 @@
 #include "tracemodel/hta/frame.hpp"
 #include "tracemodel/hta/idle_time.hpp"
 #include "tracemodel/hta/kernel_breakdown.hpp"
+#include "tracemodel/hta/kernel_type_breakdown.hpp"
 #include "tracemodel/hta/launch_stats.hpp"
 #include "tracemodel/hta/queue_length.hpp"
 #include "tracemodel/hta/read.hpp"
@@ -51,6 +52,9 @@ template <class Schema>
   r.has_gpu_annotations = !v.gpu_annotations.empty();
   r.timeline = rank_timeline_of(t, v);
   tracemodel::detail::gpu_rank_rest(r, t, iv);
+  const class_sets sets = class_sets_of(iv);
+  r.class_sets = sets.time;
+  r.class_sets_seen = sets.seen;
   return r;
 }
 
@@ -87,6 +91,9 @@ template <class Schema>
   for (auto& [rank, b] : ranks) each.push_back(std::move(b.kept[drop ? 1 : 0]));
   gpu_report out;
   tracemodel::detail::gather_ranks(out, std::move(each));
+  class_sets sum;
+  for (const gpu_rank& r : out.ranks) sum += {r.class_sets, r.class_sets_seen};
+  out.kernel_types = kernel_type_rows(sum);
   return out;
 }
 
