@@ -14,6 +14,7 @@
 
 #include "../support/analysis_ways.hpp"
 #include "../support/oracle.hpp"
+#include "../support/sanitized.hpp"
 
 using namespace tracemodel;
 using tracemodel::testing::table_builder;
@@ -384,7 +385,7 @@ TEST_SUITE("algo") {
     // Overlapping spans, instants, ops that never end, backward ops with forward-thread
     // fallback, several processes: the fast builder must give PyTorch's exact parents.
     std::mt19937_64 rng(7);
-    for (int round = 0; round < 400; ++round) {
+    for (int round = 0; round < tmtest::scaled(400); ++round) {
       table_builder b;
       const int n = 5 + static_cast<int>(rng() % 120);
       for (int i = 0; i < n; ++i) {

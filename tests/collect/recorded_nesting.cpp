@@ -4,11 +4,15 @@
 // calls themselves.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cstdint>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <tracemodel/algo/analyze.hpp>
@@ -31,11 +35,11 @@ struct hand_policies : default_record_policies {
 };
 using hand_queue = record_queue<default_schema, record_features{}, hand_policies>;
 
-/// One thread's calls: ops begun and ended in stack order, each named by its place in the
-/// thread's begin order, with the parent the calls give it ("" for none).
+/// One thread's calls: ops begun and ended in stack order, op `k` named `prefix` + k (its place
+/// in the thread's begin order), with the parent the calls give it (-1 for none).
 struct calls {
-  std::vector<std::string> names;
-  std::vector<std::string> parents;
+  std::string prefix;
+  std::vector<std::int64_t> parents;
 };
 
 /// Records `ops` ops on the calling thread, nesting at most `max_depth` deep, moving the clock
@@ -44,20 +48,19 @@ template <class Step>
 calls record_calls(hand_queue& q, const std::string& prefix, std::size_t ops, std::size_t max_depth,
                    std::uint64_t seed, Step step) {
   std::mt19937_64 rng(seed);
-  calls c;
+  calls c{prefix, {}};
   std::vector<op_handle> open;
-  std::vector<std::size_t> open_index;
-  c.names.reserve(ops);
+  std::vector<std::int64_t> open_index;
   c.parents.reserve(ops);
   std::size_t begun = 0;
   while (begun < ops || !open.empty()) {
     hand_time.fetch_add(step(rng), std::memory_order_relaxed);
     const bool can_begin = begun < ops && open.size() < max_depth;
     if (can_begin && (open.empty() || rng() % 2 == 0)) {
-      c.names.push_back(prefix + std::to_string(begun));
-      c.parents.push_back(open.empty() ? "" : c.names[open_index.back()]);
-      open.push_back(q.begin_op({.name = c.names.back(), .copy_name = true}));
-      open_index.push_back(begun);
+      c.parents.push_back(open.empty() ? -1 : open_index.back());
+      const std::string name = prefix + std::to_string(begun);
+      open.push_back(q.begin_op({.name = name, .copy_name = true}));
+      open_index.push_back(static_cast<std::int64_t>(begun));
       ++begun;
     } else {
       q.end_op(open.back());
@@ -68,29 +71,63 @@ calls record_calls(hand_queue& q, const std::string& prefix, std::size_t ops, st
   return c;
 }
 
-/// Every op's parent as the table says, by name, and the children of each in table order.
+/// Every op's parent as the table says, and the children of each in table order, against the
+/// calls' (ops named by thread prefix and place; integers, not strings, so that a million ops
+/// check quickly under a sanitizer too).
 template <class Table>
 void check_tree(const Table& t, const std::vector<calls>& threads) {
   std::size_t expected = 0;
-  for (const calls& c : threads) expected += c.names.size();
+  for (const calls& c : threads) expected += c.parents.size();
   REQUIRE(t.size() == expected);
-  std::unordered_map<std::string, std::string> parent_of;
-  std::unordered_map<std::string, std::vector<std::string>> children_of;
-  for (const auto& e : t.events) {
-    const std::string name(t.name(e));
-    parent_of[name] = e.parent == no_event ? "" : std::string(t.name(e.parent));
-  }
-  for (event_index i = 0; i < t.size(); ++i)
-    for (const event_index k : t.children_of(i))
-      children_of[std::string(t.name(i))].emplace_back(t.name(k));
-  std::size_t wrong = 0;
-  for (const calls& c : threads) {
-    std::unordered_map<std::string, std::vector<std::string>> want_children;
-    for (std::size_t k = 0; k < c.names.size(); ++k) {
-      wrong += parent_of[c.names[k]] != c.parents[k];
-      if (!c.parents[k].empty()) want_children[c.parents[k]].push_back(c.names[k]);
+  auto op_of = [&](event_index i) -> std::pair<std::size_t, std::int64_t> {  // (thread, place)
+    const std::string_view name = t.name(i);
+    std::size_t thread = threads.size();
+    for (std::size_t k = 0; k < threads.size(); ++k)
+      if (name.starts_with(threads[k].prefix)) thread = k;
+    std::int64_t place = -1;
+    if (thread < threads.size()) {
+      const std::string_view digits = name.substr(threads[thread].prefix.size());
+      std::from_chars(digits.data(), digits.data() + digits.size(), place);
     }
-    for (const auto& [p, kids] : want_children) wrong += children_of[p] != kids;
+    return {thread, place};
+  };
+  std::size_t wrong = 0;
+  std::vector<std::vector<event_index>> event_of(threads.size());
+  for (std::size_t k = 0; k < threads.size(); ++k)
+    event_of[k].assign(threads[k].parents.size(), no_event);
+  for (event_index i = 0; i < t.size(); ++i) {
+    const auto [thread, place] = op_of(i);
+    if (thread == threads.size() || place < 0 ||
+        static_cast<std::size_t>(place) >= threads[thread].parents.size()) {
+      ++wrong;
+      continue;
+    }
+    event_of[thread][static_cast<std::size_t>(place)] = i;
+  }
+  REQUIRE(wrong == 0);
+  for (std::size_t k = 0; k < threads.size(); ++k) {
+    const std::vector<std::int64_t>& parents = threads[k].parents;
+    // The children each op should have, in begin order (places ascending): offsets, then ids.
+    std::vector<std::size_t> first(parents.size() + 1, 0);
+    for (const std::int64_t p : parents)
+      if (p >= 0) ++first[static_cast<std::size_t>(p) + 1];
+    for (std::size_t p = 0; p < parents.size(); ++p) first[p + 1] += first[p];
+    std::vector<std::size_t> fill(first.begin(), first.end() - 1);
+    std::vector<std::int64_t> kids(first.back());
+    for (std::size_t c = 0; c < parents.size(); ++c)
+      if (parents[c] >= 0)
+        kids[fill[static_cast<std::size_t>(parents[c])]++] = static_cast<std::int64_t>(c);
+    for (std::size_t place = 0; place < parents.size(); ++place) {
+      const event_index i = event_of[k][place];
+      const std::int64_t parent =
+          t.events[i].parent == no_event ? -1 : op_of(t.events[i].parent).second;
+      wrong += parent != parents[place];
+      const auto got = t.children_of(i);
+      bool same = got.size() == first[place + 1] - first[place];
+      for (std::size_t c = 0; same && c < got.size(); ++c)
+        same = op_of(got[c]) == std::pair{k, kids[first[place] + c]};
+      wrong += !same;
+    }
   }
   CHECK(wrong == 0);
 }
@@ -107,7 +144,7 @@ TEST_SUITE("collect" * doctest::skip(!collection_enabled)) {
     REQUIRE(t.size() == 1'000'000);
     const tree_stats s = build_tree(t);
     CHECK(s.roots == static_cast<std::size_t>(
-                         std::count(threads[0].parents.begin(), threads[0].parents.end(), "")));
+                         std::count(threads[0].parents.begin(), threads[0].parents.end(), -1)));
     check_tree(t, threads);
     analyze(same);
     CHECK(same.children == t.children);

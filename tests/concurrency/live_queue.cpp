@@ -18,15 +18,12 @@
 #include <vector>
 
 #include <tracemodel/collect/live_queue.hpp>
+#include "../support/sanitized.hpp"
 
 using namespace tracemodel;
 
 namespace {
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr int default_ops = 20'000;
-#else
-constexpr int default_ops = 100'000;
-#endif
+constexpr int default_ops = static_cast<int>(tmtest::scaled(100'000, 5));
 int ops_per_thread() {
   const char* e = std::getenv("TRACEMODEL_LIVE_OPS");  // 1000000 for the full run
   return e != nullptr ? std::atoi(e) : default_ops;

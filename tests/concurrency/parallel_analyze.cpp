@@ -19,6 +19,7 @@
 #include "../fuzz/analyze_check.hpp"
 #include "../support/json.hpp"
 #include "../support/real_traces.hpp"
+#include "../support/sanitized.hpp"
 
 namespace tmod = tracemodel;
 
@@ -369,11 +370,7 @@ TEST_SUITE("concurrency") {
     // ops, backward ops, wrappers, launches, device activities, flows, times out of order,
     // missing and negative durations, preset parents; sorted by start or not.
     std::mt19937_64 rng(314);
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    const int rounds = 80;  // under the sanitizers (the test command's runs), half of them
-#else
-    const int rounds = 160;
-#endif
+    const int rounds = static_cast<int>(tmtest::scaled(160));  // (a quarter under sanitizers)
     int sorted = 0;
     for (int round = 0; round < rounds; ++round) {
       std::vector<std::uint8_t> bytes(1 + 6 * (1 + rng() % 400));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <tracemodel/detail/radix_sort.hpp>
+#include "../support/sanitized.hpp"
 
 namespace tmod = tracemodel;
 
@@ -18,7 +19,7 @@ TEST_SUITE("storage") {
     // not), sorted and reversed input, many duplicates, negative keys, and digits that are the
     // same in every key (skipped passes).
     std::mt19937_64 rng(20261123);
-    for (int round = 0; round < 300; ++round) {
+    for (int round = 0; round < tmtest::scaled(300); ++round) {
       const std::size_t n = round % 10 == 0 ? rng() % 5 : 1 + rng() % 20000;
       const unsigned range_bits = static_cast<unsigned>(rng() % 65);
       const std::int64_t offset = static_cast<std::int64_t>(rng()) >> (rng() % 64);
@@ -49,7 +50,7 @@ TEST_SUITE("storage") {
     // packed (below the base, or too far above it): `ok()` is false exactly then.
     std::mt19937_64 rng(20261123);
     constexpr std::int64_t top = std::numeric_limits<std::int64_t>::max();
-    for (int round = 0; round < 400; ++round) {
+    for (int round = 0; round < tmtest::scaled(400); ++round) {
       const std::size_t n = round % 10 == 0 ? rng() % 6 : 1 + rng() % 30000;
       const int shape = round % 5;  // 0-1 near order, 2 reversed, 3 random, 4 near with outliers
       const std::int64_t base = static_cast<std::int64_t>(rng() % 2000000) - 1000000;
