@@ -1,10 +1,12 @@
 // The libtorch component: libtorch's ops recorded through an installed tracemodel.
+// (The adapter first: clang 14 cannot compile <ATen/ATen.h> alone in C++20, an incomplete
+// c10::IValue; the adapter's includes complete it.)
+#include <tracemodel/adapters/libtorch.hpp>
+#include <tracemodel/collect/materialize.hpp>
+
 #include <ATen/ATen.h>
 
 #include <cstdio>
-
-#include <tracemodel/adapters/libtorch.hpp>
-#include <tracemodel/collect/materialize.hpp>
 
 int main() {
   using queue_t = tracemodel::record_queue<tracemodel::default_schema,

@@ -397,7 +397,9 @@ TEST_CASE("libtorch: `tracemodel stats` on a trace of PyTorch's events gives its
        ++it)
     got[(*it)[1]] = {std::stoll((*it)[2]), std::stoll((*it)[3]), std::stoll((*it)[4])};
   REQUIRE(got.size() == want.size());
-  for (const auto& [name, w] : want) {
+  for (const auto& entry : want) {
+    const std::string& name = entry.first;  // (clang 14 cannot capture a structured binding)
+    const row& w = entry.second;
     CAPTURE(name);
     REQUIRE(got.count(name) == 1);
     const row& g = got.at(name);

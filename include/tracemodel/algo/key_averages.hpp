@@ -140,7 +140,16 @@ struct key_averages_fn {
   template <class Schema, class Counted = count_ops>
   row_list<key_average_row> operator()(const basic_event_table<Schema>& t,
                                        key_average_options opt = {}, Counted counted = {}) const {
-    static_assert(detail::check_event_filter<Counted, Schema>());
+    if constexpr (detail::check_event_filter<Counted, Schema>())  // (else its message alone)
+      return rows_of(t, opt, counted);
+    else
+      return {};
+  }
+
+ private:
+  template <class Schema, class Counted>
+  static row_list<key_average_row> rows_of(const basic_event_table<Schema>& t,
+                                           const key_average_options& opt, Counted counted) {
     const std::size_t n = t.size();
     const nest_info nest =
         opt.children == nesting::tree ? tree_nesting(t, counted) : contained_nesting(t, counted);
@@ -207,6 +216,7 @@ struct key_averages_fn {
     return rows;
   }
 
+ public:
   /// Sorts rows, largest first; equal values keep first-appearance order.
   static void sort(row_list<key_average_row>& rows, sort_by by) {
     // Counts stay far below 2^63: as signed values they order as they are.
