@@ -9,13 +9,16 @@
 
 #include <tracemodel/collect.hpp>
 #include <tracemodel/model.hpp>
+#include "../support/sanitized.hpp"
 
 using namespace tracemodel;
 
 TEST_SUITE("concurrency" * doctest::skip(!collection_enabled)) {
-  TEST_CASE("8 threads x 100,000 ops: every op materialized once, every correlation id unique") {
+  TEST_CASE(
+      "8 threads x 100,000 ops (a quarter under a sanitizer): every op materialized once, every "
+      "correlation id unique") {
     constexpr int threads = 8;
-    constexpr int ops = 100'000;
+    constexpr int ops = static_cast<int>(tmtest::scaled(100'000));
     record_queue<> q;
     std::atomic<int> ready{0};
     std::vector<std::thread> pool;

@@ -15,7 +15,7 @@
 #include "../render/critical_path.hpp"
 
 namespace tracemodel_cli {
-namespace {
+namespace critical_path_command {  // (named: the parts compile in batches)
 
 struct request {
   critical_path_request path;
@@ -96,5 +96,5 @@ const registrar critical_path{
      "                                           marked args.critical, its edges as flows\n",
      100, run}};
 
-}  // namespace
+}  // namespace critical_path_command
 }  // namespace tracemodel_cli

@@ -18,7 +18,7 @@
 #include "../render/diff.hpp"
 
 namespace tracemodel_cli {
-namespace {
+namespace diff_command {  // (named: the parts compile in batches)
 
 struct request {
   bool hta = false;
@@ -149,5 +149,5 @@ const registrar diff{
      "                                           and the largest changes\n",
      90, run}};
 
-}  // namespace
+}  // namespace diff_command
 }  // namespace tracemodel_cli

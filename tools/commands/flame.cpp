@@ -9,7 +9,7 @@
 #include "../program.hpp"
 
 namespace tracemodel_cli {
-namespace {
+namespace flame_command {  // (named: the parts compile in batches)
 
 int run(arguments& a) {
   std::string output;
@@ -51,5 +51,5 @@ const registrar flame{{"flame",
                        "            -o FILE.svg (required)         --width PIXELS (default 1600)\n",
                        40, run}};
 
-}  // namespace
+}  // namespace flame_command
 }  // namespace tracemodel_cli

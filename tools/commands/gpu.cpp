@@ -12,7 +12,7 @@
 #include "../render/gpu.hpp"
 
 namespace tracemodel_cli {
-namespace {
+namespace gpu_command {  // (named: the parts compile in batches)
 
 int run(arguments& a) {
   bool hta = false;
@@ -50,5 +50,5 @@ const registrar gpu{
      "                                           and memory bandwidth as counter tracks\n",
      70, run}};
 
-}  // namespace
+}  // namespace gpu_command
 }  // namespace tracemodel_cli

@@ -11,7 +11,7 @@
 #include "../program.hpp"
 
 namespace tracemodel_cli {
-namespace {
+namespace link_command {  // (named: the parts compile in batches)
 
 void print_result(const tmod::execution_trace& et, const tmod::event_table& t,
                   const tmod::et_link_result& r, const std::string& output) {
@@ -108,5 +108,5 @@ const registrar link{{"link",
                       "execution trace)\n",
                       50, run}};
 
-}  // namespace
+}  // namespace link_command
 }  // namespace tracemodel_cli

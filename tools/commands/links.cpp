@@ -11,7 +11,7 @@
 #include "../program.hpp"
 
 namespace tracemodel_cli {
-namespace {
+namespace links_command {  // (named: the parts compile in batches)
 
 int run(arguments& a) {
   a.most_traces = 1;
@@ -68,5 +68,5 @@ int run(arguments& a) {
 const registrar links{
     {"links", "  links   forward/backward links and host-to-device links\n", 30, run}};
 
-}  // namespace
+}  // namespace links_command
 }  // namespace tracemodel_cli

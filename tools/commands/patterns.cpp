@@ -13,7 +13,7 @@
 #include "../program.hpp"
 
 namespace tracemodel_cli {
-namespace {
+namespace patterns_command {  // (named: the parts compile in batches)
 
 void write_results(const tmod::event_table& t, const tmod::tree_view<tmod::default_schema>& view,
                    const std::vector<tmod::pattern_result>& results) {
@@ -85,5 +85,5 @@ const registrar patterns{
      "            --no-for-loop                  leave out the for-loop indexing pattern\n",
      60, run}};
 
-}  // namespace
+}  // namespace patterns_command
 }  // namespace tracemodel_cli

@@ -16,7 +16,7 @@
 #include "../render/gpu.hpp"
 
 namespace tracemodel_cli {
-namespace {
+namespace report_command {  // (named: the parts compile in batches)
 
 /// A rank's critical path of its first profiler step (of the whole trace without one).
 critical_path_summary summary_of(std::int64_t rank, const tmod::event_table& t, bool hta) {
@@ -84,5 +84,5 @@ const registrar report{
      "            -o FILE.html (required)        --hta\n",
      80, run}};
 
-}  // namespace
+}  // namespace report_command
 }  // namespace tracemodel_cli

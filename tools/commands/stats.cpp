@@ -8,7 +8,7 @@
 #include "../program.hpp"
 
 namespace tracemodel_cli {
-namespace {
+namespace stats_command {  // (named: the parts compile in batches)
 
 int run(arguments& a) {
   tmod::key_average_options ko;
@@ -60,5 +60,5 @@ const registrar stats{{"stats",
                        "            --sort self|total|count|device|self-device\n",
                        10, run}};
 
-}  // namespace
+}  // namespace stats_command
 }  // namespace tracemodel_cli

@@ -13,7 +13,7 @@
 #include "../program.hpp"
 
 namespace tracemodel_cli {
-namespace {
+namespace tree_command {  // (named: the parts compile in batches)
 
 /// `tree --json`: every event with its parent, streamed.
 void write_events(const tmod::event_table& t) {
@@ -85,5 +85,5 @@ const registrar tree{{"tree",
                       "            --depth N                      levels to show (default: all)\n",
                       20, run}};
 
-}  // namespace
+}  // namespace tree_command
 }  // namespace tracemodel_cli
