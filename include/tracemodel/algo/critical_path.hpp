@@ -260,7 +260,9 @@ class exact_cp_graph {
   struct thread_walk {
     exact_cp_graph& g;
     std::vector<const item*> open{};  // the enclosing events
-    std::optional<std::uint32_t> last{};
+    static constexpr std::uint32_t none = ~std::uint32_t{0};
+    std::uint32_t last = none;  // the last node (a sentinel, not an optional: g++ 12 at -O2
+                                // warned of an optional read uninitialized)
     event_index last_event = no_event;
     int depth = 0;
 
@@ -271,8 +273,8 @@ class exact_cp_graph {
         if (!x->node) continue;
         --depth;
         const std::uint32_t e = g.end_of_[x->event];
-        if (last) {
-          g.add(*last, e, cp_edge_type::operator_kernel, x->event);
+        if (last != none) {
+          g.add(last, e, cp_edge_type::operator_kernel, x->event);
           if (g.waits_[x->event]) g.cp_.edges.back().weight = 0;  // explained by its sync edge
         }
         last = e;
@@ -282,9 +284,9 @@ class exact_cp_graph {
     void open_item(const item& x) {
       if (x.node) {
         const std::uint32_t s = g.start_of_[x.event];
-        if (last) {
+        if (last != none) {
           if (depth == 0) {
-            g.add(*last, s, cp_edge_type::dependency, no_event);
+            g.add(last, s, cp_edge_type::dependency, no_event);
           } else {
             event_index parent = no_event;  // the gap belongs to the enclosing node event
             for (auto it = open.rbegin(); it != open.rend(); ++it)
@@ -292,8 +294,8 @@ class exact_cp_graph {
                 parent = (*it)->event;
                 break;
               }
-            g.add(*last, s, cp_edge_type::operator_kernel,
-                  g.cp_.nodes[*last].start ? last_event : parent);
+            g.add(last, s, cp_edge_type::operator_kernel,
+                  g.cp_.nodes[last].start ? last_event : parent);
           }
         }
         last = s;

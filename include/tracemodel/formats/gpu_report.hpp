@@ -85,10 +85,10 @@ namespace detail {
 /// What every report's rank shares once its intervals and per-stream analyses are taken.
 template <class Schema>
 void gpu_rank_rest(gpu_rank& r, const basic_event_table<Schema>& t,
-                   std::span<const device_interval> iv) {
+                   std::span<const device_interval> iv, bool class_sets = true) {
   r.temporal = temporal_breakdown(iv);
   r.overlap = comm_comp_overlap(iv);
-  r.class_sets = class_overlap_times(iv);
+  if (class_sets) r.class_sets = class_overlap_times(iv);
   r.repairs = t.anomalies;
 }
 /// Without the series: no launch rows, and the steps over time dropped as soon as their

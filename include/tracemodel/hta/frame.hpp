@@ -143,7 +143,7 @@ struct frame {
 
   template <class Schema>
   frame(const basic_event_table<Schema>& t, bool drop_last_step) : frame(t) {
-    if (drop_last_step) *this = without_last_step();
+    if (drop_last_step) *this = std::move(*this).without_last_step();
   }
 
   /// The frame, all steps kept.
@@ -248,8 +248,10 @@ struct frame {
     }
   }
 
-  /// HTA's filter applied (see the header comment).
-  [[nodiscard]] frame without_last_step() const {
+  /// HTA's filter applied (see the header comment), in this frame's memory: the filtered rows
+  /// take the place of all of them (a copy of the kept GPU rows aside), so that dropping the
+  /// last step makes no second frame.
+  [[nodiscard]] frame without_last_step() && {
     frame f;
     f.rounded = rounded;
     f.any_step = any_step;
@@ -262,22 +264,33 @@ struct frame {
       if (!r.gpu && r.ts < last_step) kept.push_back(r.correlation);
     std::sort(kept.begin(), kept.end());
     tracemodel::detail::scratch_vector<unsigned char> keep(rows.size());
-    std::size_t n = 0;
+    std::size_t gpu = 0, cpu = 0;
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const row& r = rows[k];
       keep[k] =
           r.gpu ? std::binary_search(kept.begin(), kept.end(), r.correlation) : r.ts < last_step;
-      n += keep[k];
+      if (keep[k]) ++(r.gpu ? gpu : cpu);
     }
-    // The filtered frame lists the GPU rows first, then the others.
+    // The filtered frame lists the GPU rows first, then the others, each in their order.
     tracemodel::detail::scratch_vector<std::int64_t> new_index(rows.size(), -1);
-    f.rows.reserve(n);
-    for (int pass = 0; pass < 2; ++pass)
-      for (std::size_t k = 0; k < rows.size(); ++k)
-        if (keep[k] && rows[k].gpu == (pass == 0)) {
-          new_index[k] = static_cast<std::int64_t>(f.rows.size());
-          f.rows.push_back(rows[k]);
-        }
+    tracemodel::detail::scratch_vector<row> gpu_rows;
+    gpu_rows.reserve(gpu);
+    std::size_t next_cpu = 0;
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      if (!keep[k]) continue;
+      if (rows[k].gpu) {
+        new_index[k] = static_cast<std::int64_t>(gpu_rows.size());
+        gpu_rows.push_back(rows[k]);
+      } else {
+        new_index[k] = static_cast<std::int64_t>(gpu + next_cpu);
+        rows[next_cpu++] = rows[k];  // (never ahead of k)
+      }
+    }
+    rows.resize(gpu + cpu);
+    std::move_backward(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(cpu), rows.end());
+    std::copy(gpu_rows.begin(), gpu_rows.end(), rows.begin());
+    f.rows = std::move(rows);
+    rows.clear();
     for (row& r : f.rows)
       if (r.partner != -1) r.partner = new_index[static_cast<std::size_t>(r.partner)];
     return f;

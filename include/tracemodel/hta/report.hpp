@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -29,32 +30,47 @@
 #include "tracemodel/hta/launch_stats.hpp"
 #include "tracemodel/hta/queue_length.hpp"
 #include "tracemodel/hta/read.hpp"
+#include "tracemodel/threads.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
 namespace hta {
 
 using gpu_report = basic_gpu_report<microseconds>;
 
-/// One rank's results under HTA's rules, from its frame.
+/// One rank's results under HTA's rules, from its frame. With `threads` allowing two, the
+/// analyses run in two groups of about equal work, the second (queues, bandwidth, the
+/// timeline) on another thread; the results are the same either way.
 template <class Schema>
 [[nodiscard]] gpu_rank gpu_rank_of(const basic_event_table<Schema>& t, const frame& f,
-                                   bool series = true) {
+                                   bool series = true, const thread_options& threads = {1, {}}) {
   gpu_rank r;
+  auto second = [&] {  // (each group writes members of its own)
+    r.queues = queue_length(f);
+    r.bandwidth = memory_bandwidth(f);
+    if (!series) tracemodel::detail::drop_series(r);  // (the steps, once summarized)
+    const device_view v(t);  // the timeline across ranks is exact under both rules
+    r.has_gpu_annotations = !v.gpu_annotations.empty();
+    r.timeline = rank_timeline_of(t, v);
+  };
+  tracemodel::detail::worker other;
+  if (tracemodel::detail::thread_budget(threads) > 1) try {
+      other = tracemodel::detail::worker(threads, second);
+    } catch (const std::system_error&) {  // no thread to be had: both groups here
+    }
+  const bool apart = other.running();
   const row_list<device_interval> iv = device_intervals(f);
   r.idle = idle_time_breakdown(f);
   r.kernels = kernel_breakdown(f);
   if (series) r.launches = launch_stats(f);
-  r.queues = queue_length(f);
-  r.bandwidth = memory_bandwidth(f);
-  if (!series) tracemodel::detail::drop_series(r);
   r.gpu_annotations = annotation_breakdown(f);
-  const device_view v(t);  // the timeline across ranks is exact under both rules
-  r.has_gpu_annotations = !v.gpu_annotations.empty();
-  r.timeline = rank_timeline_of(t, v);
-  tracemodel::detail::gpu_rank_rest(r, t, iv);
+  tracemodel::detail::gpu_rank_rest(r, t, iv, /*class_sets=*/false);
   const class_sets sets = class_sets_of(iv);
   r.class_sets = sets.time;
   r.class_sets_seen = sets.seen;
+  if (apart)
+    other.join();
+  else
+    second();
   return r;
 }
 
@@ -65,6 +81,7 @@ template <class Schema>
     gpu_rank kept[2];  // all steps, the last one dropped
     std::vector<std::string> steps;
   };
+  const std::size_t files = trace_files(paths).size();
   auto ranks = read_ranks(
       paths, o,
       [&](std::int64_t rank, event_table& t) {
@@ -72,10 +89,13 @@ template <class Schema>
         // Known now if this rank names two steps, else both ways are taken.
         b.steps = step_names(t);
         std::optional<frame> all(std::in_place, t);
-        if (b.steps.size() < 2) b.kept[0] = gpu_rank_of(t, *all, o.series);
-        const frame filtered = all->without_last_step();
+        // One rank read at a time on two threads: its analyses take both.
+        const thread_options split{files > 1 ? 1u : tracemodel::detail::thread_budget(o),
+                                   o.start_thread};
+        if (b.steps.size() < 2) b.kept[0] = gpu_rank_of(t, *all, o.series, split);
+        const frame filtered = std::move(*all).without_last_step();
         all.reset();
-        b.kept[1] = gpu_rank_of(t, filtered, o.series);
+        b.kept[1] = gpu_rank_of(t, filtered, o.series, split);
         b.kept[0].rank = b.kept[1].rank = rank;
         if (o.each_rank) o.each_rank(rank, t);
         return b;
