@@ -235,3 +235,44 @@ TEST_CASE("HTA's critical path: a kernel-to-kernel gap under the limit is an edg
           cp.edges.size() + (gap < 1500 ? 0 : 1));
   }
 }
+
+TEST_CASE("HTA's launch statistics: small ids bucketed and large ones searched give one join") {
+  // Calls joined with every device row of their correlation id, in the frame's order: a call
+  // with two kernels, one with none, kernels without a call. The same trace with ids of 2^40
+  // and more (searched, not bucketed) gives the same rows.
+  auto trace = [](std::int64_t scale) {
+    std::vector<std::string> rows;
+    const std::vector<std::pair<std::int64_t, std::int64_t>> calls = {
+        {3, 0}, {1, 10}, {7, 20}, {2, 30}};
+    for (const auto& [id, ts] : calls)
+      rows.push_back(
+          R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)" +
+          std::to_string(ts) + R"(,"dur":4,"args":{"correlation":)" + std::to_string(id * scale) +
+          "}}");
+    const std::vector<std::pair<std::int64_t, std::int64_t>> kernels = {
+        {1, 15}, {3, 8}, {9, 40}, {3, 50}, {2, 60}};
+    int k = 0;
+    for (const auto& [id, ts] : kernels)
+      rows.push_back(R"({"ph":"X","cat":"kernel","name":"k)" + std::to_string(k++) +
+                     R"(","pid":0,"tid":7,"ts":)" + std::to_string(ts) +
+                     R"(,"dur":2,"args":{"device":0,"stream":7,"correlation":)" +
+                     std::to_string(id * scale) + "}}");
+    return trace_of(rows);
+  };
+  const auto small = hta::launch_stats(hta::frame(read_hta(trace(1))));
+  const auto large = hta::launch_stats(hta::frame(read_hta(trace(std::int64_t{1} << 40))));
+  // Calls in frame order: 3 (its kernels at 8 and 50), 1 (15), 7 (none), 2 (60).
+  const std::vector<std::pair<std::uint64_t, std::int64_t>> want = {
+      {3, 4}, {3, 46}, {1, 1}, {2, 26}};
+  REQUIRE(small.size() == want.size());
+  REQUIRE(large.size() == want.size());
+  for (std::size_t k = 0; k < want.size(); ++k) {
+    CAPTURE(k);
+    CHECK(small[k].correlation == want[k].first);
+    CHECK(small[k].launch_delay == want[k].second);
+    CHECK(large[k].correlation == want[k].first << 40);
+    CHECK(large[k].launch_delay == small[k].launch_delay);
+    CHECK(large[k].cpu_duration == small[k].cpu_duration);
+    CHECK(large[k].gpu_duration == small[k].gpu_duration);
+  }
+}

@@ -29,6 +29,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -158,12 +159,38 @@ struct frame {
       }
     const name_id stream_key = key_id(t, "stream"), corr_key = key_id(t, "correlation"),
                   bw_key = key_id(t, "memory bandwidth (GB/s)");
-    std::unordered_map<std::string_view, std::pair<kernel_class, std::uint8_t>,
-                       tracemodel::detail::same_view, tracemodel::detail::same_view>
-        names;
-    std::unordered_map<std::string_view, std::uint8_t, tracemodel::detail::same_view,
+    // A name's class and flags, and a category's flags, worked out once: names by their id in
+    // the table's strings (the default names of kinds without one by their text), categories
+    // by their text in a few slots (a trace has a handful).
+    struct name_info {
+      kernel_class cls;
+      std::uint8_t flags;
+      bool known = false;
+    };
+    std::vector<name_info> by_id(t.strings.size());
+    std::unordered_map<std::string_view, name_info, tracemodel::detail::same_view,
                        tracemodel::detail::same_view>
-        cats;
+        other_names;
+    std::vector<std::pair<std::string_view, std::uint8_t>> cats;
+    auto info_of = [&](const auto& e, std::string_view name) -> const name_info& {
+      const std::uint32_t id = e.visit([](const auto& x) -> std::uint32_t {
+        if constexpr (requires { x.name; }) {
+          if constexpr (std::is_same_v<decltype(x.name), name_id>)
+            return static_cast<std::uint32_t>(x.name);
+        }
+        return 0;
+      });
+      name_info& n = id != 0 && id < by_id.size() ? by_id[id] : other_names[name];
+      if (!n.known) n = {kernel_class_of(name), detail::name_flags(name), true};
+      return n;
+    };
+    auto cat_flags = [&](std::string_view cat) {
+      for (const auto& [c, f] : cats)
+        if (c.data() == cat.data() && c.size() == cat.size()) return f;
+      const std::uint8_t f = detail::category_flags(cat);
+      if (cats.size() < 32) cats.emplace_back(cat, f);  // (more: worked out each time)
+      return f;
+    };
     rows.reserve(t.size());
     // HTA's frame is in file order: the table's when the reader kept it (read_options).
     tracemodel::detail::scratch_vector<event_index> by_file(t.size());
@@ -181,15 +208,9 @@ struct frame {
       r.event = i;
       r.name = t.name(e);
       r.cat = cat;
-      {
-        auto [it, added] = names.try_emplace(r.name, std::pair<kernel_class, std::uint8_t>{});
-        if (added) it->second = {kernel_class_of(r.name), detail::name_flags(r.name)};
-        r.cls = it->second.first;
-        r.flags = it->second.second;
-        auto [c, new_cat] = cats.try_emplace(cat, std::uint8_t{0});
-        if (new_cat) c->second = detail::category_flags(cat);
-        r.flags |= c->second;
-      }
+      const name_info& n = info_of(e, r.name);
+      r.cls = n.cls;
+      r.flags = n.flags | cat_flags(cat);
       if (rounded) {
         const double ts = detail::micros_as_python(e.start_ns - base);
         const double dur = detail::micros_as_python(end_ns - e.start_ns);
