@@ -518,11 +518,13 @@ struct big_allocator {
   big_allocator() noexcept = default;
   template <class U>
   big_allocator(const big_allocator<U>&) noexcept {}  // NOLINT: converting, as std::allocator
+  // NOLINTBEGIN(bugprone-sizeof-expression): T may be a pointer (an array of pointers)
   [[nodiscard]] T* allocate(std::size_t n) {
     if (n > std::numeric_limits<std::size_t>::max() / sizeof(T)) throw std::bad_array_new_length();
     return static_cast<T*>(big_allocate(n * sizeof(T)));
   }
   void deallocate(T* p, std::size_t n) noexcept { big_deallocate(p, n * sizeof(T)); }
+  // NOLINTEND(bugprone-sizeof-expression)
   template <class U>
   friend bool operator==(const big_allocator&, const big_allocator<U>&) noexcept {
     return true;
