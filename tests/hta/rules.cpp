@@ -2,7 +2,8 @@
 // argsort against NumPy's own answers, and traces built so that the order matters, with
 // HTA's answers computed from its rules (pandas 1.5 and NumPy 1.24 applying them to the rows):
 // the memory bandwidth's residues and returns to zero, the kernel type breakdown's transient
-// sets, the queue length's ties, and the critical path's kernel-to-kernel limit.
+// sets, the queue length's ties, and the critical path's kernel-to-kernel limit. Also: the
+// launch join's two paths, and a rank's report on one thread and on two.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -21,6 +22,8 @@
 #include <tracemodel/hta/numpy.hpp>
 #include <tracemodel/hta/queue_length.hpp>
 #include <tracemodel/hta/read.hpp>
+#include <tracemodel/hta/report.hpp>
+#include <tracemodel/threads.hpp>
 
 #include "../support/json.hpp"
 
@@ -274,5 +277,51 @@ TEST_CASE("HTA's launch statistics: small ids bucketed and large ones searched g
     CHECK(large[k].launch_delay == small[k].launch_delay);
     CHECK(large[k].cpu_duration == small[k].cpu_duration);
     CHECK(large[k].gpu_duration == small[k].gpu_duration);
+  }
+}
+
+TEST_CASE("HTA's report of a rank: its analyses on two threads give what one thread gives") {
+  for (const char* file : {"kineto/negative_queue_length_values_check_rank0.json.gz",
+                           "kineto/nccl_parser_config_nccl_data.json.gz"}) {
+    CAPTURE(file);
+    const event_table t = hta::read_trace_file(tmtest::data_path(file));
+    const hta::frame f(t, true);
+    const gpu_rank one = hta::gpu_rank_of(t, f, true, thread_options{1, {}});
+    const gpu_rank two = hta::gpu_rank_of(t, f, true, thread_options{2, {}});
+    REQUIRE(one.queues.size() == two.queues.size());
+    REQUIRE(!one.queues.empty());
+    for (std::size_t k = 0; k < one.queues.size(); ++k) {
+      CHECK(one.queues[k].stream == two.queues[k].stream);
+      CHECK(one.queues[k].steps.size() == two.queues[k].steps.size());
+      CHECK(one.queues[k].summary.mean == two.queues[k].summary.mean);
+    }
+    REQUIRE(one.bandwidth.size() == two.bandwidth.size());
+    for (std::size_t k = 0; k < one.bandwidth.size(); ++k) {
+      CHECK(one.bandwidth[k].kind == two.bandwidth[k].kind);
+      CHECK(one.bandwidth[k].summary.count == two.bandwidth[k].summary.count);
+      CHECK(one.bandwidth[k].summary.mean == two.bandwidth[k].summary.mean);
+    }
+    REQUIRE(one.launches.size() == two.launches.size());
+    CHECK(!one.launches.empty());
+    for (std::size_t k = 0; k < one.launches.size(); ++k) {
+      CHECK(one.launches[k].correlation == two.launches[k].correlation);
+      CHECK(one.launches[k].launch_delay == two.launches[k].launch_delay);
+    }
+    REQUIRE(one.idle.size() == two.idle.size());
+    for (std::size_t k = 0; k < one.idle.size(); ++k)
+      CHECK(one.idle[k].idle_time == two.idle[k].idle_time);
+    REQUIRE(one.kernels.size() == two.kernels.size());
+    for (std::size_t k = 0; k < one.kernels.size(); ++k) {
+      CHECK(one.kernels[k].name == two.kernels[k].name);
+      CHECK(one.kernels[k].sum == two.kernels[k].sum);
+    }
+    CHECK(one.gpu_annotations.size() == two.gpu_annotations.size());
+    CHECK(one.has_gpu_annotations == two.has_gpu_annotations);
+    CHECK(one.temporal.idle == two.temporal.idle);
+    CHECK(one.temporal.compute == two.temporal.compute);
+    CHECK(one.class_sets == two.class_sets);
+    CHECK(one.class_sets_seen == two.class_sets_seen);
+    CHECK(one.timeline.steps.size() == two.timeline.steps.size());
+    CHECK(one.timeline.collectives.size() == two.timeline.collectives.size());
   }
 }
