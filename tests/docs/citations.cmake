@@ -12,16 +12,31 @@ file(GLOB_RECURSE files RELATIVE ${SOURCE_DIR}
      ${SOURCE_DIR}/bench/*.cpp ${SOURCE_DIR}/bench/*.hpp ${SOURCE_DIR}/examples/*.cpp
      ${SOURCE_DIR}/examples/*.hpp ${SOURCE_DIR}/docs/*.md ${SOURCE_DIR}/README.md
      ${SOURCE_DIR}/CMakeLists.txt ${SOURCE_DIR}/cmake/*.cmake)
-list(FILTER files EXCLUDE REGEX "^tests/data/|^tests/docs/citations.cmake$")
+list(FILTER files EXCLUDE REGEX "^tests/data/|^tests/docs/citations.cmake$|^build|/node_modules/")
 set(problems 0)
 foreach(f IN LISTS files)
   file(READ ${SOURCE_DIR}/${f} text)
   # Comments are joined across lines: a citation may wrap.
   string(REGEX REPLACE "\n[ \t]*(//|#)?[ \t]*" " " flat "${text}")
-  foreach(outside "DESIGN.md" "STYLE.md" "hta-analyses.md" "../shared/")
-    string(FIND "${text}" "${outside}" at)
-    if(NOT at EQUAL -1)
-      message("${f}: names ${outside}, which is not in the repository")
+  get_filename_component(dir ${SOURCE_DIR}/${f} DIRECTORY)
+  # A page named anywhere (`NAME.md`, with or without a path) is one of the repository's: beside
+  # the file, at the root or in docs/.
+  string(REGEX MATCHALL "[A-Za-z0-9_./-]*[A-Za-z0-9_-]\\.md" pages "${text}")
+  foreach(p IN LISTS pages)
+    string(REGEX REPLACE "^[./]*/" "" bare "${p}")
+    if(NOT EXISTS ${dir}/${p} AND NOT EXISTS ${SOURCE_DIR}/${bare} AND
+       NOT EXISTS ${SOURCE_DIR}/docs/${bare})
+      message("${f}: names ${p}, which is not in the repository")
+      math(EXPR problems "${problems} + 1")
+    endif()
+  endforeach()
+  # A relative path that climbs (`../x`) stays inside the repository.
+  string(REGEX MATCHALL "(\\.\\./)+[A-Za-z0-9_-]+" ups "${text}")
+  foreach(u IN LISTS ups)
+    get_filename_component(to ${u} ABSOLUTE BASE_DIR ${dir})
+    string(FIND "${to}/" "${SOURCE_DIR}/" inside)
+    if(NOT inside EQUAL 0)
+      message("${f}: names ${u}, which leads out of the repository")
       math(EXPR problems "${problems} + 1")
     endif()
   endforeach()
