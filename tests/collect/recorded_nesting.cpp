@@ -19,6 +19,7 @@
 #include <tracemodel/algo/tree.hpp>
 #include <tracemodel/collect.hpp>
 #include <tracemodel/model.hpp>
+
 #include "../support/sanitized.hpp"
 
 using namespace tracemodel;

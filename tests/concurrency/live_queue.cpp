@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <tracemodel/collect/live_queue.hpp>
+
 #include "../support/sanitized.hpp"
 
 using namespace tracemodel;

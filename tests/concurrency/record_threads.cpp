@@ -9,6 +9,7 @@
 
 #include <tracemodel/collect.hpp>
 #include <tracemodel/model.hpp>
+
 #include "../support/sanitized.hpp"
 
 using namespace tracemodel;

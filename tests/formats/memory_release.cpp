@@ -13,18 +13,14 @@
 #include <tracemodel/formats/chrome_trace_reader.hpp>
 #include <tracemodel/memory.hpp>
 
+#include "../support/sanitized.hpp"
+
 namespace tmod = tracemodel;
 
-// The sanitizers keep freed memory in quarantine: resident sizes say nothing there.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define TRACEMODEL_RESIDENT_SIZES_MEAN_NOTHING 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define TRACEMODEL_RESIDENT_SIZES_MEAN_NOTHING 1
-#endif
-#endif
+// The sanitizers keep freed memory in quarantine: resident sizes say nothing there
+// (TMTEST_SANITIZED).
 
-#ifndef TRACEMODEL_RESIDENT_SIZES_MEAN_NOTHING
+#ifndef TMTEST_SANITIZED
 namespace {
 /// Resident bytes of this process (/proc/self/statm), or -1.
 long long resident_bytes() {
@@ -88,7 +84,7 @@ TEST_SUITE("formats") {
   TEST_CASE(
       "memory: reading, analysing and dropping a 1M-event table, then one call, returns the "
       "memory") {
-#ifdef TRACEMODEL_RESIDENT_SIZES_MEAN_NOTHING
+#ifdef TMTEST_SANITIZED
     MESSAGE("skipped under a sanitizer");
 #else
     const std::string path = std::string(TRACEMODEL_TEST_BINARY_DIR) + "/memory_release.json";
@@ -122,7 +118,7 @@ TEST_SUITE("formats") {
 #endif
   }
   TEST_CASE("memory: a file read as it is parsed holds the table and a few steps of its text") {
-#ifdef TRACEMODEL_RESIDENT_SIZES_MEAN_NOTHING
+#ifdef TMTEST_SANITIZED
     MESSAGE("skipped under a sanitizer");
 #else
     const std::string path = std::string(TRACEMODEL_TEST_BINARY_DIR) + "/memory_streamed.json";

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <tracemodel/detail/radix_sort.hpp>
+
 #include "../support/sanitized.hpp"
 
 namespace tmod = tracemodel;

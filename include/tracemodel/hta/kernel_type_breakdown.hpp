@@ -6,6 +6,7 @@
 //   const auto rows = tracemodel::hta::kernel_type_rows(sets);  // over one rank or summed ones
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
