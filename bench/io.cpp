@@ -5,6 +5,10 @@
 //   io/read_serial the same on one thread (read_options::parallel off)
 //   io/read_floor  simdjson alone, iterating every field of every event of the same file
 //   io/write       the table back into a file
+//   io/write_pftrace  the table into a Perfetto trace (formats/perfetto_writer.hpp)
+//   io/read_pftrace   that Perfetto trace into an event table (formats/perfetto_reader.hpp)
+//   io/read_pftrace_floor  the protobuf wire format of the same bytes walked (every packet, its
+//                  TrackEvent, annotations and interned data, every value touched), nothing built
 //   io/stream_write  parts of the same workload (20 tables of 32,500 ops each, as a drain would
 //                  hand them over) streamed into one file that stays loadable after each
 // Throughput counters are MB/s of the file. The first run in a process also reports the peak
@@ -21,6 +25,8 @@
 #include <tracemodel/formats/chrome_trace_reader.hpp>
 #include <tracemodel/formats/chrome_trace_stream.hpp>
 #include <tracemodel/formats/chrome_trace_writer.hpp>
+#include <tracemodel/formats/perfetto_reader.hpp>
+#include <tracemodel/formats/perfetto_writer.hpp>
 
 #include "recording.hpp"
 
@@ -138,6 +144,78 @@ void io_write(benchmark::State& state) {
   std::remove(out.c_str());
 }
 
+/// The same trace as a Perfetto trace, made once per build directory and reused.
+const std::string& pftrace_path() {
+  static const std::string path = [] {
+    const std::string p = std::string(TRACEMODEL_BENCH_DIR) + "/io_trace.pftrace";
+    if (std::FILE* f = std::fopen(p.c_str(), "rb")) {
+      std::fclose(f);
+      return p;
+    }
+    tmod::write_perfetto_trace_file(tmod::read_chrome_trace_file(trace_path()), p);
+    return p;
+  }();
+  return path;
+}
+
+void io_write_pftrace(benchmark::State& state) {
+  const tmod::event_table t = tmod::read_chrome_trace_file(trace_path());
+  const std::string out = std::string(TRACEMODEL_BENCH_DIR) + "/io_trace_out.pftrace";
+  for (auto _ : state) tmod::write_perfetto_trace_file(t, out);
+  const std::size_t bytes = file_size(out);
+  state.counters["events"] = static_cast<double>(t.size());
+  state.counters["file_MB"] = static_cast<double>(bytes) / 1e6;
+  state.counters["of_json_size"] =
+      static_cast<double>(bytes) / static_cast<double>(file_size(trace_path()));
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
+  std::remove(out.c_str());
+}
+
+void io_read_pftrace(benchmark::State& state) {
+  const std::string& p = pftrace_path();
+  const std::size_t bytes = file_size(p);
+  std::size_t events = 0;
+  for (auto _ : state) {
+    tmod::event_table t = tmod::read_perfetto_trace_file(p);
+    events = t.size();
+    state.PauseTiming();
+    t = {};
+    state.ResumeTiming();
+  }
+  state.counters["events"] = static_cast<double>(events);
+  state.counters["file_MB"] = static_cast<double>(bytes) / 1e6;
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
+}
+
+/// Walks a message's fields, and those of the nested messages `nested(field)` names.
+template <class Nested>
+std::uint64_t walk_message(std::string_view m, Nested&& nested, int depth) {
+  namespace pb = tmod::detail::pb;
+  pb::decoder d(m, 0);
+  pb::field f;
+  std::uint64_t sum = 0;
+  while (d.next(f)) {
+    sum += f.value + f.bytes.size();
+    if (f.type == pb::wire::bytes && nested(depth, f.number))
+      sum += walk_message(f.bytes, nested, depth + 1);
+  }
+  return sum;
+}
+
+void io_read_pftrace_floor(benchmark::State& state) {
+  const tmod::trace_text text = tmod::load_trace_text(pftrace_path());  // loaded once
+  const std::string_view bytes(text.data(), text.size());
+  // Trace > packet > {track_event > annotations > array values..., interned_data > entries}.
+  auto nested = [](int depth, std::uint32_t field) {
+    if (depth == 0) return field == 1;                               // Trace.packet
+    if (depth == 1) return field == 11 || field == 12;               // TrackEvent, InternedData
+    if (depth == 2) return field == 4 || field <= 3 || field == 29;  // annotations, entries
+    return field == 12;                                              // array values
+  };
+  for (auto _ : state) benchmark::DoNotOptimize(walk_message(bytes, nested, 0));
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes.size()) * state.iterations());
+}
+
 void io_stream_write(benchmark::State& state) {
   std::vector<tmod::event_table> parts;
   for (int k = 0; k < 20; ++k) {
@@ -170,6 +248,12 @@ BENCHMARK_CAPTURE(io_read, serial, false)
     ->UseRealTime();
 BENCHMARK(io_read_floor)->Name("io/read_floor")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(io_write)->Name("io/write")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(io_write_pftrace)->Name("io/write_pftrace")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(io_read_pftrace)->Name("io/read_pftrace")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(io_read_pftrace_floor)
+    ->Name("io/read_pftrace_floor")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(io_stream_write)->Name("io/stream_write")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -12,5 +12,5 @@ cmake --build --preset release --target mini_runtime tracemodel_cli
 ./build/release/examples/mini_runtime --out "$out"
 ./build/release/tools/tracemodel flame "$out/trace.json" -o "$out/flame.svg"
 echo
-echo "wrote $out/trace.json (open it in https://ui.perfetto.dev or chrome://tracing),"
+echo "wrote $out/trace.json and $out/trace.pftrace (open either in https://ui.perfetto.dev),"
 echo "      $out/report.txt and $out/flame.svg"

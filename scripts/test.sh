@@ -13,8 +13,9 @@ extra=()
 command -v chromium >/dev/null || extra+=(chromium)
 command -v node >/dev/null || extra+=(nodejs)
 command -v npm >/dev/null || extra+=(npm)
-# The libtorch adapter's test and example need libtorch (Debian's libtorch-dev).
-extra+=(libtorch-dev)
+# The libtorch adapter's test and example need libtorch (Debian's libtorch-dev); the Perfetto
+# tests encode and decode traces with protoc (protobuf-compiler).
+extra+=(libtorch-dev protobuf-compiler)
 scripts/deps.sh "${extra[@]}"
 jobs=$(nproc)
 times=()

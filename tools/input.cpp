@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include <tracemodel/algo/analyze.hpp>
-#include <tracemodel/formats/chrome_trace_reader.hpp>
+#include <tracemodel/formats/trace_file.hpp>
 #include <tracemodel/hta/read.hpp>
 
 namespace tracemodel_cli {
@@ -25,7 +25,7 @@ tmod::event_table read_trace(const std::string& path, reading how) {
     };
   }
   if (how == reading::hta) return tmod::hta::read_trace_file(path, ro);
-  return tmod::read_chrome_trace_file(path == "-" ? "/dev/stdin" : path, ro);
+  return tmod::read_trace_file(path, ro);
 }
 
 int with_trace(const std::string& path, reading how, bool analyse,

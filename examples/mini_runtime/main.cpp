@@ -19,6 +19,7 @@
 #include <tracemodel/algo/patterns.hpp>
 #include <tracemodel/algo/pytorch_patterns.hpp>
 #include <tracemodel/formats/chrome_trace_writer.hpp>
+#include <tracemodel/formats/perfetto_writer.hpp>
 
 #include "runtime.hpp"
 
@@ -207,6 +208,8 @@ int main(int argc, char** argv) {
   const tracemodel::analysis a = tracemodel::analyze(t);
   const std::filesystem::path trace_path = out_dir / "trace.json";
   tracemodel::write_chrome_trace_file(t, trace_path.string());
+  const std::filesystem::path pftrace_path = out_dir / "trace.pftrace";  // Perfetto's own format
+  tracemodel::write_perfetto_trace_file(t, pftrace_path.string());
 
   std::string r;
   char line[512];
@@ -217,8 +220,9 @@ int main(int argc, char** argv) {
   std::vector<tracemodel::thread_key> threads;
   for (const auto& e : t.events)
     if (std::find(threads.begin(), threads.end(), e.tid) == threads.end()) threads.push_back(e.tid);
-  std::snprintf(line, sizeof line, "recorded %zu events on %zu threads; trace: %s\n\n", t.size(),
-                threads.size(), trace_path.string().c_str());
+  std::snprintf(line, sizeof line, "recorded %zu events on %zu threads; trace: %s (and %s)\n\n",
+                t.size(), threads.size(), trace_path.string().c_str(),
+                pftrace_path.filename().string().c_str());
   r += line;
   // The first step's tree.
   for (tracemodel::event_index i = 0; i < t.size(); ++i)

@@ -13,6 +13,8 @@
 #include <tracemodel/algo/patterns.hpp>
 #include <tracemodel/algo/pytorch_patterns.hpp>
 #include <tracemodel/formats/chrome_trace_reader.hpp>
+#include <tracemodel/formats/chrome_trace_writer.hpp>
+#include <tracemodel/formats/perfetto_reader.hpp>
 
 using namespace tracemodel;
 
@@ -48,6 +50,9 @@ TEST_SUITE("examples") {
     CHECK(out.find("mini_runtime: 4 training steps") == 0);
 
     event_table t = read_chrome_trace_file((dir / "trace.json").string());
+    // The Perfetto trace beside it holds the same table.
+    CHECK(chrome_trace_string(read_perfetto_trace_file((dir / "trace.pftrace").string())) ==
+          chrome_trace_string(t));
     CHECK(out.find("recorded " + std::to_string(t.size()) + " events on 2 threads") !=
           std::string::npos);
     const analysis a = analyze(t);

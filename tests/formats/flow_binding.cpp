@@ -169,6 +169,10 @@ bound reference(const event_table& t, const std::vector<flow_rec>& flows) {
     if (p.second == no_event) continue;
     b.links.push_back({flow_kind::fwd_bwd, id, p.first, p.second});
   }
+  // Links come in the order of their events, whatever the order of the flow records.
+  std::sort(b.links.begin(), b.links.end(), [](const flow_link& x, const flow_link& y) {
+    return std::tie(x.from, x.to, x.id) < std::tie(y.from, y.to, y.id);
+  });
   return b;
 }
 

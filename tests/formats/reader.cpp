@@ -123,8 +123,12 @@ TEST_SUITE("formats") {
     event_table t = read_chrome_trace_file(
         tmtest::data_path("kineto/amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz"));
     REQUIRE(t.links.size() == 4);
-    CHECK(t.name(t.links[0].from) == "aten::mse_loss");
-    CHECK(t.name(t.links[0].to) == "MseLossBackward0");
+    // In the order of their forward ops: aten::t's link first, the loss's last.
+    CHECK(t.name(t.links[0].from) == "aten::t");
+    CHECK(t.name(t.links[0].to) == "TBackward0");
+    CHECK(t.name(t.links[3].from) == "aten::mse_loss");
+    CHECK(t.name(t.links[3].to) == "MseLossBackward0");
+    for (std::size_t k = 1; k < t.links.size(); ++k) CHECK(t.links[k - 1].from < t.links[k].from);
     std::size_t starts = 0, ends = 0;
     for (const auto& e : t.events)
       if (const auto* d = e.get_if<event_kind::device_activity>())

@@ -450,6 +450,51 @@ TEST_SUITE("tools") {
     CHECK(run("stats - --bogus").status == 2);
   }
 
+  TEST_CASE("tracemodel convert: to Perfetto and back, and every command reads .pftrace as JSON") {
+    const std::filesystem::path dir =
+        std::filesystem::path(TRACEMODEL_TEST_BINARY_DIR) / "cli_convert";
+    std::filesystem::create_directories(dir);
+    // Without what reading the original repaired (its counts belong to that file).
+    auto no_repairs = [](std::string s) {
+      const std::size_t a = s.find("\"repairs\":{");
+      if (a != std::string::npos) s.erase(a, s.find('}', a) + 1 - a);
+      return s;
+    };
+    for (const char* name :
+         {"kineto/critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz",
+          "pytorch-1.13-kineto/mlp_train.kineto.json", "kineto/trace_compare_base_base.json.gz"}) {
+      CAPTURE(name);
+      const std::string json = quoted(tmtest::data_path(name));
+      const std::string pf = quoted((dir / "t.pftrace").string());
+      const std::string back = quoted((dir / "back.json.gz").string());
+      REQUIRE(run("convert " + json + " -o " + pf).status == 0);
+      REQUIRE(run("convert " + pf + " -o " + back).status == 0);
+      for (const char* command : {"stats --json", "tree --json", "links --json", "gpu --json",
+                                  "gpu --hta --json", "critical-path --json", "patterns --json"}) {
+        CAPTURE(command);
+        const run_result want = run(std::string(command) + " " + json);
+        REQUIRE(want.status == 0);
+        const run_result got = run(std::string(command) + " " + pf);
+        CHECK(got.status == 0);
+        CHECK(no_repairs(got.out) == no_repairs(want.out));
+        CHECK(no_repairs(run(std::string(command) + " " + back).out) == no_repairs(want.out));
+      }
+      // By content, from standard input too.
+      CHECK(no_repairs(run("stats --json - < " + pf).out) ==
+            no_repairs(run("stats --json " + json).out));
+    }
+    const run_result done =
+        run("convert " + quoted(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json")) +
+            " -o " + quoted((dir / "m.pftrace.gz").string()) + " --json");
+    CHECK(done.status == 0);
+    CHECK(done.out.find("\"events\":218") != std::string::npos);
+    CHECK(run("convert " + quoted(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json")))
+              .status == 2);  // no -o
+    CHECK(run("convert " + quoted(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json")) +
+              " -o out.txt")
+              .status == 2);  // a format it does not write
+  }
+
   TEST_CASE("tracemodel stats: device time columns, sorted by device time") {
     const std::string trace = quoted(tmtest::data_path("h100/torch-2.11_nostack.json.gz"));
     simdjson::dom::parser p;

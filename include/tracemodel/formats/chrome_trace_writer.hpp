@@ -39,6 +39,7 @@
 
 #include "tracemodel/config.hpp"
 #include "tracemodel/formats/args.hpp"
+#include "tracemodel/formats/event_args.hpp"
 #include "tracemodel/formats/export_view.hpp"
 #include "tracemodel/formats/json_output.hpp"
 #include "tracemodel/model/reflect.hpp"
@@ -218,119 +219,50 @@ class chrome_writer {
 
   template <class P>
   void write_fields(const P& f) {
-    bool sequenced = false;
-    if constexpr (requires { f.sequence_number; }) sequenced = f.sequence_number >= 0;
-    if constexpr (reflectable<P>) {
-      if constexpr (has_field_table<export_args<P>>) {
-        // In the order of the table, not of the struct; fields found at compile time.
-        constexpr auto& specs = export_args<P>::fields;
-        [&]<std::size_t... S>(std::index_sequence<S...>) { (write_spec<P, S>(f, sequenced), ...); }
-        (std::make_index_sequence<std::size(specs)>{});
-      } else {
-        for_each_field(f, [&](std::string_view field, const auto& v) {
-          if (!is_record_field(field)) write_value(field, arg_rule::always, v, sequenced);
-        });
+    detail::for_each_payload_arg(f, [this](std::string_view key, const auto& v) {
+      using T = std::remove_cvref_t<decltype(v)>;
+      if constexpr (std::is_same_v<T, bool>) {
+        arg(key).boolean(v);
+      } else if constexpr (std::is_integral_v<T>) {
+        if constexpr (std::is_signed_v<T>)
+          arg(key).integer(v);
+        else
+          arg(key).id(v);
+      } else if constexpr (std::is_floating_point_v<T>) {
+        arg(key).floating(v);
+      } else if constexpr (std::is_same_v<T, name_id>) {
+        arg(key).string(t_.strings.view(v));
+      } else if constexpr (std::is_convertible_v<T, std::string_view>) {
+        arg(key).string(std::string_view(v));
+      } else if constexpr (std::is_enum_v<T>) {
+        arg(key).integer(static_cast<std::int64_t>(v));
       }
-    }
-  }
-
-  template <class P, std::size_t S>
-  void write_spec(const P& f, bool sequenced) {
-    constexpr field_arg spec = export_args<P>::fields[S];
-    constexpr std::size_t i = field_index<P>(spec.field);
-    static_assert(i < field_count<P>, "export_args names a field the payload does not reflect");
-    write_value(spec.key, spec.rule, field_at<i>(f), sequenced);
-  }
-
-  template <class V>
-  void write_value(std::string_view key, arg_rule rule, const V& v, bool sequenced) {
-    using T = std::remove_cvref_t<V>;
-    if constexpr (std::is_same_v<T, bool>) {
-      arg(key).boolean(v);
-    } else if constexpr (std::is_integral_v<T>) {
-      if (!passes(rule, v, sequenced)) return;
-      if constexpr (std::is_signed_v<T>)
-        arg(key).integer(v);
-      else
-        arg(key).id(v);
-    } else if constexpr (std::is_floating_point_v<T>) {
-      arg(key).floating(v);
-    } else if constexpr (std::is_same_v<T, name_id>) {
-      arg(key).string(t_.strings.view(v));
-    } else if constexpr (std::is_convertible_v<T, std::string_view>) {
-      arg(key).string(std::string_view(v));
-    } else if constexpr (std::is_enum_v<T>) {
-      arg(key).integer(static_cast<std::int64_t>(v));
-    }
-    // anything else (index ranges, ...) is not an arg
+      // anything else (index ranges, ...) is not an arg
+    });
   }
 
   void write_inputs(const event_t& e) {
     const auto ins = t_.inputs_of(e);
     if (ins.empty()) return;
-    bool strides = false, scalars = false;
-    for (const input_value& v : ins) {
-      strides = strides || (v.kind == input_kind::tensor && v.has_strides);
-      scalars =
-          scalars || (v.kind == input_kind::scalar && v.scalar.kind != scalar_value::type::none);
-    }
+    const detail::input_args has = detail::input_args_of(ins);
     arg("Input Dims");
     nested(ins, [this](const input_value& v) { int_array(t_.sizes(v)); });
     arg("Input type").ch('[');
     for_each_top(ins, [this](std::size_t, const input_value& v) {
-      switch (v.kind) {
-        case input_kind::tensor:
-          out_.string(t_.strings.view(v.dtype));
-          break;
-        case input_kind::scalar:
-          out_.string("Scalar");
-          break;
-        case input_kind::tensor_list:
-          out_.string("TensorList");
-          break;
-        case input_kind::scalar_list:
-          out_.string("ScalarList");
-          break;
-        default:
-          out_.string("");
-          break;
-      }
+      out_.string(detail::input_type_text(t_, v));
     });
     out_.ch(']');
-    if (strides) {
+    if (has.strides) {
       arg("Input Strides");
       nested(ins, [this](const input_value& v) { int_array(t_.strides(v)); });
     }
-    if (scalars) {
+    if (has.scalars) {
       arg("Concrete Inputs").ch('[');
-      for_each_top(ins, [&](std::size_t i, const input_value& v) {
-        if (v.kind == input_kind::scalar) {
-          out_.string(v.scalar.kind == scalar_value::type::none ? "" : scalar_text(v.scalar));
-        } else if (v.kind == input_kind::scalar_list) {
-          std::string s = "[";
-          for (std::uint32_t k = 1; k < v.subtree; ++k)
-            s += (k > 1 ? ", " : "") + scalar_text(ins[i + k].scalar);
-          out_.string(s + "]");
-        } else {
-          out_.string("");
-        }
+      for_each_top(ins, [&](std::size_t i, const input_value&) {
+        out_.string(detail::concrete_text(ins, i));
       });
       out_.ch(']');
     }
-  }
-
-  static std::string scalar_text(const scalar_value& s) {
-    switch (s.kind) {
-      case scalar_value::type::integer:
-        return std::to_string(s.i);
-      case scalar_value::type::floating:
-        return fmt::format("{}", s.f);
-      case scalar_value::type::boolean:
-        return s.b ? "True" : "False";
-      case scalar_value::type::none:
-        return "None";
-    }
-    return "";
   }
 
   /// Calls f(index, value) for each top-level input (skipping list elements).
@@ -393,7 +325,7 @@ class chrome_writer {
       case attr_type::string_list: {
         // PyTorch writes stacks joined by ";" and module hierarchies joined by ".".
         const auto l = t_.string_list(a);
-        const char* sep = key == "Module Hierarchy" ? "." : key == "Call stack" ? ";" : nullptr;
+        const char* sep = detail::joined_list_separator(key);
         if (sep != nullptr) {
           std::string joined;
           for (std::size_t k = 0; k < l.size(); ++k) {

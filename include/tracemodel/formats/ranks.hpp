@@ -27,13 +27,20 @@
 
 #include "tracemodel/config.hpp"
 #include "tracemodel/formats/chrome_trace_reader.hpp"
+#include "tracemodel/formats/trace_file.hpp"
 #include "tracemodel/memory.hpp"
 #include "tracemodel/threads.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
 
-/// The trace files of `paths`: a file as given, a folder's `.json` and `.json.gz` files (not
-/// recursive) in name order. Throws `input_error` for a path that does not exist.
+/// Whether a file's name is a trace's: `.json`, `.pftrace` or `.perfetto-trace`, gzip or not.
+inline bool is_trace_file_name(std::string_view name) noexcept {
+  if (name.ends_with(".gz")) name.remove_suffix(3);
+  return name.ends_with(".json") || name.ends_with(".pftrace") || name.ends_with(".perfetto-trace");
+}
+
+/// The trace files of `paths`: a file as given, a folder's trace files (`is_trace_file_name`,
+/// not recursive) in name order. Throws `input_error` for a path that does not exist.
 [[nodiscard]] inline std::vector<std::string> trace_files(const std::vector<std::string>& paths) {
   namespace fs = std::filesystem;
   std::vector<std::string> out;
@@ -43,7 +50,7 @@ TRACEMODEL_BEGIN_NAMESPACE
       std::vector<std::string> found;
       for (const auto& entry : fs::directory_iterator(p, ec)) {
         const std::string name = entry.path().filename().string();
-        if (entry.is_regular_file(ec) && (name.ends_with(".json") || name.ends_with(".json.gz")))
+        if (entry.is_regular_file(ec) && is_trace_file_name(name))
           found.push_back(entry.path().string());
       }
       std::sort(found.begin(), found.end());
@@ -147,7 +154,7 @@ template <class Fn>
       try {
         std::size_t table_bytes = 0;
         {
-          event_table t = read_chrome_trace_file(files[i] == "-" ? "/dev/stdin" : files[i], one);
+          event_table t = read_trace_file(files[i], one);
           const std::optional<std::int64_t> r = distributed_rank(t);
           const std::optional<std::int64_t> n = r ? r : rank_in_name(files[i]);
           slots[i].rank = n ? *n : static_cast<std::int64_t>(i);

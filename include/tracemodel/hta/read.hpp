@@ -13,6 +13,7 @@
 #include "tracemodel/config.hpp"
 #include "tracemodel/formats/chrome_trace_reader.hpp"
 #include "tracemodel/formats/ranks.hpp"
+#include "tracemodel/formats/trace_file.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
 namespace hta {
@@ -23,10 +24,10 @@ namespace hta {
   return o;
 }
 
-/// A trace read as HTA's loader needs it (`path` "-": standard input).
+/// A trace read as HTA's loader needs it (`path` "-": standard input; Chrome JSON or Perfetto).
 [[nodiscard]] inline event_table read_trace_file(const std::string& path,
                                                  const tracemodel::read_options& o = {}) {
-  return read_chrome_trace_file(path == "-" ? "/dev/stdin" : path, reading(o));
+  return tracemodel::read_trace_file(path, reading(o));
 }
 
 /// `for_each_rank` (formats/ranks.hpp) over the trace files of `paths`, each read as above.

@@ -40,12 +40,14 @@ enum class anomaly : std::uint8_t {
   unmatched_end,       ///< an `E` record without its `B`: dropped
   duplicate_flow_end,  ///< a second flow end with an id already ended: the first wins
   outside_recording,   ///< a device record of no recording window (launched while stopped): dropped
-  lost_op,      ///< an op a live queue did not keep (its memory cap): counted, not in the table
-  lost_end,     ///< an op's end a live queue did not keep (its cap): the op stays open
-  orphan_end,   ///< a live queue's end of an op it never handed over (or handed over already)
-  lost_side,    ///< an op's inputs, stack, module frames or extra args a live queue had no room
-                ///< for: the op is kept without them
-  orphan_side,  ///< a live queue's side data of an op it never handed over: dropped at close
+  lost_op,         ///< an op a live queue did not keep (its memory cap): counted, not in the table
+  lost_end,        ///< an op's end a live queue did not keep (its cap): the op stays open
+  orphan_end,      ///< a live queue's end of an op it never handed over (or handed over already)
+  lost_side,       ///< an op's inputs, stack, module frames or extra args a live queue had no room
+                   ///< for: the op is kept without them
+  orphan_side,     ///< a live queue's side data of an op it never handed over: dropped at close
+  skipped_packet,  ///< a Perfetto packet the reader does not model, or that needs incremental
+                   ///< state its sequence lost: skipped
   count_
 };
 inline constexpr std::array<std::string_view, static_cast<std::size_t>(anomaly::count_)>
@@ -68,7 +70,8 @@ inline constexpr std::array<std::string_view, static_cast<std::size_t>(anomaly::
                   "lost_end",
                   "orphan_end",
                   "lost_side",
-                  "orphan_side"};
+                  "orphan_side",
+                  "skipped_packet"};
 
 struct anomaly_counts {
   std::array<std::uint64_t, static_cast<std::size_t>(anomaly::count_)> n{};

@@ -11,6 +11,7 @@
 // the events comes as bind keys, and through `flow_events`.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -309,6 +310,7 @@ class flow_binder {
 
   /// The forward/backward flows whose two ends bound, as links.
   void link_fwd_bwd() {
+    const std::size_t first = links_.size();
     links_.reserve(links_.size() + fb_.size());
     for (const auto& [id, p] : fb_) {
       if (p.from == no_event) {
@@ -318,6 +320,13 @@ class flow_binder {
       if (p.to == no_event) continue;  // a start without an end: nothing to draw
       links_.push_back({flow_kind::fwd_bwd, id, p.from, p.to});
     }
+    // In the order of their events, whatever order a file listed its flow records in (formats
+    // list them differently: a Perfetto trace on the events, a Chrome trace after them).
+    std::sort(
+        links_.begin() + static_cast<std::ptrdiff_t>(first), links_.end(),
+        [](const flow_link& a, const flow_link& b) {
+          return a.from != b.from ? a.from < b.from : a.to != b.to ? a.to < b.to : a.id < b.id;
+        });
   }
 
   /// The event a flow record points at, as its slot in `keys` (all tracks' events by track,

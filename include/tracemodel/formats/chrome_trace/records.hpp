@@ -79,7 +79,12 @@ struct fields {
   std::uint32_t args_first = 0, args_count = 0;  ///< in the batch's `args`
   dims_range dims, strides;
   string_range types, concrete;  ///< in the batch's `strings`
+  /// A begin (`B`) or end (`E`) of a slice a format names (Perfetto's, whose ends close a slice
+  /// of a track rather than the innermost of a thread): the end closes the begin of the same
+  /// number. 0: none (a JSON record); no_slice: an end without its begin.
+  std::uint32_t slice = 0;
 };
+inline constexpr std::uint32_t no_slice = 0xffffffffu;
 /// A batch's place: the separators around it ('[' or ',' before, ',' or ']' after).
 struct bounds {
   std::size_t open = 0, close = 0;

@@ -141,7 +141,10 @@ class table_builder final : public record_sink, public flow_events {
         add_event(f, b, ph, pid, tid);
         break;
       case 'E':
-        end_event(f, pid, tid);
+        if (f.slice != 0)
+          end_slice(f);
+        else
+          end_event(f, pid, tid);
         break;
       case 's':
       case 'f':
@@ -248,7 +251,14 @@ class table_builder final : public record_sink, public flow_events {
       t_.anomalies.add(anomaly::unsupported_record);
       return;
     }
-    if (begin) open_.push_back(static_cast<event_index>(t_.events.size() - 1));
+    if (begin) {
+      const auto i = static_cast<event_index>(t_.events.size() - 1);
+      open_.push_back(i);
+      if (f.slice != 0 && f.slice != no_slice) {
+        if (slices_.size() <= f.slice) slices_.resize(std::size_t{f.slice} + 1, no_event);
+        slices_[f.slice] = i;
+      }
+    }
     in_order_ = in_order_ && e.start_ns >= last_start_;
     last_start_ = e.start_ns;
     (void)tracks_.id(pid, tid);  // numbered in the order first seen, flows' tracks among them
@@ -257,20 +267,38 @@ class table_builder final : public record_sink, public flow_events {
   void end_event(const fields& f, std::uint64_t pid, std::uint64_t tid) {
     // The innermost open `B` of the same pid and tid.
     for (auto it = open_.rbegin(); it != open_.rend(); ++it) {
-      event_t& e = t_.events[*it];
+      const event_t& e = t_.events[*it];
       if (static_cast<std::uint64_t>(e.pid) != pid || e.tid != tid) continue;
-      std::int64_t end = absolute(base_, f.ts, f.at);
-      if (end < e.start_ns) {
-        t_.anomalies.add(anomaly::end_before_start);
-        end = e.start_ns;
-      }
-      e.visit([end](auto& p) {
-        if constexpr (requires { p.end_ns; }) p.end_ns = end;
-      });
-      open_.erase(std::next(it).base());
+      close(it, f);
       return;
     }
     t_.anomalies.add(anomaly::unmatched_end);
+  }
+
+  /// The end of the slice a format numbered (fields::slice).
+  void end_slice(const fields& f) {
+    const event_index i = f.slice < slices_.size() ? slices_[f.slice] : no_event;
+    if (i == no_event) {
+      t_.anomalies.add(anomaly::unmatched_end);
+      return;
+    }
+    slices_[f.slice] = no_event;
+    for (auto it = open_.rbegin(); it != open_.rend(); ++it)
+      if (*it == i) return close(it, f);
+  }
+
+  /// Ends the open event at `it` at the end record `f`'s time.
+  void close(std::vector<event_index>::reverse_iterator it, const fields& f) {
+    event_t& e = t_.events[*it];
+    std::int64_t end = absolute(base_, f.ts, f.at);
+    if (end < e.start_ns) {
+      t_.anomalies.add(anomaly::end_before_start);
+      end = e.start_ns;
+    }
+    e.visit([end](auto& p) {
+      if constexpr (requires { p.end_ns; }) p.end_ns = end;
+    });
+    open_.erase(std::next(it).base());
   }
 
   /// Fills payload fields from the args, keeps the other args as attributes.
@@ -495,9 +523,10 @@ class table_builder final : public record_sink, public flow_events {
   std::size_t len_;
   thread_options opt_;
   input_builder inputs_;
-  std::int64_t base_ = 0;          // the base time the times read so far are relative to
-  std::size_t base_at_ = 0;        // where baseTimeNanoseconds is (for its error)
-  std::vector<event_index> open_;  // `B` records waiting for their `E`
+  std::int64_t base_ = 0;            // the base time the times read so far are relative to
+  std::size_t base_at_ = 0;          // where baseTimeNanoseconds is (for its error)
+  std::vector<event_index> open_;    // `B` records waiting for their `E`
+  std::vector<event_index> slices_;  // numbered slices (fields::slice) still open: their events
   std::int64_t last_start_ = std::numeric_limits<std::int64_t>::min();  // of the last event built
   bool in_order_ = true;  // every event built so far started at or after the one before
   bool keep_file_order_ = false;
