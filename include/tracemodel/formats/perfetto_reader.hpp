@@ -43,14 +43,20 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -64,6 +70,7 @@
 #include "tracemodel/formats/protobuf.hpp"
 #include "tracemodel/formats/trace_text.hpp"
 #include "tracemodel/model/table.hpp"
+#include "tracemodel/threads.hpp"
 
 #if TRACEMODEL_READER_DEFINITIONS
 #include "tracemodel/formats/chrome_trace/parser.hpp"
@@ -106,6 +113,12 @@ using chrome_trace::batch;
 using chrome_trace::fields;
 using chrome_trace::key_value;
 
+/// A slice begun and not ended yet: its number, and where its record is while its batch is
+/// being filled (an end there makes it a complete record: no end record to build).
+struct open_slice {
+  std::uint32_t slice, batch, index;
+};
+
 /// A track as its descriptor says, and the thread its events belong to.
 struct track_info {
   std::uint64_t parent = 0;
@@ -121,6 +134,7 @@ struct track_info {
   // resolved
   key_value rpid, rtid;
   bool resolved = false;
+  mutable std::vector<open_slice> open;  // its open slices, the last on top
 };
 
 /// One clock snapshot: simultaneous readings of clocks (id; scoped ids carry their sequence).
@@ -132,7 +146,8 @@ struct snapshot {
 struct sequence_state {
   bool valid = false;  // cleared at least once (or never needs it)
   std::vector<std::string_view> names, categories, annotation_names, string_values;
-  std::uint32_t clock = 0;  // default timestamp clock (0: BOOTTIME)
+  std::vector<std::uint8_t> annotation_kinds;  // by iid: what its name means (arg_kind)
+  std::uint32_t clock = 0;                     // default timestamp clock (0: BOOTTIME)
   std::uint64_t default_track = 0;
   std::vector<std::uint64_t> extra_counter_tracks, extra_double_counter_tracks;
   bool has_thread = false;
@@ -142,10 +157,115 @@ struct sequence_state {
   std::unordered_map<std::uint64_t, double> counter_totals;  // incremental counter tracks
 };
 
+/// A batch of records and the text made for them, handed to the builder whole.
+struct batch_text {
+  batch b;
+  std::deque<std::string> kept;  // text made while decoding (JSON of nested annotations, ...)
+};
+
+/// Where the decoder's records go: the table builder, called on this thread, or (two threads)
+/// on the reading thread while the decoder runs on another, through a short queue of jobs kept
+/// in order.
+class handoff {
+ public:
+  using job = std::function<void(chrome_trace::record_sink&)>;
+  handoff(chrome_trace::record_sink& to, bool threaded) : to_(to), threaded_(threaded) {}
+
+  /// A job for the builder (the decoder's side).
+  void post(job j) {
+    if (!threaded_) {
+      j(to_);
+      return;
+    }
+    std::unique_lock lock(m_);
+    cv_.wait(lock, [this] { return queue_.size() < max_queued || stop_; });
+    if (stop_) throw stopped{};
+    queue_.push_back(std::move(j));
+    cv_.notify_all();
+  }
+  /// Runs the jobs as they come until the decoder is done (the reading thread's side).
+  void consume() {
+    while (true) {
+      job j;
+      {
+        std::unique_lock lock(m_);
+        cv_.wait(lock, [this] { return !queue_.empty() || done_; });
+        if (queue_.empty()) return;
+        j = std::move(queue_.front());
+        queue_.pop_front();
+        cv_.notify_all();
+      }
+      j(to_);
+    }
+  }
+  /// The decoder is done (or failed): what is queued still runs.
+  void done() {
+    const std::lock_guard lock(m_);
+    done_ = true;
+    cv_.notify_all();
+  }
+  /// The builder failed: the decoder stops at its next job.
+  void stop() {
+    const std::lock_guard lock(m_);
+    stop_ = true;
+    cv_.notify_all();
+  }
+  struct stopped {};
+
+  /// A batch to fill: one the builder is done with (its memory warm), or a new one.
+  std::shared_ptr<batch_text> fresh() {
+    {
+      const std::lock_guard lock(m_);
+      if (!free_.empty()) {
+        std::shared_ptr<batch_text> b = std::move(free_.back());
+        free_.pop_back();
+        return b;
+      }
+    }
+    return std::make_shared<batch_text>();
+  }
+  /// Gives a built batch back for the decoder to fill again.
+  void recycle(std::shared_ptr<batch_text> b) {
+    b->b.clear();
+    b->kept.clear();
+    const std::lock_guard lock(m_);
+    free_.push_back(std::move(b));
+  }
+
+ private:
+  static constexpr std::size_t max_queued = 8;
+  chrome_trace::record_sink& to_;
+  bool threaded_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<job> queue_;
+  std::vector<std::shared_ptr<batch_text>> free_;
+  bool done_ = false, stop_ = false;
+};
+
+/// What an annotation's name means to the reader.
+enum arg_kind : std::uint8_t {
+  plain_arg,
+  dims_arg,
+  strides_arg,
+  types_arg,
+  concrete_arg,
+  correlation_arg
+};
+inline arg_kind arg_kind_of(std::string_view key) noexcept {
+  if (key.size() < 10 || key.size() > 15) return key == "correlation" ? correlation_arg : plain_arg;
+  return key == "Input Dims"        ? dims_arg
+         : key == "Input Strides"   ? strides_arg
+         : key == "Input type"      ? types_arg
+         : key == "Concrete Inputs" ? concrete_arg
+         : key == "correlation"     ? correlation_arg
+                                    : plain_arg;
+}
+
 /// Reads a Perfetto trace's bytes into a record sink (the table builder).
 class decoder {
  public:
-  decoder(std::string_view bytes, chrome_trace::record_sink& sink, anomaly_counts& anomalies,
+  decoder(std::string_view bytes, handoff& sink, anomaly_counts& anomalies,
           std::vector<counter_series>* counters, const read_options& opt)
       : bytes_(bytes), sink_(sink), anomalies_(anomalies), counters_(counters), opt_(opt) {}
 
@@ -153,15 +273,25 @@ class decoder {
     if (bytes_.empty()) throw input_error("perfetto: empty trace", 0);
     scan();
     resolve_tracks();
-    if (has_base_) sink_.base_time(base_, base_at_);
-    sink_.events_begin();
+    sink_.post([base = base_, at = base_at_, has = has_base_](chrome_trace::record_sink& s) {
+      if (has) s.base_time(base, at);
+      s.events_begin();
+    });
     if (!marked_) name_records();  // (a trace tracemodel wrote carries its records as JSON)
     pb::decoder d(bytes_, 0);
     pb::field f;
     while (d.next(f)) {
       if (f.number != pf::trace_packet || f.type != pb::wire::bytes) continue;
       packet(f);
-      if (b_.events.size() >= batch_records) flush();
+      if (b_->b.events.size() >= batch_records) {
+        flush();
+        if (!expected_ && f.at > 0) {  // room for the rest, as the JSON reader reserves it
+          expected_ = true;
+          const double scale =
+              static_cast<double>(bytes_.size()) / static_cast<double>(d.offset()) - 1;
+          sink_.post([scale](chrome_trace::record_sink& s) { s.expect(scale); });
+        }
+      }
     }
     flush();
   }
@@ -358,7 +488,7 @@ class decoder {
     for (const std::uint64_t uuid : uuids) {
       const track_info& t = tracks_.find(uuid)->second;
       const bool thread = t.has_thread && !t.thread_name.empty();
-      fields& m = b_.events.emplace_back();
+      fields& m = b_->b.events.emplace_back();
       m.ph = "M";
       m.name = thread ? "thread_name" : "process_name";
       m.pid = number(t.pid);
@@ -412,8 +542,13 @@ class decoder {
   /// The track of a TrackEvent: its uuid, the sequence's default, the sequence's thread.
   const track_info* track_of(std::uint64_t uuid) {
     if (uuid == 0) return nullptr;
+    auto& [cached_uuid, cached] = track_cache_[uuid & (track_cache_.size() - 1)];
+    if (cached != nullptr && cached_uuid == uuid) return cached;
     auto it = tracks_.find(uuid);
-    if (it != tracks_.end()) return &it->second;
+    if (it != tracks_.end()) {
+      cached_uuid = uuid;
+      return cached = &it->second;
+    }
     // An event on a track never described: a track of its own, named by its uuid.
     track_info t;
     t.resolved = true;
@@ -428,21 +563,13 @@ class decoder {
   std::int64_t to_trace_time(std::uint64_t key, std::uint64_t v, std::size_t at_) {
     const std::uint64_t target = trace_clock_;
     if (key == target) return static_cast<std::int64_t>(v * multiplier(key));
-    auto [it, fresh] = pairs_.try_emplace(key);
-    std::vector<std::pair<std::uint64_t, std::uint64_t>>& pairs = it->second;
-    if (fresh) {
-      for (const snapshot& s : snapshots_) {
-        std::uint64_t from = 0, to = 0;
-        bool has_from = false, has_to = false;
-        for (const auto& [k, ts] : s.clocks) {
-          if (k == key) has_from = true, from = ts;
-          if (k == target) has_to = true, to = ts;
-        }
-        if (has_from && has_to) pairs.emplace_back(from, to);
-      }
-      std::stable_sort(pairs.begin(), pairs.end(),
-                       [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (last_pairs_ == nullptr || last_pairs_key_ != key) {
+      auto [it, fresh] = pairs_.try_emplace(key);
+      last_pairs_ = &it->second;
+      last_pairs_key_ = key;
+      if (fresh) fill_pairs(key, target, it->second);
     }
+    const std::vector<std::pair<std::uint64_t, std::uint64_t>>& pairs = *last_pairs_;
     if (pairs.empty())
       throw input_error("perfetto: a timestamp on clock " + std::to_string(key & 0xffffffffu) +
                             " that no clock snapshot relates to the trace's clock",
@@ -453,6 +580,21 @@ class decoder {
     const auto m = static_cast<std::int64_t>(multiplier(key));
     return static_cast<std::int64_t>(to * multiplier(target)) +
            (static_cast<std::int64_t>(v) - static_cast<std::int64_t>(from)) * m;
+  }
+  /// The snapshots' readings of (`key`, `target`) where they hold both, by the first.
+  void fill_pairs(std::uint64_t key, std::uint64_t target,
+                  std::vector<std::pair<std::uint64_t, std::uint64_t>>& pairs) const {
+    for (const snapshot& s : snapshots_) {
+      std::uint64_t from = 0, to = 0;
+      bool has_from = false, has_to = false;
+      for (const auto& [k, ts] : s.clocks) {
+        if (k == key) has_from = true, from = ts;
+        if (k == target) has_to = true, to = ts;
+      }
+      if (has_from && has_to) pairs.emplace_back(from, to);
+    }
+    std::stable_sort(pairs.begin(), pairs.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
   }
   std::uint64_t multiplier(std::uint64_t key) const {
     auto m = multipliers_.find(key);
@@ -522,7 +664,11 @@ class decoder {
           break;
       }
     }
-    sequence_state& s = seqs_[p.seq];
+    if (last_seq_ == nullptr || last_seq_id_ != p.seq) {
+      last_seq_ = &seqs_[p.seq];  // (the map's nodes stay where they are)
+      last_seq_id_ = p.seq;
+    }
+    sequence_state& s = *last_seq_;
     if ((p.flags & pf::packet::seq_cleared) != 0 || p.cleared) {
       const std::uint32_t clock = s.clock;
       const std::uint64_t track = s.default_track;
@@ -648,6 +794,10 @@ class decoder {
         if (g.number == pf::interned::name && g.type == pb::wire::bytes) name = g.bytes;
       }
       set_iid(*table, iid, name, f.at);
+      if (table == &s.annotation_names) {
+        if (s.annotation_kinds.size() <= iid) s.annotation_kinds.resize(iid + 1, plain_arg);
+        s.annotation_kinds[iid] = arg_kind_of(name);
+      }
     }
   }
 
@@ -706,7 +856,9 @@ class decoder {
           }
         }
         if (name == pf::writer_mark || name == pf::base_time_key || !has_value) continue;
-        sink_.metadata(name, value);
+        sink_.post([key = std::string(name), value](chrome_trace::record_sink& s) {
+          s.metadata(key, value);
+        });
       } else if (f.number == pf::chrome::legacy_json_trace) {
         pb::decoder m = sub(f.bytes);
         pb::field g;
@@ -732,17 +884,19 @@ class decoder {
     text += "]}";
     const std::size_t len = text.size();
     text.resize(len + text_padding, ' ');
-    forward fw(sink_);
     read_options o = opt_;
     o.threads = 1;
-    try {
-      chrome_trace::parse_text(std::span<char>(text.data(), text.size()), len, o, nullptr, fw);
-    } catch (const input_error& e) {
-      const std::size_t off = e.offset() == input_error::npos || e.offset() < prefix
-                                  ? at_
-                                  : at_ + (e.offset() - prefix);
-      throw input_error(std::string("perfetto: legacy JSON events: ") + e.what(), off);
-    }
+    sink_.post([text = std::move(text), len, prefix, at_, o](chrome_trace::record_sink& s) mutable {
+      forward fw(s);
+      try {
+        chrome_trace::parse_text(std::span<char>(text.data(), text.size()), len, o, nullptr, fw);
+      } catch (const input_error& e) {
+        const std::size_t off = e.offset() == input_error::npos || e.offset() < prefix
+                                    ? at_
+                                    : at_ + (e.offset() - prefix);
+        throw input_error(std::string("perfetto: legacy JSON events: ") + e.what(), off);
+      }
+    });
   }
   /// Hands a parse's records to the builder (its metadata and times are the trace's own).
   class forward final : public chrome_trace::record_sink {
@@ -774,7 +928,7 @@ class decoder {
     cats_.clear();
     flows_here_.clear();
     std::string_view legacy;
-    const std::uint32_t args0 = static_cast<std::uint32_t>(b_.args.size());
+    const std::uint32_t args0 = static_cast<std::uint32_t>(b_->b.args.size());
     fields rec;
     rec.at = at_;
     bool has_counter = false;
@@ -938,7 +1092,7 @@ class decoder {
     }
     if (name.empty() && name_iid != 0) name = get_iid(s.names, name_iid);
     if (!has_ts) {
-      b_.args.resize(args0);
+      b_->b.args.resize(args0);
       anomalies_.add(anomaly::skipped_packet);  // an event with no time at all
       return;
     }
@@ -963,7 +1117,7 @@ class decoder {
     const std::uint64_t track_key =
         uuid != 0 ? uuid : (std::uint64_t{1} << 63) | static_cast<std::uint64_t>(s.tid);
     if (type == pf::event::counter) {
-      b_.args.resize(args0);
+      b_->b.args.resize(args0);
       if (has_counter) counter_sample(s, uuid, track, ts, counter, counter_int);
       return;
     }
@@ -985,7 +1139,7 @@ class decoder {
     rec.has_ts = true;
     rec.ts = ts - base_;
     if (has_correlation && !annotated_correlation) {
-      raw_arg& a = b_.args.emplace_back();
+      raw_arg& a = b_->b.args.emplace_back();
       a.key = "correlation";
       a.kind = correlation <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
                    ? raw_arg::type::integer
@@ -995,25 +1149,16 @@ class decoder {
       a.offset = at_;
     }
     rec.args_first = args0;
-    rec.args_count = static_cast<std::uint32_t>(b_.args.size() - args0);
+    rec.args_count = static_cast<std::uint32_t>(b_->b.args.size() - args0);
 
-    std::vector<std::uint32_t>& stack = stacks_[track_key];
+    std::vector<open_slice>& stack = track != nullptr ? track->open : stacks_[track_key];
     switch (type) {
       case pf::event::slice_begin:
-        rec.ph = "B";
-        rec.slice = next_slice_++;
-        stack.push_back(rec.slice);
+        begin_slice(rec, stack);
         break;
       case pf::event::slice_end:
-        rec.ph = "E";
-        if (stack.empty()) {
-          rec.slice = chrome_trace::no_slice;
-        } else {
-          rec.slice = stack.back();
-          stack.pop_back();
-        }
-        rec.args_count = 0;  // an end's args are its slice's in Perfetto; none kept here
-        b_.args.resize(args0);
+        b_->b.args.resize(args0);  // an end's args are its slice's in Perfetto; none kept here
+        if (!end_slice(rec, stack)) return;
         break;
       case pf::event::instant:
         rec.ph = "i";
@@ -1022,14 +1167,17 @@ class decoder {
                                                          : "t";
         break;
       default:  // unspecified: the legacy phase says
-        if (!legacy_phase(rec, phase, duration_us, scope, stack)) {
-          b_.args.resize(args0);
+        if (phase == 'E') {
+          b_->b.args.resize(args0);
+          if (!end_slice(rec, stack)) return;
+        } else if (!legacy_phase(rec, phase, duration_us, scope, stack)) {
+          b_->b.args.resize(args0);
           anomalies_.add(anomaly::unsupported_record);
           return;
         }
         break;
     }
-    b_.events.push_back(rec);
+    b_->b.events.push_back(rec);
     // Its flows, at its start on its thread.
     if (bind_id != 0 &&
         (flow_direction == pf::legacy::flow_out || flow_direction == pf::legacy::flow_inout))
@@ -1048,8 +1196,38 @@ class decoder {
       pb::for_each_varint(f, f.at, fn);
   }
 
+  /// A slice's begin: numbered, and on its track's stack.
+  void begin_slice(fields& rec, std::vector<open_slice>& stack) {
+    rec.ph = "B";
+    rec.slice = next_slice_++;
+    stack.push_back({rec.slice, batch_number_, static_cast<std::uint32_t>(b_->b.events.size())});
+  }
+  /// A slice's end: the last open slice of its track. When that slice's record is still in the
+  /// batch, it becomes a complete record and there is no end record (false); otherwise an end
+  /// record of its number (true).
+  bool end_slice(fields& rec, std::vector<open_slice>& stack) {
+    rec.ph = "E";
+    rec.args_count = 0;
+    if (stack.empty()) {
+      rec.slice = chrome_trace::no_slice;
+      return true;
+    }
+    const open_slice o = stack.back();
+    stack.pop_back();
+    if (o.batch == batch_number_) {
+      fields& begin = b_->b.events[o.index];
+      begin.ph = "X";
+      begin.has_dur = true;
+      begin.dur = rec.ts - begin.ts;
+      begin.slice = 0;
+      return false;
+    }
+    rec.slice = o.slice;
+    return true;
+  }
+
   bool legacy_phase(fields& rec, char phase, std::int64_t duration_us, std::uint64_t scope,
-                    std::vector<std::uint32_t>& stack) {
+                    std::vector<open_slice>& stack) {
     switch (phase) {
       case 'X':
         rec.ph = "X";
@@ -1057,19 +1235,7 @@ class decoder {
         rec.dur = duration_us < 0 ? 0 : duration_us * 1000;
         return true;
       case 'B':
-        rec.ph = "B";
-        rec.slice = next_slice_++;
-        stack.push_back(rec.slice);
-        return true;
-      case 'E':
-        rec.ph = "E";
-        rec.args_count = 0;
-        if (stack.empty()) {
-          rec.slice = chrome_trace::no_slice;
-        } else {
-          rec.slice = stack.back();
-          stack.pop_back();
-        }
+        begin_slice(rec, stack);
         return true;
       case 'i':
       case 'I':
@@ -1136,7 +1302,7 @@ class decoder {
       f.ph = "s";
       flow_kinds_.emplace(fr.id, cat);
     }
-    b_.events.push_back(f);
+    b_->b.events.push_back(f);
   }
 
   // ---- counters -----------------------------------------------------------------------------
@@ -1201,36 +1367,45 @@ class decoder {
     pb::decoder d = sub(bytes);
     pb::field f;
     std::string_view key;
-    std::uint64_t key_iid = 0;
-    while (d.next(f)) {
-      if (f.number == pf::annotation::name_iid) key_iid = f.value;
-      if (f.number == pf::annotation::name && f.type == pb::wire::bytes) key = f.bytes;
+    arg_kind kind = plain_arg;
+    while (d.next(f)) {  // to its name (written first, as a rule)
+      if (f.number == pf::annotation::name_iid && f.type == pb::wire::varint) {
+        key = get_iid(s.annotation_names, f.value);
+        kind = f.value < s.annotation_kinds.size()
+                   ? static_cast<arg_kind>(s.annotation_kinds[f.value])
+                   : plain_arg;
+        break;
+      }
+      if (f.number == pf::annotation::name && f.type == pb::wire::bytes) {
+        key = f.bytes;
+        kind = arg_kind_of(key);
+        break;
+      }
     }
-    if (key.empty() && key_iid != 0) key = get_iid(s.annotation_names, key_iid);
-    if (key == "Input Dims" || key == "Input Strides") {
-      chrome_trace::dims_range& r = key == "Input Dims" ? rec.dims : rec.strides;
-      const auto d0 = static_cast<std::uint32_t>(b_.dims.size());
-      const std::size_t i0 = b_.ints.size();
-      if (dims_of(s, bytes, 0)) {
-        r = {d0, static_cast<std::uint32_t>(b_.dims.size() - d0), true};
+    if (kind == dims_arg || kind == strides_arg) {
+      chrome_trace::dims_range& r = kind == dims_arg ? rec.dims : rec.strides;
+      const auto d0 = static_cast<std::uint32_t>(b_->b.dims.size());
+      const std::size_t i0 = b_->b.ints.size();
+      if (dims_of(bytes, 0)) {
+        r = {d0, static_cast<std::uint32_t>(b_->b.dims.size() - d0), true};
         return false;
       }
-      b_.dims.resize(d0);
-      b_.ints.resize(i0);
-    } else if (key == "Input type" || key == "Concrete Inputs") {
-      chrome_trace::string_range& r = key == "Input type" ? rec.types : rec.concrete;
-      const auto s0 = static_cast<std::uint32_t>(b_.strings.size());
+      b_->b.dims.resize(d0);
+      b_->b.ints.resize(i0);
+    } else if (kind == types_arg || kind == concrete_arg) {
+      chrome_trace::string_range& r = kind == types_arg ? rec.types : rec.concrete;
+      const auto s0 = static_cast<std::uint32_t>(b_->b.strings.size());
       if (strings_of(s, bytes)) {
-        r = {s0, static_cast<std::uint32_t>(b_.strings.size() - s0)};
+        r = {s0, static_cast<std::uint32_t>(b_->b.strings.size() - s0)};
         return false;
       }
-      b_.strings.resize(s0);
+      b_->b.strings.resize(s0);
     }
-    raw_arg& a = b_.args.emplace_back();
+    raw_arg& a = b_->b.args.emplace_back();
     a.key = key;
     a.offset = at(bytes);
     value_of(s, bytes, a);
-    return key == "correlation";
+    return kind == correlation_arg;
   }
 
   /// The value of an annotation as a raw arg (nested values as JSON text).
@@ -1450,53 +1625,51 @@ class decoder {
 
   /// `Input Dims`/`Input Strides`: an array of entries, each an array of integers or of
   /// entries (chrome_trace/records.hpp); false when it is not one.
-  bool dims_of(const sequence_state& s, std::string_view bytes, int depth) {
+  bool dims_of(std::string_view bytes, int depth) {
     if (depth > 64) return false;
     pb::decoder d = sub(bytes);
     pb::field f;
-    std::uint32_t entry = 0;
-    bool has_entry = depth > 0;
-    if (has_entry) {
-      entry = static_cast<std::uint32_t>(b_.dims.size());
-      b_.dims.push_back({false, 0, static_cast<std::uint32_t>(b_.ints.size())});
-    }
-    std::vector<std::string_view> children;
-    bool ints = false;
+    const bool has_entry = depth > 0;
+    const auto entry = static_cast<std::uint32_t>(b_->b.dims.size());
+    if (has_entry) b_->b.dims.push_back({false, 0, static_cast<std::uint32_t>(b_->b.ints.size())});
+    bool ints = false, lists = false;
     while (d.next(f)) {
       if (f.number == pf::annotation::name || f.number == pf::annotation::name_iid) continue;
       if (f.number != pf::annotation::array_values || f.type != pb::wire::bytes) return false;
-      // An element: an integer, or an array.
-      pb::decoder e = sub(f.bytes);
-      pb::field g;
-      bool is_int = false, is_array = false;
+      // An element: an integer (most often `int_value` in one byte), or an array.
+      const auto* e = reinterpret_cast<const unsigned char*>(f.bytes.data());
+      bool is_int = false;
       std::int64_t v = 0;
-      while (e.next(g)) {
-        if (g.number == pf::annotation::int_value)
-          is_int = true, v = g.as_int();
-        else if (g.number == pf::annotation::uint_value &&
-                 g.value <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-          is_int = true, v = static_cast<std::int64_t>(g.value);
-        else if (g.number == pf::annotation::array_values)
-          is_array = true;
-        else
-          return false;
-      }
-      if (!is_int) is_array = true;  // an empty element: an empty array
-      if (is_int) {
-        if (!has_entry || !children.empty()) return false;
-        ints = true;
-        b_.ints.push_back(v);
-        ++b_.dims[entry].count;
-      } else {
-        if (ints) return false;
-        if (has_entry) {
-          b_.dims[entry].list = true;
-          ++b_.dims[entry].count;
+      if (f.bytes.size() == 2 && e[0] == 0x20 && e[1] < 0x80) {
+        is_int = true;
+        v = e[1];
+      } else if (!f.bytes.empty() && (e[0] == 0x20 || e[0] == 0x18)) {
+        pb::decoder x = sub(f.bytes);
+        pb::field g;
+        while (x.next(g)) {
+          if (g.number == pf::annotation::int_value && g.type == pb::wire::varint)
+            is_int = true, v = g.as_int();
+          else if (g.number == pf::annotation::uint_value && g.type == pb::wire::varint &&
+                   g.value <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+            is_int = true, v = static_cast<std::int64_t>(g.value);
+          else
+            return false;
         }
-        children.push_back(f.bytes);
-        if (!dims_of(s, f.bytes, depth + 1)) return false;
       }
-      (void)is_array;
+      if (is_int) {
+        if (!has_entry || lists) return false;
+        ints = true;
+        b_->b.ints.push_back(v);
+        ++b_->b.dims[entry].count;
+        continue;
+      }
+      if (ints) return false;
+      if (has_entry) {
+        b_->b.dims[entry].list = true;
+        ++b_->b.dims[entry].count;
+      }
+      lists = true;
+      if (!dims_of(f.bytes, depth + 1)) return false;  // an array (an empty one: no fields)
     }
     return true;
   }
@@ -1512,10 +1685,10 @@ class decoder {
       bool got = false;
       while (e.next(g)) {
         if (g.number == pf::annotation::string_value && g.type == pb::wire::bytes) {
-          b_.strings.push_back(g.bytes);
+          b_->b.strings.push_back(g.bytes);
           got = true;
         } else if (g.number == pf::annotation::string_value_iid) {
-          b_.strings.push_back(get_iid(s.string_values, g.value));
+          b_->b.strings.push_back(get_iid(s.string_values, g.value));
           got = true;
         } else {
           return false;
@@ -1528,17 +1701,25 @@ class decoder {
 
   // ---- batches ------------------------------------------------------------------------------
   std::string_view keep(std::string s) {
-    kept_.push_back(std::move(s));
-    return kept_.back();
+    b_->kept.push_back(std::move(s));
+    return b_->kept.back();
   }
   void flush() {
-    if (!b_.events.empty()) sink_.build(chrome_trace::view_of(b_));
-    b_.clear();
-    kept_.clear();
+    ++batch_number_;  // (records of slices still open are left as begins)
+    if (!b_->b.events.empty()) {
+      std::shared_ptr<batch_text> full = std::exchange(b_, sink_.fresh());
+      sink_.post([full, &h = sink_](chrome_trace::record_sink& s) mutable {
+        s.build(chrome_trace::view_of(full->b));
+        h.recycle(std::move(full));
+      });
+    } else {
+      b_->b.clear();
+      b_->kept.clear();
+    }
   }
 
   std::string_view bytes_;
-  chrome_trace::record_sink& sink_;
+  handoff& sink_;
   anomaly_counts& anomalies_;
   std::vector<counter_series>* counters_;
   const read_options& opt_;
@@ -1546,30 +1727,75 @@ class decoder {
   std::vector<snapshot> snapshots_;
   std::unordered_map<std::uint64_t, std::uint64_t> multipliers_;
   std::unordered_map<std::uint64_t, std::vector<std::pair<std::uint64_t, std::uint64_t>>> pairs_;
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>>* last_pairs_ = nullptr;
+  std::uint64_t last_pairs_key_ = 0;
   std::uint64_t trace_clock_ = pf::clock::boottime;
-  bool has_base_ = false, marked_ = false;
+  bool has_base_ = false, marked_ = false, expected_ = false;
   std::int64_t base_ = 0;
   std::size_t base_at_ = 0;
   std::unordered_map<std::uint32_t, sequence_state> seqs_;
-  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> stacks_;  // open slices by track
+  sequence_state* last_seq_ = nullptr;
+  std::uint32_t last_seq_id_ = 0;
+  // Recent tracks by uuid (the map's nodes stay where they are).
+  std::array<std::pair<std::uint64_t, const track_info*>, 64> track_cache_{};
+  std::unordered_map<std::uint64_t, std::vector<open_slice>> stacks_;  // open slices by track
+  std::uint32_t batch_number_ = 0;                                     // the batch being filled
   std::uint32_t next_slice_ = 1;
   std::unordered_map<std::uint64_t, std::string_view> flow_kinds_;  // started flows' categories
   std::unordered_map<std::uint64_t, std::size_t> series_;           // counter track -> series
   std::unordered_map<std::string, std::size_t> thread_series_;
   std::vector<std::string_view> cats_;
   std::vector<flow_ref> flows_here_;
-  batch b_;
-  std::deque<std::string> kept_;  // text made while decoding (JSON of nested annotations, ...)
+  std::shared_ptr<batch_text> b_ = std::make_shared<batch_text>();
 };
 
-/// Reads Perfetto bytes into `t` (which is empty).
+/// Reads Perfetto bytes into `t` (which is empty): decoded on a second thread while this one
+/// builds, when the read may use two and the trace is a megabyte or more.
 template <class Schema>
 void read_into(basic_event_table<Schema>& t, std::string_view bytes, const read_options& opt,
                std::vector<counter_series>* counters) {
   chrome_trace::table_builder<Schema> builder(t, bytes.size(), opt);
   builder.keep_file_order(opt.keep_file_order);
-  decoder d(bytes, builder, t.anomalies, counters, opt);
-  d.run();
+  anomaly_counts decoded;  // the decoder's own (the builder counts into the table meanwhile)
+  const bool two = thread_budget(opt) > 1 && bytes.size() >= (std::size_t{1} << 20);
+  handoff h(builder, two);
+  decoder d(bytes, h, decoded, counters, opt);
+  worker w;
+  if (two) {
+    try {
+      w = worker(opt, [&] {
+        struct end_guard {
+          handoff& h;
+          ~end_guard() { h.done(); }
+        } guard{h};
+        try {
+          d.run();
+        } catch (const handoff::stopped&) {  // the builder failed: its error is the read's
+        }
+      });
+    } catch (const std::system_error&) {  // no thread to be had: read on this one
+      handoff serial(builder, false);
+      decoder one(bytes, serial, decoded, counters, opt);
+      one.run();
+      t.anomalies += decoded;
+      builder.finish();
+      return;
+    }
+    try {
+      h.consume();
+    } catch (...) {
+      h.stop();
+      try {
+        w.join();
+      } catch (...) {  // the builder's error comes first
+      }
+      throw;
+    }
+    w.join();  // the decoder's error, if it had one
+  } else {
+    d.run();
+  }
+  t.anomalies += decoded;
   builder.finish();
 }
 

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <functional>
@@ -36,6 +37,7 @@
 #include <queue>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
@@ -107,6 +109,25 @@ class perfetto_writer {
     last = ts;
     out_.uint(pf::packet::trusted_packet_sequence_id, sequence);
     out_.uint(pf::packet::sequence_flags, pf::packet::seq_needs_state);
+  }
+
+  /// The events sequence's packet at `ts` of the event in `ev_` (and what it interns): its size
+  /// known before it is written, so that it is not moved up once written.
+  void write_event_packet(std::int64_t ts) {
+    const auto delta = static_cast<std::uint64_t>(ts - last_ts_);
+    last_ts_ = ts;
+    const auto field = [](std::size_t n) { return 1 + pb::varint_size(n) + n; };
+    std::size_t len =
+        1 + pb::varint_size(delta) + 1 + pb::varint_size(events_sequence) + 2 + field(ev_.size());
+    if (interned_.size() > 0) len += field(interned_.size());
+    out_.tag(pf::trace_packet, pb::wire::bytes);
+    out_.varint(len);
+    out_.uint(pf::packet::timestamp, delta);
+    out_.uint(pf::packet::trusted_packet_sequence_id, events_sequence);
+    out_.uint(pf::packet::sequence_flags, pf::packet::seq_needs_state);
+    if (interned_.size() > 0) out_.bytes(pf::packet::interned_data, interned_.view());
+    out_.bytes(pf::packet::track_event, ev_.view());
+    if (out_.size() >= flush_bytes) flush();
   }
 
   /// The first packet of a sequence: its incremental state cleared, its clock and defaults set.
@@ -381,10 +402,7 @@ class perfetto_writer {
     (void)next_mark;
     write_event_flows(i);
 
-    begin_timed_packet(events_sequence, e.start_ns);
-    if (interned_.size() > 0) out_.bytes(pf::packet::interned_data, interned_.view());
-    out_.bytes(pf::packet::track_event, ev_.view());
-    end_packet();
+    write_event_packet(e.start_ns);
     if (scope == 0) {
       lanes_[l].ends.push_back(end);
       open_.push({end, static_cast<std::uint32_t>(lanes_[l].ends.size()), l});
@@ -637,18 +655,31 @@ class perfetto_writer {
   }
 
   // ---- interning -------------------------------------------------------------------------------
+  /// A sequence's interning table: ids by text, and the last strings met by address.
+  struct interning {
+    std::unordered_map<std::string_view, std::uint64_t> ids;
+    std::array<std::tuple<const char*, std::size_t, std::uint64_t>, 256> recent{};
+  };
   /// The iid of `s` in one of the sequence's interning tables; a string met for the first time
   /// is added to the packet's interned data.
-  std::uint64_t intern(std::unordered_map<std::string_view, std::uint64_t>& table, pf::num field,
-                       std::string_view s) {
-    auto [it, fresh] = table.try_emplace(s, table.size() + 1);
+  std::uint64_t intern(interning& table, pf::num field, std::string_view s) {
+    // The strings come from the table and from literals: a string met at the same place again
+    // is found by its address, without hashing its text.
+    auto& [data, size, id] =
+        table.recent[((reinterpret_cast<std::uintptr_t>(s.data()) >> 3) ^ s.size()) &
+                     (table.recent.size() - 1)];
+    if (data == s.data() && size == s.size() && data != nullptr) return id;
+    auto [it, fresh] = table.ids.try_emplace(s, table.ids.size() + 1);
     if (fresh) {
       interned_.begin(field);
       interned_.uint(pf::interned::iid, it->second);
       interned_.bytes(pf::interned::name, s);
       interned_.end();
     }
-    return it->second;
+    data = s.data();
+    size = s.size();
+    id = it->second;
+    return id;
   }
 
   const view_type& v_;
@@ -665,8 +696,7 @@ class perfetto_writer {
   std::vector<lane> lanes_;
   std::priority_queue<open_slice, std::vector<open_slice>, std::greater<>> open_;
   std::vector<event_flow> flows_;
-  std::unordered_map<std::string_view, std::uint64_t> categories_, names_, annotation_names_,
-      string_values_;
+  interning categories_, names_, annotation_names_, string_values_;
 };
 
 }  // namespace detail

@@ -19,9 +19,11 @@
 // number 0. Groups (wire types 3 and 4, deprecated and never written by Perfetto) are errors too.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,7 +53,7 @@ constexpr std::size_t varint_size(std::uint64_t v) noexcept {
 /// when it starts; a message of 128 bytes or more is moved up to make room for a longer one.
 class encoder {
  public:
-  encoder() { buf_.reserve(1 << 16); }
+  encoder() { grow(1 << 16); }
 
   void uint(std::uint32_t field, std::uint64_t v) {
     tag(field, wire::varint);
@@ -62,7 +64,7 @@ class encoder {
   void boolean(std::uint32_t field, bool v) { uint(field, v ? 1 : 0); }
   void fixed64(std::uint32_t field, std::uint64_t v) {
     tag(field, wire::fixed64);
-    raw(&v, 8);  // (little-endian hosts: checked below)
+    raw(&v, 8);  // (little-endian hosts: checked above)
   }
   void floating(std::uint32_t field, double v) {
     std::uint64_t bits = 0;
@@ -77,48 +79,72 @@ class encoder {
   /// Starts a nested message in `field`; `end` closes the innermost one.
   void begin(std::uint32_t field) {
     tag(field, wire::bytes);
-    open_.push_back(buf_.size());
-    buf_.push_back('\0');
+    open_.push_back(n_);
+    *room(1) = '\0';
+    ++n_;
   }
   void end() {
     const std::size_t at = open_.back();
     open_.pop_back();
-    const std::size_t len = buf_.size() - at - 1;
+    const std::size_t len = n_ - at - 1;
     if (len < 0x80) {
       buf_[at] = static_cast<char>(len);
       return;
     }
     const std::size_t n = varint_size(len);
-    buf_.resize(buf_.size() + n - 1);
-    std::memmove(buf_.data() + at + n, buf_.data() + at + 1, len);
-    put_varint(buf_.data() + at, len);
+    room(n - 1);
+    std::memmove(buf_.get() + at + n, buf_.get() + at + 1, len);
+    n_ += n - 1;
+    put_varint(buf_.get() + at, len);
   }
 
   void tag(std::uint32_t field, wire w) {
     varint((static_cast<std::uint64_t>(field) << 3) | static_cast<std::uint64_t>(w));
   }
   void varint(std::uint64_t v) {
-    const std::size_t at = buf_.size();
-    buf_.resize(at + varint_size(v));
-    put_varint(buf_.data() + at, v);
+    char* p = room(10);
+    if (v < 0x80) {
+      *p = static_cast<char>(v);
+      ++n_;
+      return;
+    }
+    n_ += put_varint(p, v);
   }
-  void raw(const void* p, std::size_t n) { buf_.append(static_cast<const char*>(p), n); }
+  void raw(const void* p, std::size_t n) {
+    std::memcpy(room(n), p, n);
+    n_ += n;
+  }
 
-  [[nodiscard]] std::string_view view() const noexcept { return buf_; }
-  [[nodiscard]] std::size_t size() const noexcept { return buf_.size(); }
+  [[nodiscard]] std::string_view view() const noexcept { return {buf_.get(), n_}; }
+  [[nodiscard]] std::size_t size() const noexcept { return n_; }
   [[nodiscard]] bool nested() const noexcept { return !open_.empty(); }
-  void clear() noexcept { buf_.clear(); }
+  void clear() noexcept { n_ = 0; }
 
  private:
-  static void put_varint(char* p, std::uint64_t v) noexcept {
+  /// Room for `k` more bytes at the end (the buffer grows by doubling, not cleared).
+  char* room(std::size_t k) {
+    if (n_ + k > cap_) grow(std::max(cap_ * 2, n_ + k));
+    return buf_.get() + n_;
+  }
+  void grow(std::size_t cap) {
+    std::unique_ptr<char[]> b(new char[cap]);  // NOLINT(cppcoreguidelines-avoid-c-arrays)
+    if (n_ > 0) std::memcpy(b.get(), buf_.get(), n_);
+    buf_ = std::move(b);
+    cap_ = cap;
+  }
+  static std::size_t put_varint(char* p, std::uint64_t v) noexcept {
+    std::size_t n = 1;
     while (v >= 0x80) {
       *p++ = static_cast<char>((v & 0x7f) | 0x80);
       v >>= 7;
+      ++n;
     }
     *p = static_cast<char>(v);
+    return n;
   }
 
-  std::string buf_;
+  std::unique_ptr<char[]> buf_;  // NOLINT(cppcoreguidelines-avoid-c-arrays)
+  std::size_t n_ = 0, cap_ = 0;
   std::vector<std::size_t> open_;
 };
 
@@ -155,10 +181,15 @@ class decoder {
         end_(p_ + message.size()),
         origin_(origin) {}
   /// The next field, or false at the end of the message.
-  bool next(field& f) {
+  [[gnu::always_inline]] bool next(field& f) {
     if (p_ == end_) return false;
     f.at = offset();
-    const std::uint64_t key = varint(f.at);
+    std::uint64_t key = *p_;
+    if (key < 0x80) {  // a one-byte tag: fields 1 to 15, nearly every tag
+      ++p_;
+    } else {
+      key = varint(f.at);
+    }
     const auto type = static_cast<std::uint8_t>(key & 7);
     const std::uint64_t number = key >> 3;
     if (number == 0 || number > 0x1fffffff) fail("a field number 0 or out of range", f.at);
@@ -166,7 +197,11 @@ class decoder {
     switch (type) {
       case 0:
         f.type = wire::varint;
-        f.value = varint(f.at);
+        if (p_ != end_ && *p_ < 0x80) {
+          f.value = *p_++;
+        } else {
+          f.value = varint(f.at);
+        }
         break;
       case 1:
         f.type = wire::fixed64;
@@ -176,7 +211,12 @@ class decoder {
         break;
       case 2: {
         f.type = wire::bytes;
-        const std::uint64_t len = varint(f.at);
+        std::uint64_t len = 0;
+        if (p_ != end_ && *p_ < 0x80) {
+          len = *p_++;
+        } else {
+          len = varint(f.at);
+        }
         need(len, f.at);
         f.bytes =
             std::string_view(reinterpret_cast<const char*>(p_), static_cast<std::size_t>(len));
@@ -209,7 +249,7 @@ class decoder {
 
  private:
   /// A varint of the field that starts at `at` (errors name the field).
-  std::uint64_t varint(std::size_t at) {
+  [[gnu::noinline]] std::uint64_t varint(std::size_t at) {
     std::uint64_t v = 0;
     for (int shift = 0; shift < 70; shift += 7) {
       if (p_ == end_) fail("a varint cut short", at);
@@ -222,7 +262,7 @@ class decoder {
   void need(std::uint64_t n, std::size_t at) const {
     if (n > static_cast<std::uint64_t>(end_ - p_)) fail("a field that runs past its message", at);
   }
-  [[noreturn]] static void fail(const char* what, std::size_t at) {
+  [[noreturn, gnu::cold, gnu::noinline]] static void fail(const char* what, std::size_t at) {
     throw input_error(std::string("protobuf: ") + what + " at byte " + std::to_string(at), at);
   }
 

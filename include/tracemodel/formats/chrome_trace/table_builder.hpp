@@ -288,7 +288,7 @@ class table_builder final : public record_sink, public flow_events {
   }
 
   /// Ends the open event at `it` at the end record `f`'s time.
-  void close(std::vector<event_index>::reverse_iterator it, const fields& f) {
+  void close(const std::vector<event_index>::reverse_iterator& it, const fields& f) {
     event_t& e = t_.events[*it];
     std::int64_t end = absolute(base_, f.ts, f.at);
     if (end < e.start_ns) {
