@@ -29,7 +29,8 @@ std::string usage_text() {
        "options of every command:\n"
        "  --json  machine-readable output on stdout\n"
        "\n"
-       "TRACE is a Chrome trace (PyTorch, Kineto), .json or .json.gz; - reads standard input.\n"
+       "TRACE is a Chrome trace (PyTorch, Kineto) or a Perfetto trace, told apart by content\n"
+       "(.json, .pftrace, gzip or not); - reads standard input.\n"
        "Exit status: 0 success, 1 bad input file, 2 bad usage.\n";
   return s;
 }
