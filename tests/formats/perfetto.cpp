@@ -369,7 +369,9 @@ TEST_SUITE("formats") {
           "kineto/trace_filter_sampled_rank-1.json.gz"})
       traces.emplace_back(name, false);
     std::uint64_t json_bytes = 0, perfetto_bytes = 0;
-    for (const auto& [name, analysed] : traces) {
+    for (const auto& trace : traces) {
+      const std::string& name = trace.first;
+      const bool analysed = trace.second;
       INFO(name);
       const std::string path = (fs::path(TRACEMODEL_TEST_DATA_DIR) / name).string();
       json_bytes += load_trace_text(path).size();
@@ -403,7 +405,7 @@ TEST_SUITE("formats") {
       testing::table_builder b;
       const int n = 1 + static_cast<int>(rng() % 60);
       std::uint64_t flow = 1;
-      for (int k = 0; k < n; ++k) {
+      for (std::uint64_t k = 0; k < static_cast<std::uint64_t>(n); ++k) {
         const std::int64_t start = static_cast<std::int64_t>(rng() % 5000);
         const std::int64_t end =
             start + static_cast<std::int64_t>(rng() % 700) - 20;  // some < start
