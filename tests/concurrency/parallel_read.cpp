@@ -17,6 +17,8 @@
 
 #include <tracemodel/formats/chrome_trace_reader.hpp>
 #include <tracemodel/formats/chrome_trace_writer.hpp>
+#include <tracemodel/formats/perfetto_reader.hpp>
+#include <tracemodel/formats/perfetto_writer.hpp>
 
 #include "../support/json.hpp"
 #include "../support/real_traces.hpp"
@@ -223,6 +225,36 @@ TEST_SUITE("concurrency") {
       // Default batches: the same table again.
       CHECK(read(text, true, std::size_t{1} << 20).trace == serial.trace);
     }
+  }
+
+  TEST_CASE("parallel read: a Perfetto trace decoded beside its building is the serial read") {
+    // Decoded on a second thread while the first builds, batch by batch.
+    const tmod::event_table json = tmod::read_chrome_trace_file(
+        tmtest::data_path("kineto/trace_filter_sampled_rank-0.json.gz"));
+    const std::string bytes = tmod::perfetto_trace_string(json);
+    REQUIRE(json.size() > 4096);  // more than one batch
+    tmod::read_options one, two;
+    one.threads = 1;
+    two.threads = 2;
+    two.parallel_threshold = 0;
+    const std::string serial = tmod::chrome_trace_string(tmod::read_perfetto_trace(bytes, one));
+    CHECK(serial == tmod::chrome_trace_string(json));
+    CHECK(tmod::chrome_trace_string(tmod::read_perfetto_trace(bytes, two)) == serial);
+    // An error late in the file stops both threads, and is the serial read's.
+    std::string cut = bytes.substr(0, bytes.size() - 3);
+    std::string serial_error, parallel_error;
+    try {
+      (void)tmod::read_perfetto_trace(cut, one);
+    } catch (const tmod::input_error& e) {
+      serial_error = e.what();
+    }
+    try {
+      (void)tmod::read_perfetto_trace(cut, two);
+    } catch (const tmod::input_error& e) {
+      parallel_error = e.what();
+    }
+    CHECK(!serial_error.empty());
+    CHECK(parallel_error == serial_error);
   }
 
   TEST_CASE("parallel read: a generated trace of every record kind, in batches of any size") {

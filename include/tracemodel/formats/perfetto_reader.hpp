@@ -1750,14 +1750,15 @@ class decoder {
 };
 
 /// Reads Perfetto bytes into `t` (which is empty): decoded on a second thread while this one
-/// builds, when the read may use two and the trace is a megabyte or more.
+/// builds, when the read may use two and the trace has a quarter of `parallel_threshold` bytes
+/// or more (a Perfetto trace holds the events of about four times its size of JSON).
 template <class Schema>
 void read_into(basic_event_table<Schema>& t, std::string_view bytes, const read_options& opt,
                std::vector<counter_series>* counters) {
   chrome_trace::table_builder<Schema> builder(t, bytes.size(), opt);
   builder.keep_file_order(opt.keep_file_order);
   anomaly_counts decoded;  // the decoder's own (the builder counts into the table meanwhile)
-  const bool two = thread_budget(opt) > 1 && bytes.size() >= (std::size_t{1} << 20);
+  const bool two = thread_budget(opt) > 1 && bytes.size() >= opt.parallel_threshold / 4;
   handoff h(builder, two);
   decoder d(bytes, h, decoded, counters, opt);
   worker w;
