@@ -607,7 +607,6 @@ class decoder {
     bool has_ts = false, has_clock = false, cleared = false;
     std::uint64_t ts = 0;
     std::string_view event, interned, defaults, snapshot, thread, bundle;
-    bool known = false;  // a packet the reader models (or one that carries nothing to model)
   };
 
   void packet(const pb::field& pf_) {
@@ -1479,7 +1478,7 @@ class decoder {
       throw input_error("perfetto: debug annotations nested deeper than 64", at(bytes));
     pb::decoder d = sub(bytes);
     pb::field f;
-    bool any = false, dict = false, array = false;
+    bool any = false, dict = false;
     std::vector<std::string_view> entries;
     while (d.next(f)) {
       switch (f.number) {
@@ -1524,7 +1523,6 @@ class decoder {
           entries.push_back(f.bytes);
           break;
         case pf::annotation::array_values:
-          array = true;
           entries.push_back(f.bytes);
           break;
         default:
@@ -1555,7 +1553,6 @@ class decoder {
       json_of(s, entries[k], j, depth + 1);
     }
     j.ch(']');
-    (void)array;
   }
   /// A deprecated NestedValue as JSON.
   void nested_json(std::string_view bytes, json_output& j, int depth) {

@@ -72,11 +72,10 @@ class perfetto_writer {
     write_tracks();
     collect_flows();
     const auto marks = v_.marks_by_event();
-    std::size_t next_mark = 0;
     for (const std::uint32_t i : order_) {
       const auto& e = t_.events[i];
       end_slices_before(e.start_ns, false);
-      write_event(i, e, marks, next_mark);
+      write_event(i, e, marks);
     }
     end_slices_before(std::numeric_limits<std::int64_t>::max(), true);
     write_counters();
@@ -360,8 +359,7 @@ class perfetto_writer {
     }
   }
 
-  void write_event(std::uint32_t i, const event_t& e, const std::vector<std::size_t>& marks,
-                   std::size_t& next_mark) {
+  void write_event(std::uint32_t i, const event_t& e, const std::vector<std::size_t>& marks) {
     const bool allocation =
         e.template is<event_kind::allocation>() || e.template is<event_kind::out_of_memory>();
     const char scope = e.instant_scope != 0 ? e.instant_scope : allocation ? 't' : 0;
@@ -399,7 +397,6 @@ class perfetto_writer {
         ev_.bytes(pf::annotation::string_value, std::get<std::string>(m.value));
       ev_.end();
     }
-    (void)next_mark;
     write_event_flows(i);
 
     write_event_packet(e.start_ns);
