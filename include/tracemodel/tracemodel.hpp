@@ -22,6 +22,7 @@
 #include "tracemodel/algo/kernel_class.hpp"
 #include "tracemodel/algo/kernel_type_breakdown.hpp"
 #include "tracemodel/algo/key_averages.hpp"
+#include "tracemodel/algo/memory_timeline.hpp"
 #include "tracemodel/algo/launch_stats.hpp"
 #include "tracemodel/algo/measure.hpp"
 #include "tracemodel/algo/patterns.hpp"

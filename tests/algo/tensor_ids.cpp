@@ -17,23 +17,9 @@ using tracemodel::testing::table_builder;
 namespace {
 /// Adds an op with tensor inputs given as (impl, storage) pairs.
 void op_with_tensors(table_builder& b, const char* name, std::int64_t time,
-                     std::vector<std::pair<std::uint64_t, std::uint64_t>> tensors,
-                     std::vector<std::int64_t> dims = {2}) {
-  b.op(name, time, time + 1);
-  event_table& t = b.table();
-  auto& op = b.last_op();
-  op.inputs.first = static_cast<std::uint32_t>(t.inputs.size());
-  for (auto [impl, storage] : tensors) {
-    input_value v;
-    v.kind = input_kind::tensor;
-    v.impl = impl;
-    v.storage = storage;
-    v.rank = static_cast<std::uint32_t>(dims.size());
-    v.dims = static_cast<std::uint32_t>(t.ints.size());
-    for (auto d : dims) t.ints.push_back(d);
-    t.inputs.push_back(v);
-  }
-  op.inputs.size = static_cast<std::uint32_t>(tensors.size());
+                     std::initializer_list<std::pair<std::uint64_t, std::uint64_t>> tensors,
+                     std::initializer_list<std::int64_t> dims = {2}) {
+  b.op(name, time, time + 1).tensors(tensors, dims);
 }
 std::vector<std::uint64_t> ids_of(const event_table& t, std::size_t event) {
   std::vector<std::uint64_t> out;

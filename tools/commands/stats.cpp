@@ -37,6 +37,7 @@ int run(arguments& a) {
     json_to_stdout([&](tmod::json_output& out) {
       out.ch('{');
       write_repairs(out, t.anomalies);
+      out.raw(",\"memory\":").raw(!rows.empty() && rows[0].memory_known ? "true" : "false");
       out.raw(",\"rows\":[");
       const std::size_t n = top == 0 || top > rows.size() ? rows.size() : top;
       for (std::size_t i = 0; i < n; ++i) {
@@ -46,6 +47,10 @@ int run(arguments& a) {
         out.raw(",\"self_ns\":").integer(r.self_ns);
         out.raw(",\"device_total_ns\":").integer(r.device_total_ns);
         out.raw(",\"self_device_ns\":").integer(r.self_device_ns);
+        out.raw(",\"cpu_memory_bytes\":").integer(r.cpu_memory_bytes);
+        out.raw(",\"self_cpu_memory_bytes\":").integer(r.self_cpu_memory_bytes);
+        out.raw(",\"device_memory_bytes\":").integer(r.device_memory_bytes);
+        out.raw(",\"self_device_memory_bytes\":").integer(r.self_device_memory_bytes);
         out.raw(",\"on_device\":").raw(r.device_activities ? "true" : "false").ch('}');
       }
       out.raw("\n]}\n");

@@ -29,6 +29,15 @@
 // too, but their time spans other activities: it is their device total only, not self time, and
 // goes to no op.
 // `device_rows = false` leaves those rows out.
+//
+// Memory, as PyTorch's `profile_memory=True` columns (its 1.13 rule): an allocation or free
+// (its signed size) counts for every counted event, of any thread, whose interval in whole
+// microseconds, [floor(start / 1000), that + floor(duration / 1000)] both ends included, holds
+// the allocation's floor(start / 1000). CPU memory is what CPU, MKLDNN and IDEEP allocations
+// moved; device memory what any other device's moved (PyTorch 1.13: CUDA and HIP; newer ones
+// add their other accelerators). Self memory is an event's memory less its children's (children
+// as for self time). Allocations no counted event holds make the row "[memory]" (count: how
+// many; memory: their sum), as in PyTorch. Tables without allocations have no memory columns.
 #pragma once
 
 #include <fmt/format.h>
@@ -64,13 +73,19 @@ struct key_average_row {
   std::uint64_t count = 0;
   std::int64_t total_ns = 0;
   std::int64_t self_ns = 0;
-  std::int64_t device_total_ns = 0;  ///< device time of its activities and its children's
-  std::int64_t self_device_ns = 0;   ///< device time of its own activities
-  double total_share = 0;            ///< total / sum of all self times
-  double self_share = 0;             ///< self / sum of all self times
-  double self_device_share = 0;      ///< self device / time of all device activities (PyTorch's)
-  bool device_activities = false;    ///< a row of device activities (not ops)
-  bool gpu_annotations = false;      ///< ... of GPU annotations: device total only, no self time
+  std::int64_t device_total_ns = 0;   ///< device time of its activities and its children's
+  std::int64_t self_device_ns = 0;    ///< device time of its own activities
+  double total_share = 0;             ///< total / sum of all self times
+  double self_share = 0;              ///< self / sum of all self times
+  double self_device_share = 0;       ///< self device / time of all device activities (PyTorch's)
+  bool device_activities = false;     ///< a row of device activities (not ops)
+  bool gpu_annotations = false;       ///< ... of GPU annotations: device total only, no self time
+  std::int64_t cpu_memory_bytes = 0;  ///< allocated less freed while it ran (its children's too)
+  std::int64_t self_cpu_memory_bytes = 0;     ///< ... less its children's
+  std::int64_t device_memory_bytes = 0;       ///< as CPU memory, for device allocations
+  std::int64_t self_device_memory_bytes = 0;  ///< ... less its children's
+  bool memory_events = false;  ///< the "[memory]" row: allocations no counted event holds
+  bool memory_known = false;   ///< the table has allocations: the memory columns are meaningful
   /// The key as one string: "name" or "name detail".
   [[nodiscard]] std::string key() const { return detail.empty() ? name : name + " " + detail; }
 };
@@ -82,6 +97,7 @@ struct key_average_options {
   nesting children = nesting::containment;
   bool merge_profiler_steps = true;  ///< "ProfilerStep#3" counts as "ProfilerStep*", as in PyTorch
   bool device_rows = true;  ///< rows for device activities (device time only), as in PyTorch
+  bool memory_rows = true;  ///< the "[memory]" row, when allocations lie outside every event
 };
 
 /// The events PyTorch's CPU table counts: ops (CPU ops and user annotations) and backend spans
@@ -163,6 +179,8 @@ struct key_averages_fn {
         if (const event_index p = nest.parent[*it]; p != no_event)
           device_total[p] += device_total[*it];
 
+    const memory_info memory = attribute_memory(t, nest);
+
     std::unordered_map<std::string, std::size_t> index;
     row_list<key_average_row> rows;
     std::int64_t self_sum = 0, device_sum = 0;
@@ -193,6 +211,12 @@ struct key_averages_fn {
         r.self_ns += self;
         r.device_total_ns += device_total[i];
         r.self_device_ns += self_device[i];
+        if (memory.known) {
+          r.cpu_memory_bytes += memory.cpu[i];
+          r.self_cpu_memory_bytes += memory.self_cpu[i];
+          r.device_memory_bytes += memory.device[i];
+          r.self_device_memory_bytes += memory.self_device[i];
+        }
         self_sum += self;
       } else if (const auto* d = device_activity(e); d != nullptr && is_device_side(d->activity)) {
         if (!is_annotation(*d)) device_sum += e.duration_ns();
@@ -204,6 +228,15 @@ struct key_averages_fn {
         if (!r.gpu_annotations) r.self_device_ns += e.duration_ns();
       }
     }
+    if (memory.unheld_count != 0 && opt.memory_rows) {
+      key_average_row& r = rows.emplace_back();
+      r.name = std::string(memory_row_name);
+      r.memory_events = true;
+      r.count = memory.unheld_count;
+      r.cpu_memory_bytes = r.self_cpu_memory_bytes = memory.unheld_cpu;
+      r.device_memory_bytes = r.self_device_memory_bytes = memory.unheld_device;
+    }
+    for (auto& r : rows) r.memory_known = memory.known;
     auto share = [](std::int64_t part, std::int64_t whole) {
       return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
     };
@@ -238,6 +271,8 @@ struct key_averages_fn {
   }
 
  private:
+  static constexpr std::string_view memory_row_name = "[memory]";
+
   /// Per counted event: the time of its counted children and its counted parent; and the counted
   /// events with every parent before its children.
   struct nest_info {
@@ -300,6 +335,84 @@ struct key_averages_fn {
       open.push_back(&c);
     }
     return nest;
+  }
+
+  /// Per counted event: the memory its interval holds, and the same less its children's.
+  struct memory_info {
+    bool known = false;  ///< the table has allocations
+    std::vector<std::int64_t> cpu, device, self_cpu, self_device;
+    std::uint64_t unheld_count = 0;                  ///< allocations no counted event holds ...
+    std::int64_t unheld_cpu = 0, unheld_device = 0;  ///< ... and their sizes
+  };
+  static constexpr std::int64_t floor_us(std::int64_t ns) noexcept {
+    return ns / 1000 - (ns % 1000 < 0 ? 1 : 0);
+  }
+  /// PyTorch's: CPU, MKLDNN and IDEEP memory is CPU memory.
+  static constexpr bool cpu_memory(std::int8_t device_type) noexcept {
+    return device_type == 0 || device_type == 2 || device_type == 5;
+  }
+
+  template <class Schema>
+  static memory_info attribute_memory(const basic_event_table<Schema>& t, const nest_info& nest) {
+    memory_info m;
+    if constexpr (Schema::template contains<event_kind::allocation>) {
+      struct allocation {
+        std::int64_t us, cpu, device;
+      };
+      std::vector<allocation> allocs;
+      for (const auto& e : t.events)
+        if (const auto* a = e.template get_if<event_kind::allocation>()) {
+          const bool cpu = cpu_memory(a->device_type);
+          allocs.push_back(
+              {floor_us(e.start_ns), cpu ? a->alloc_size : 0, cpu ? 0 : a->alloc_size});
+        }
+      if (allocs.empty()) return m;
+      m.known = true;
+      std::stable_sort(allocs.begin(), allocs.end(),
+                       [](const allocation& a, const allocation& b) { return a.us < b.us; });
+      const std::size_t na = allocs.size(), n = t.size();
+      std::vector<std::int64_t> cpu_sum(na + 1, 0), device_sum(na + 1, 0);
+      for (std::size_t k = 0; k < na; ++k) {
+        cpu_sum[k + 1] = cpu_sum[k] + allocs[k].cpu;
+        device_sum[k + 1] = device_sum[k] + allocs[k].device;
+      }
+      std::vector<std::int32_t> held(na + 1, 0);  // +1 where an interval begins, -1 after it
+      m.cpu.assign(n, 0);
+      m.device.assign(n, 0);
+      for (const event_index i : nest.order) {  // the counted events
+        const auto& e = t.events[i];
+        const std::int64_t first = floor_us(e.start_ns);
+        const std::int64_t last = first + e.duration_ns() / 1000;
+        const auto lo = static_cast<std::size_t>(
+            std::partition_point(allocs.begin(), allocs.end(),
+                                 [first](const allocation& a) { return a.us < first; }) -
+            allocs.begin());
+        const auto hi = static_cast<std::size_t>(
+            std::partition_point(allocs.begin() + static_cast<std::ptrdiff_t>(lo), allocs.end(),
+                                 [last](const allocation& a) { return a.us <= last; }) -
+            allocs.begin());
+        m.cpu[i] = cpu_sum[hi] - cpu_sum[lo];
+        m.device[i] = device_sum[hi] - device_sum[lo];
+        ++held[lo];
+        --held[hi];
+      }
+      std::int32_t open = 0;
+      for (std::size_t k = 0; k < na; ++k) {
+        open += held[k];
+        if (open != 0) continue;
+        ++m.unheld_count;
+        m.unheld_cpu += allocs[k].cpu;
+        m.unheld_device += allocs[k].device;
+      }
+      m.self_cpu = m.cpu;
+      m.self_device = m.device;
+      for (const event_index i : nest.order)
+        if (const event_index p = nest.parent[i]; p != no_event) {
+          m.self_cpu[p] -= m.cpu[i];
+          m.self_device[p] -= m.device[i];
+        }
+    }
+    return m;
   }
 
   template <class Event>
@@ -390,8 +503,19 @@ inline std::string format_duration(std::int64_t ns) {
   return fmt::format("{}{:.3f}s", sign, v / 1e9);
 }
 
+/// Bytes as PyTorch prints them: "512 b", "1.50 Kb", "2.00 Mb", "1.25 Gb" (powers of 1024).
+inline std::string format_memory(std::int64_t bytes) {
+  const double v = static_cast<double>(bytes);
+  const std::int64_t mag = bytes < 0 ? -bytes : bytes;
+  if (mag >= (std::int64_t{1} << 30)) return fmt::format("{:.2f} Gb", v / double(1 << 30));
+  if (mag >= (std::int64_t{1} << 20)) return fmt::format("{:.2f} Mb", v / double(1 << 20));
+  if (mag >= (std::int64_t{1} << 10)) return fmt::format("{:.2f} Kb", v / double(1 << 10));
+  return fmt::format("{} b", bytes);
+}
+
 /// The rows as a text table (the first `top` rows; 0: all). Device columns appear when any row
-/// has device time.
+/// has device time; memory columns when the table had allocations (device memory ones when any
+/// row has device memory).
 inline std::string format_key_averages(const row_list<key_average_row>& rows, std::size_t top = 0) {
   std::size_t name_width = 4;
   bool details = false;
@@ -401,17 +525,26 @@ inline std::string format_key_averages(const row_list<key_average_row>& rows, st
     name_width = std::max(name_width, std::min<std::size_t>(r.name.size(), 55));
     details = details || !r.detail.empty();
   }
-  for (const auto& r : rows) device = device || r.device_total_ns != 0;
+  bool memory = false, device_memory = false;
+  for (const auto& r : rows) {
+    device = device || r.device_total_ns != 0;
+    memory = memory || r.memory_known;
+    device_memory = device_memory || r.device_memory_bytes != 0;
+  }
   auto clip = [](const std::string& s, std::size_t w) {
     return s.size() <= w ? s : s.substr(0, w - 3) + "...";
   };
   std::string out;
-  const std::string rule(name_width + 64 + (device ? 42 : 0) + (details ? 42 : 0), '-');
+  const std::string rule(name_width + 64 + (device ? 42 : 0) + (memory ? 28 : 0) +
+                             (device_memory ? 32 : 0) + (details ? 42 : 0),
+                         '-');
   out += rule + "\n";
   out += fmt::format("{:<{}}  {:>8}  {:>12}  {:>8}  {:>12}  {:>8}", "Name", name_width, "Self %",
                      "Self", "Total %", "Total", "Count");
   if (device)
     out += fmt::format("  {:>12}  {:>8}  {:>14}", "Self device", "Self d %", "Device total");
+  if (memory) out += fmt::format("  {:>12}  {:>12}", "CPU Mem", "Self CPU Mem");
+  if (device_memory) out += fmt::format("  {:>14}  {:>14}", "Device Mem", "Self Device Mem");
   if (details) out += fmt::format("  {}", "Input shapes / stack");
   out += "\n" + rule + "\n";
   for (const auto& r : rows | ranges::views::take(shown)) {
@@ -421,6 +554,12 @@ inline std::string format_key_averages(const row_list<key_average_row>& rows, st
     if (device)
       out += fmt::format("  {:>12}  {:>7.2f}%  {:>14}", format_duration(r.self_device_ns),
                          100 * r.self_device_share, format_duration(r.device_total_ns));
+    if (memory)
+      out += fmt::format("  {:>12}  {:>12}", format_memory(r.cpu_memory_bytes),
+                         format_memory(r.self_cpu_memory_bytes));
+    if (device_memory)
+      out += fmt::format("  {:>14}  {:>14}", format_memory(r.device_memory_bytes),
+                         format_memory(r.self_device_memory_bytes));
     if (details) out += "  " + clip(r.detail, 40);
     out += "\n";
   }

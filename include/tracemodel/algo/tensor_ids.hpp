@@ -6,8 +6,8 @@
 // storage a `tensor_id` (1, 2, ...; 0 means none), such that two tensors share an id when they
 // share storage or an implementation object, transitively:
 //  1. storage addresses become storage versions: an address gets a fresh version when it is
-//     first seen, and a free (negative allocation size) retires it, so memory reused after a free
-//     is another storage (keyed by address and device);
+//     first seen and at every allocation, and a free (negative allocation size) retires it, so
+//     memory reused after a free is another storage (keyed by address and device);
 //  2. allocations whose storage no tensor ever used are not tensors and get no id;
 //  3. an implementation object that changes storage merges the groups of its storages, with a
 //     real disjoint-set (PyTorch merges sorted pairs in one greedy pass, which leaves chains such
@@ -62,79 +62,113 @@ class disjoint_sets {
 };
 }  // namespace detail
 
+namespace detail {
+/// What the identity passes find: the storage version of every tensor input and allocation (the
+/// storage a tensor's data lives in, one per allocation: memory reused after a free is another),
+/// and the tensor id of every storage version (0: no tensor ever used it).
+struct storage_identities {
+  static constexpr std::uint32_t none = ~std::uint32_t{0};
+  std::vector<std::uint32_t> input_version;  ///< per entry of the table's `inputs`
+  std::vector<std::uint32_t> event_version;  ///< per event: its allocation's storage version
+  std::vector<std::uint64_t> tensor_id;      ///< per storage version
+  std::vector<std::uint64_t> address;        ///< per storage version
+  std::size_t ids = 0;                       ///< distinct tensor ids
+};
+
+template <class Schema>
+storage_identities identify_storages(const basic_event_table<Schema>& t) {
+  storage_identities out;
+  out.input_version.assign(t.inputs.size(), storage_identities::none);
+  out.event_version.assign(t.size(), storage_identities::none);
+  const auto order = detail::start_order(t.events);
+
+  detail::pair_ids addresses;                  // (address, device) -> dense address id
+  std::vector<std::uint32_t> live;             // address id -> current storage version + 1
+  detail::disjoint_sets groups;                // over storage versions
+  std::vector<bool> used_by_tensor;            // storage version -> seen as a tensor's storage
+  detail::flat_map<std::uint32_t> impl_first;  // impl address -> its first storage version
+
+  auto version_of = [&](std::uint64_t address, std::int8_t type, std::int8_t index) {
+    const std::uint64_t device =
+        std::uint64_t{static_cast<std::uint8_t>(type)} << 8 | static_cast<std::uint8_t>(index);
+    const std::uint32_t a = addresses.id(address, device);
+    if (a == live.size()) live.push_back(0);
+    if (live[a] == 0) {
+      live[a] = groups.add() + 1;
+      used_by_tensor.push_back(false);
+      out.address.push_back(address);
+    }
+    return std::pair{a, live[a] - 1};
+  };
+
+  // An allocation at an address still live (its free never recorded) is another storage, as
+  // PyTorch gives every allocation its own allocation id.
+  auto retire = [&](std::uint64_t address, std::int8_t type, std::int8_t index) {
+    const std::uint64_t device =
+        std::uint64_t{static_cast<std::uint8_t>(type)} << 8 | static_cast<std::uint8_t>(index);
+    if (const std::uint32_t a = addresses.id(address, device); a < live.size()) live[a] = 0;
+  };
+
+  for (const event_index i : order) {
+    const auto& e = t.events[i];
+    if constexpr (Schema::template contains<event_kind::op>) {
+      if (const auto* op = e.template get_if<event_kind::op>()) {
+        for (std::uint32_t k = 0; k < op->inputs.size; ++k) {
+          const input_value& v = t.inputs[op->inputs.first + k];
+          if (v.kind != input_kind::tensor || v.impl == 0 || v.storage == 0) continue;
+          const std::uint32_t version = version_of(v.storage, v.device_type, v.device_index).second;
+          used_by_tensor[version] = true;
+          auto [first, inserted] = impl_first.try_emplace(v.impl, version);
+          if (!inserted) groups.unite(*first, version);
+          out.input_version[op->inputs.first + k] = version;
+        }
+        continue;
+      }
+    }
+    if constexpr (Schema::template contains<event_kind::allocation>) {
+      if (const auto* a = e.template get_if<event_kind::allocation>()) {
+        if (a->ptr == 0) continue;
+        if (a->alloc_size > 0) retire(a->ptr, a->device_type, a->device_index);  // a new storage
+        const auto [addr, version] = version_of(a->ptr, a->device_type, a->device_index);
+        out.event_version[i] = version;
+        if (a->alloc_size < 0) live[addr] = 0;  // freed: the next use is another storage
+      }
+    }
+  }
+  // Number the groups that hold a tensor, in order of their first storage version.
+  const std::size_t versions = used_by_tensor.size();
+  std::vector<bool> group_used(versions, false);
+  for (std::uint32_t v = 0; v < versions; ++v)
+    if (used_by_tensor[v]) group_used[groups.find(v)] = true;
+  std::vector<std::uint64_t> group_id(versions, 0);
+  for (std::uint32_t v = 0; v < versions; ++v)
+    if (group_used[v]) group_id[v] = ++out.ids;
+  out.tensor_id.resize(versions);
+  for (std::uint32_t v = 0; v < versions; ++v) out.tensor_id[v] = group_id[groups.find(v)];
+  return out;
+}
+}  // namespace detail
+
 struct assign_tensor_ids_fn {
   template <class Schema>
   tensor_id_stats operator()(basic_event_table<Schema>& t) const {
-    tensor_id_stats s;
-    const auto order = detail::start_order(t.events);
-
-    detail::pair_ids addresses;                  // (address, device) -> dense address id
-    std::vector<std::uint32_t> live;             // address id -> current storage version + 1
-    detail::disjoint_sets groups;                // over storage versions
-    std::vector<bool> used_by_tensor;            // storage version -> seen as a tensor's storage
-    detail::flat_map<std::uint32_t> impl_first;  // impl address -> its first storage version
-    struct ref {
-      std::uint64_t* id;
-      std::uint32_t version;
-      bool allocation;
-    };
-    std::vector<ref> refs;
-
-    auto version_of = [&](std::uint64_t address, std::int8_t type, std::int8_t index) {
-      const std::uint64_t device =
-          std::uint64_t{static_cast<std::uint8_t>(type)} << 8 | static_cast<std::uint8_t>(index);
-      const std::uint32_t a = addresses.id(address, device);
-      if (a == live.size()) live.push_back(0);
-      if (live[a] == 0) {
-        live[a] = groups.add() + 1;
-        used_by_tensor.push_back(false);
-        ++s.storages;
+    const detail::storage_identities s = detail::identify_storages(t);
+    tensor_id_stats stats;
+    stats.ids = s.ids;
+    stats.storages = s.tensor_id.size();
+    for (std::size_t k = 0; k < t.inputs.size(); ++k)
+      if (const std::uint32_t v = s.input_version[k]; v != s.none) {
+        t.inputs[k].tensor_id = s.tensor_id[v];
+        stats.tensors += s.tensor_id[v] != 0;
       }
-      return std::pair{a, live[a] - 1};
-    };
-
-    for (const event_index i : order) {
-      auto& e = t.events[i];
-      if constexpr (Schema::template contains<event_kind::op>) {
-        if (auto* op = e.template get_if<event_kind::op>()) {
-          for (std::uint32_t k = 0; k < op->inputs.size; ++k) {
-            input_value& v = t.inputs[op->inputs.first + k];
-            if (v.kind != input_kind::tensor || v.impl == 0 || v.storage == 0) continue;
-            const std::uint32_t version =
-                version_of(v.storage, v.device_type, v.device_index).second;
-            used_by_tensor[version] = true;
-            auto [first, inserted] = impl_first.try_emplace(v.impl, version);
-            if (!inserted) groups.unite(*first, version);
-            refs.push_back({&v.tensor_id, version, false});
-          }
-          continue;
+    if constexpr (Schema::template contains<event_kind::allocation>) {
+      for (std::size_t i = 0; i < t.size(); ++i)
+        if (const std::uint32_t v = s.event_version[i]; v != s.none) {
+          t.events[i].template get<event_kind::allocation>().tensor_id = s.tensor_id[v];
+          stats.allocations += s.tensor_id[v] != 0;
         }
-      }
-      if constexpr (Schema::template contains<event_kind::allocation>) {
-        if (auto* a = e.template get_if<event_kind::allocation>()) {
-          if (a->ptr == 0) continue;
-          const auto [addr, version] = version_of(a->ptr, a->device_type, a->device_index);
-          refs.push_back({&a->tensor_id, version, true});
-          if (a->alloc_size < 0) live[addr] = 0;  // freed: the next use is another storage
-        }
-      }
     }
-    // Number the groups that hold a tensor, in order of their first storage version.
-    std::vector<std::uint64_t> group_id(used_by_tensor.size(), 0);
-    std::vector<bool> group_used(used_by_tensor.size(), false);
-    for (std::uint32_t v = 0; v < used_by_tensor.size(); ++v)
-      if (used_by_tensor[v]) group_used[groups.find(v)] = true;
-    std::uint64_t next = 0;
-    for (std::uint32_t v = 0; v < group_used.size(); ++v)
-      if (group_used[v]) group_id[v] = ++next;
-    s.ids = next;
-    for (const ref& r : refs) {
-      const std::uint64_t id = group_id[groups.find(r.version)];
-      *r.id = id;
-      if (id == 0) continue;
-      ++(r.allocation ? s.allocations : s.tensors);
-    }
-    return s;
+    return stats;
   }
 };
 

@@ -52,6 +52,25 @@ class table_builder {
     last_op().scope = s;
     return *this;
   }
+  /// Gives the last op tensor inputs, (implementation, storage) address pairs, each of sizes
+  /// `dims` (no strides, no dtype).
+  table_builder& tensors(std::initializer_list<std::pair<std::uint64_t, std::uint64_t>> inputs,
+                         std::initializer_list<std::int64_t> dims = {2}) {
+    auto& op = last_op();
+    op.inputs.first = static_cast<std::uint32_t>(t_.inputs.size());
+    for (const auto& [impl, storage] : inputs) {
+      input_value v;
+      v.kind = input_kind::tensor;
+      v.impl = impl;
+      v.storage = storage;
+      v.rank = static_cast<std::uint32_t>(dims.size());
+      v.dims = static_cast<std::uint32_t>(t_.ints.size());
+      for (const std::int64_t d : dims) t_.ints.push_back(d);
+      t_.inputs.push_back(v);
+    }
+    op.inputs.size = static_cast<std::uint32_t>(inputs.size());
+    return *this;
+  }
   /// Sets the last op's recorded depth (ops of its thread open when it began).
   table_builder& depth(std::uint16_t d) {
     last_op().depth = d;

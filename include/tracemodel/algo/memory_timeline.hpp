@@ -1,0 +1,868 @@
+// tracemodel/algo — where the memory goes: every allocation's category, the timeline, the peak.
+//
+//   build_tree(table);
+//   const auto m = tracemodel::memory_timeline(table);
+//   // m.peak.bytes, m.peak.by_category, m.live_at_peak, m.samples, m.records
+//
+// A measure. It follows PyTorch's memory profiler (torch/profiler/_memory_profiler.py, 2.x):
+//  - Storage: every allocation is a block (tensor_ids.hpp's storage versions: one per allocation
+//    and per address first seen as a tensor's storage); its size is the allocation's, else the
+//    largest size × stride × element size seen on a tensor input. Allocations no tensor used are
+//    blocks without a tensor id, always "unknown".
+//  - The data-flow graph: its nodes are the topmost ops that are operators (backward functions,
+//    and ops named "namespace::name" that are not user scopes: tracemodel's stand-in for
+//    PyTorch's "matches a registered schema", which a trace cannot tell) and the allocations
+//    outside them, in start order. A node's edges are the blocks of the tensor inputs and
+//    allocations of its subtree: an input is mutated when its op is in place (a name ending in
+//    "_": the first input, every tensor of it when a list; PyTorch reads the schemas' alias
+//    annotations) or when no op of the subtree is an operator (ambiguous, as in PyTorch); a free
+//    makes the edge a deletion, an allocation makes it a creation. A mutation gives the block a
+//    new version.
+//  - Categories, in PyTorch's order of passes, per block (by tensor id, by block, or by
+//    version, the first that is set wins):
+//      gradient: the first input of the first child of `torch::autograd::AccumulateGrad`
+//        (`aten::detach` or `aten::add_`), every block of its tensor id;
+//      temporary: created and freed within one node;
+//      input: versions in the data flow toward a gradient or parameter (walking the nodes
+//        backward), not created in the backward pass, whose tensor never depends on a gradient;
+//      parameter: used in the forward data flow from the inputs, used toward a gradient, and
+//        depending on a gradient (any version: PyTorch's "weakened" dependence, iterated to a
+//        fixed point);
+//      activation: outputs of forward nodes whose inputs include an input or activation and
+//        nothing other than inputs, activations, parameters and temporaries;
+//      optimizer state: PyTorch takes it from its Python tracer, which a trace does not carry;
+//        tracemodel's stand-in (`optimizer_annotations`): blocks created or mutated inside an
+//        `Optimizer.step#...` annotation that are not parameters, gradients or temporaries;
+//      autograd detail: outputs of backward nodes whose prior version is unset or autograd
+//        detail;
+//      unknown: the rest.
+//    Where PyTorch guesses: the schema stand-in, mutability by name, and the optimizer stand-in
+//    above; PyTorch's own guesses (the fixed point, the flood of activations) are kept as they
+//    are.
+//  - The records (PyTorch's raw timeline): create, increment version, destroy and preexisting
+//    (a block used or freed but never allocated in the trace, at time -1), sorted by time then
+//    action; the samples: per time, bytes per category (PyTorch's `_coalesce_timeline`) for one
+//    device; the peak: the first sample with the most bytes, and the blocks live there.
+// Repairs (counted, never fatal): a free of an address with no live allocation (taken as memory
+// allocated before the trace, as PyTorch does); an allocation at an address still live (the old
+// block taken as freed then); negative totals; a free of another size than the allocation (the
+// allocation's size kept: PyTorch warns and keys sizes on the allocation too).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "tracemodel/algo/measure.hpp"
+#include "tracemodel/algo/tensor_ids.hpp"
+#include "tracemodel/algo/walk.hpp"
+#include "tracemodel/config.hpp"
+#include "tracemodel/model/table.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+
+/// PyTorch's categories, in its index order (`_CATEGORY_TO_INDEX`).
+enum class memory_category : std::uint8_t {
+  parameter,
+  optimizer_state,
+  input,
+  temporary,
+  activation,
+  gradient,
+  autograd_detail,
+  unknown,
+};
+inline constexpr std::size_t memory_categories = 8;
+inline constexpr std::array<std::string_view, memory_categories> memory_category_names{
+    "parameter",  "optimizer_state", "input",           "temporary",
+    "activation", "gradient",        "autograd_detail", "unknown"};
+/// The names PyTorch's and HTA's plots give them.
+inline constexpr std::array<std::string_view, memory_categories> memory_category_labels{
+    "Parameter",  "Optimizer state", "Input",    "Temporary",
+    "Activation", "Gradient",        "Autograd", "Unknown"};
+
+/// PyTorch's `Action` values.
+enum class memory_action : std::uint8_t {
+  preexisting = 1,
+  create = 2,
+  increment_version = 3,
+  destroy = 4,
+};
+
+struct memory_device {
+  std::int8_t type = 0;  ///< c10's device type: 0 CPU, 1 CUDA, ...
+  std::int8_t index = -1;
+  friend constexpr bool operator==(memory_device, memory_device) = default;
+};
+
+/// One allocation (or a tensor's storage never allocated in the trace).
+struct memory_block {
+  std::uint64_t address = 0;
+  std::int64_t bytes = 0;
+  memory_device device;
+  std::uint64_t tensor_id = 0;          ///< 0: no tensor used it
+  event_index allocation = no_event;    ///< its allocation event (none: preexisting)
+  event_index free = no_event;          ///< its free event (none: never freed)
+  event_index allocated_by = no_event;  ///< the innermost op around the allocation
+  event_index freed_by = no_event;      ///< ... around the free
+  std::uint32_t versions = 1;           ///< 1 + the times an op changed it in place
+  memory_category category = memory_category::unknown;  ///< of its last version
+};
+
+/// A raw record: PyTorch's `(time, action, bytes, category)` of `export_memory_timeline_raw`
+/// (bytes negative for a destroy and for the old version of an increment).
+struct memory_record {
+  std::int64_t time_ns = 0;  ///< -1: before the trace
+  memory_action action = memory_action::create;
+  memory_category category = memory_category::unknown;
+  std::int64_t bytes = 0;
+  std::uint32_t block = 0;
+};
+
+/// Bytes per category from one time on.
+struct memory_sample {
+  std::int64_t time_ns = 0;
+  std::array<std::int64_t, memory_categories> bytes{};
+  [[nodiscard]] std::int64_t total() const noexcept {
+    std::int64_t s = 0;
+    for (const std::int64_t b : bytes) s += b;
+    return s;
+  }
+};
+
+struct memory_peak {
+  std::int64_t time_ns = 0;
+  std::int64_t bytes = 0;
+  std::array<std::int64_t, memory_categories> by_category{};
+  std::size_t sample = 0;  ///< its index in `samples`
+};
+
+/// A block live at the peak.
+struct live_block {
+  std::uint32_t block = 0;
+  memory_category category = memory_category::unknown;
+  std::int64_t bytes = 0;
+  event_index allocated_by = no_event;
+  event_index freed_by = no_event;  ///< no_event: never freed in the trace
+  event_index frame = no_event;     ///< the innermost script frame around the allocation
+};
+
+struct memory_repairs {
+  std::uint64_t free_without_allocation = 0;
+  std::uint64_t allocation_reused = 0;  ///< an allocation at an address still live
+  std::uint64_t negative_totals = 0;
+  std::uint64_t size_mismatch = 0;  ///< a free of another size than its allocation's
+  [[nodiscard]] std::uint64_t total() const noexcept {
+    return free_without_allocation + allocation_reused + negative_totals + size_mismatch;
+  }
+};
+
+struct memory_timeline_options {
+  /// The device of the samples and the peak; unset: the first accelerator with allocations
+  /// (lowest type, then index), else the CPU (PyTorch: "cuda:0" when CUDA is there, else "cpu").
+  bool choose_device = true;
+  memory_device device{};
+  /// tracemodel's stand-in for the optimizer state PyTorch's Python tracer finds (see above).
+  bool optimizer_annotations = true;
+};
+
+struct memory_timeline_result {
+  std::vector<memory_block> blocks;
+  row_list<memory_record> records;  ///< every device, sorted by (time, action)
+  memory_device device;             ///< of `samples`, `peak` and `live_at_peak`
+  row_list<memory_sample> samples;
+  memory_peak peak;
+  row_list<live_block> live_at_peak;  ///< largest first
+  memory_repairs repairs;
+  /// The category of a block's version.
+  std::vector<std::uint32_t> version_first;  ///< per block: its first entry in `version_category`
+  std::vector<memory_category> version_category;
+  [[nodiscard]] memory_category category(std::uint32_t block, std::uint32_t version) const {
+    const std::uint32_t k = version_first[block] + version;
+    return k < version_category.size() && version < blocks[block].versions
+               ? version_category[k]
+               : memory_category::unknown;
+  }
+};
+
+/// PyTorch's `_coalesce_timeline`: a sample at each new time (times divided by `divisor`,
+/// truncated, the preexisting -1 kept and then replaced by the smallest positive time).
+inline row_list<memory_sample> coalesce_memory(const row_list<memory_record>& records,
+                                               const std::vector<memory_block>& blocks,
+                                               memory_device device, std::int64_t divisor = 1) {
+  row_list<memory_sample> out;
+  std::int64_t t_min = -1;
+  for (const memory_record& r : records) {
+    if (blocks[r.block].device != device) continue;
+    std::int64_t t = r.time_ns;
+    if (t != -1) t /= divisor;
+    if (t_min == -1 || (t < t_min && t > 0)) t_min = t;
+    if (out.empty())
+      out.push_back({t, {}});
+    else if (t != out.back().time_ns)
+      out.push_back({t, out.back().bytes});
+    out.back().bytes[static_cast<std::size_t>(r.category)] += r.bytes;
+  }
+  for (memory_sample& s : out)
+    if (s.time_ns < 0) s.time_ns = t_min;
+  return out;
+}
+
+namespace detail::memory {
+inline constexpr std::uint8_t unset = 0xff;
+
+/// Bytes per element of PyTorch's dtype names ("float", "c10::Half", "long int", ...).
+inline std::int64_t element_size(std::string_view dtype) noexcept {
+  if (dtype == "double" || dtype == "long int" || dtype == "long" || dtype == "int64_t" ||
+      dtype == "c10::complex<float>" || dtype == "ComplexFloat")
+    return 8;
+  if (dtype == "c10::complex<double>" || dtype == "ComplexDouble") return 16;
+  if (dtype == "c10::Half" || dtype == "c10::BFloat16" || dtype == "short int" ||
+      dtype == "short" || dtype == "Half" || dtype == "BFloat16")
+    return 2;
+  if (dtype == "bool" || dtype == "signed char" || dtype == "unsigned char" || dtype == "char" ||
+      dtype.starts_with("c10::Float8") || dtype.starts_with("c10::quint") ||
+      dtype.starts_with("c10::qint8"))
+    return 1;
+  return 4;  // float, int, c10::qint32, and names a trace may spell otherwise
+}
+
+/// An in-place op: "ns::name_" (not a dunder).
+inline bool in_place(std::string_view name) noexcept {
+  const auto sep = name.rfind("::");
+  if (sep == std::string_view::npos) return false;
+  const std::string_view base = name.substr(sep + 2);
+  return base.size() > 1 && base.back() == '_' && !base.ends_with("__");
+}
+
+struct edge {
+  std::uint32_t block;
+  std::int32_t input_version;  ///< -1: created here (PyTorch's None)
+  std::uint8_t mutated;        ///< 0 no, 1 yes, 2 deleted (PyTorch's None)
+  [[nodiscard]] bool allocation() const noexcept { return input_version < 0; }
+  [[nodiscard]] bool deletion() const noexcept { return mutated == 2; }
+  [[nodiscard]] bool output() const noexcept {
+    return (allocation() && !deletion()) || mutated == 1;
+  }
+  [[nodiscard]] std::uint32_t output_version() const noexcept {
+    return allocation() ? 0 : static_cast<std::uint32_t>(input_version) + 1;
+  }
+  [[nodiscard]] std::uint32_t version() const noexcept {  // as an input
+    return static_cast<std::uint32_t>(input_version);
+  }
+};
+}  // namespace detail::memory
+
+struct memory_timeline_fn {
+  template <class Schema>
+  memory_timeline_result operator()(const basic_event_table<Schema>& t,
+                                    const memory_timeline_options& o = {}) const {
+    memory_timeline_result r;
+    if constexpr (Schema::template contains<event_kind::op> &&
+                  Schema::template contains<event_kind::allocation>) {
+      pass<Schema> p(t, o, r);
+      p.run();
+    }
+    return r;
+  }
+
+ private:
+  template <class Schema>
+  class pass {
+    using table_t = basic_event_table<Schema>;
+    using edge = detail::memory::edge;
+    static constexpr std::uint8_t unset = detail::memory::unset;
+    static constexpr std::uint32_t none = detail::storage_identities::none;
+
+   public:
+    pass(const table_t& t, const memory_timeline_options& o, memory_timeline_result& r)
+        : t_(t), o_(o), r_(r) {}
+
+    void run() {
+      ids_ = detail::identify_storages(t_);
+      const std::size_t nb = ids_.tensor_id.size();
+      r_.blocks.resize(nb);
+      for (std::size_t b = 0; b < nb; ++b) {
+        r_.blocks[b].address = ids_.address[b];
+        r_.blocks[b].tensor_id = ids_.tensor_id[b];
+      }
+      by_key_.assign(nb, unset);
+      by_id_.assign(ids_.ids + 1, unset);
+      current_.assign(nb, 0);
+      sizes();
+      graph();
+      categories();
+      timeline();
+      versions_out();
+      peak();
+    }
+
+   private:
+    // ---- blocks: devices, events, sizes (PyTorch's SizeMap) ------------------------------
+    template <class F>
+    void for_each_tensor_input(event_index i, F&& f) const {  // f(entry, top-level index)
+      const auto* op = t_.events[i].template get_if<event_kind::op>();
+      if (op == nullptr) return;
+      const std::uint32_t end = op->inputs.first + op->inputs.size;
+      std::uint32_t top = 0;
+      for (std::uint32_t pos = op->inputs.first; pos < end; ++top) {
+        const std::uint32_t sub = std::max<std::uint32_t>(t_.inputs[pos].subtree, 1);
+        for (std::uint32_t k = pos; k < std::min(pos + sub, end); ++k)
+          if (ids_.input_version[k] != none) f(k, top);
+        pos += sub;
+      }
+    }
+    void sizes() {
+      for (std::size_t i = 0; i < t_.size(); ++i)
+        for_each_tensor_input(static_cast<event_index>(i), [&](std::uint32_t k, std::uint32_t) {
+          const input_value& v = t_.inputs[k];
+          memory_block& b = r_.blocks[ids_.input_version[k]];
+          b.device = {v.device_type, v.device_index};
+          if (v.layout != strided_layout) return;
+          const auto sizes = t_.sizes(v);
+          const std::span<const std::int64_t> strides =
+              v.has_strides ? t_.strides(v) : std::span<const std::int64_t>{};
+          std::int64_t n = sizes.empty() ? 1 : 0;
+          const std::size_t dims = strides.empty() ? std::min<std::size_t>(sizes.size(), 1)
+                                                   : std::min(sizes.size(), strides.size());
+          for (std::size_t d = 0; d < dims; ++d)
+            n = std::max(n, sizes[d] * (strides.empty() ? 1 : strides[d]));
+          const std::int64_t bytes = n * detail::memory::element_size(t_.strings.view(v.dtype));
+          b.bytes = std::max(b.bytes, bytes);
+        });
+      std::vector<bool> sized(r_.blocks.size(), false);
+      const auto order = detail::start_order(t_.events);
+      for (const event_index i : order) {
+        const auto* a = t_.events[i].template get_if<event_kind::allocation>();
+        if (a == nullptr) continue;
+        if (a->total_allocated < 0 || a->total_reserved < 0) ++r_.repairs.negative_totals;
+        const std::uint32_t v = ids_.event_version[i];
+        if (v == none) continue;
+        memory_block& b = r_.blocks[v];
+        b.device = {a->device_type, a->device_index};
+        if (a->alloc_size > 0) {
+          b.allocation = i;
+          b.allocated_by = op_around(i);
+        } else {
+          b.free = i;
+          b.freed_by = op_around(i);
+        }
+        if (!sized[v]) {
+          sized[v] = true;
+          b.bytes = a->alloc_size < 0 ? -a->alloc_size : a->alloc_size;
+        }
+      }
+    }
+    event_index op_around(event_index i) const {
+      for (event_index p = t_.events[i].parent; p < t_.size(); p = t_.events[p].parent)
+        if (t_.events[p].template is<event_kind::op>()) return p;
+      return no_event;
+    }
+
+    // ---- the data-flow graph -----------------------------------------------------------
+    bool backward_op(event_index i) const {
+      const auto* op = t_.events[i].template get_if<event_kind::op>();
+      if (op == nullptr) return false;
+      if (op->scope == op_scope::backward_function) return true;
+      // Traces keep no scopes: a backward op is one with a forward thread, but the engine's
+      // `evaluate_function` wrapper, which copies its function's, is not a function itself.
+      return op->fwd_thread_id != 0 && !t_.name(t_.events[i]).starts_with("autograd::engine::");
+    }
+    bool operator_op(event_index i) const {
+      const auto* op = t_.events[i].template get_if<event_kind::op>();
+      if (op == nullptr || op->scope == op_scope::user_scope) return false;
+      const std::string_view name = t_.name(t_.events[i]);
+      return name.find("::") != std::string_view::npos && !name.starts_with("autograd::engine::") &&
+             !name.starts_with("profiler::");
+    }
+    /// 1: mutable, 0: not, 2: ambiguous (PyTorch's None)
+    std::uint8_t mutability(event_index i, std::uint32_t top) const {
+      if (!operator_op(i) && !backward_op(i)) return 2;
+      return top == 0 && detail::memory::in_place(t_.name(t_.events[i])) ? 1 : 0;
+    }
+
+    void graph() {
+      // Nodes: the topmost operators and the allocations outside them, in start order.
+      walk_preorder(t_, [&](event_index i, std::uint32_t) {
+        const auto& e = t_.events[i];
+        if (e.template is<event_kind::allocation>() ||
+            (e.template is<event_kind::op>() && (backward_op(i) || operator_op(i)))) {
+          nodes_.push_back(i);
+          return false;
+        }
+        return true;
+      });
+      std::stable_sort(nodes_.begin(), nodes_.end(), [&](event_index a, event_index b) {
+        return t_.events[a].start_ns < t_.events[b].start_ns;
+      });
+      in_backward_.resize(nodes_.size());
+      std::vector<std::uint32_t> slot(r_.blocks.size(), none);  // block -> edge in this node
+      std::vector<std::uint32_t> touched;
+      std::vector<event_index> subtree;
+      for (std::size_t n = 0; n < nodes_.size(); ++n) {
+        const std::uint32_t first = static_cast<std::uint32_t>(edges_.size());
+        node_first_.push_back(first);
+        in_backward_[n] = scopes_backward(nodes_[n]);
+        subtree.clear();
+        walk_preorder(t_, std::vector<event_index>{nodes_[n]},
+                      [&](event_index i, std::uint32_t) { subtree.push_back(i); });
+        auto edge_of = [&](std::uint32_t b) -> edge& {
+          if (slot[b] == none) {
+            slot[b] = static_cast<std::uint32_t>(edges_.size());
+            edges_.push_back({b, 0, 0});
+            touched.push_back(b);
+            seen_.push_back(0);
+          }
+          return edges_[slot[b]];
+        };
+        // Inputs: mutable sets per block (bit 0 false, 1 true, 2 ambiguous).
+        for (const event_index i : subtree)
+          for_each_tensor_input(i, [&](std::uint32_t k, std::uint32_t top) {
+            const std::uint32_t b = ids_.input_version[k];
+            if (r_.blocks[b].tensor_id == 0) return;
+            edge_of(b);
+            seen_[slot[b]] |= static_cast<std::uint8_t>(1u << mutability(i, top));
+          });
+        for (std::uint32_t k = first; k < edges_.size(); ++k) {
+          edges_[k].input_version = static_cast<std::int32_t>(current_[edges_[k].block]);
+          const std::uint8_t s = seen_[k];
+          edges_[k].mutated = (s & 2) != 0 || s == 4 ? 1 : 0;
+        }
+        for (const event_index i : subtree)  // frees
+          if (const auto* a = t_.events[i].template get_if<event_kind::allocation>();
+              a != nullptr && a->alloc_size < 0 && ids_.event_version[i] != none &&
+              r_.blocks[ids_.event_version[i]].tensor_id != 0) {
+            edge& e = edge_of(ids_.event_version[i]);
+            e.mutated = 2;
+            e.input_version = static_cast<std::int32_t>(current_[e.block]);
+          }
+        for (const event_index i : subtree)  // allocations
+          if (const auto* a = t_.events[i].template get_if<event_kind::allocation>();
+              a != nullptr && a->alloc_size > 0 && ids_.event_version[i] != none &&
+              r_.blocks[ids_.event_version[i]].tensor_id != 0)
+            edge_of(ids_.event_version[i]).input_version = -1;
+        std::sort(edges_.begin() + first, edges_.end(),
+                  [](const edge& a, const edge& b) { return a.block < b.block; });
+        for (std::uint32_t k = first; k < edges_.size(); ++k)
+          if (edges_[k].mutated == 1 && !edges_[k].allocation()) ++current_[edges_[k].block];
+        for (const std::uint32_t b : touched) slot[b] = none;
+        touched.clear();
+      }
+      node_first_.push_back(static_cast<std::uint32_t>(edges_.size()));
+      seen_.clear();
+      seen_.shrink_to_fit();
+    }
+    bool scopes_backward(event_index i) const {
+      for (event_index p = i; p < t_.size(); p = t_.events[p].parent)
+        if (backward_op(p)) return true;
+      return false;
+    }
+    std::span<const edge> edges(std::size_t n) const {
+      return {edges_.data() + node_first_[n], node_first_[n + 1] - node_first_[n]};
+    }
+
+    // ---- categories (PyTorch's CategoryDict and passes) -----------------------------------
+    static std::uint64_t vkey(std::uint32_t b, std::uint32_t v) {
+      return std::uint64_t{b} << 32 | v;
+    }
+    std::uint8_t get(std::uint32_t b, std::uint32_t v) const {
+      if (const std::uint8_t c = by_id_[r_.blocks[b].tensor_id]; c != unset) return c;
+      if (by_key_[b] != unset) return by_key_[b];
+      const auto it = by_version_.find(vkey(b, v));
+      return it == by_version_.end() ? unset : it->second;
+    }
+    void set_by_id(std::uint32_t b, memory_category c) {
+      by_id_[r_.blocks[b].tensor_id] = static_cast<std::uint8_t>(c);
+      id_keys_.push_back(b);
+    }
+    void setdefault(std::uint32_t b, std::uint32_t v, memory_category c) {
+      by_version_.try_emplace(vkey(b, v), static_cast<std::uint8_t>(c));
+    }
+    bool is(std::uint32_t b, std::uint32_t v, memory_category c) const {
+      return get(b, v) == static_cast<std::uint8_t>(c);
+    }
+
+    using tensor_version = std::uint64_t;  // vkey
+    template <class F>
+    void for_inputs(std::size_t n, F&& f) const {
+      for (const edge& e : edges(n))
+        if (!e.allocation()) f(e.block, e.version(), e.mutated);
+    }
+    template <class F>
+    void for_outputs(std::size_t n, F&& f) const {
+      for (const edge& e : edges(n))
+        if (e.output()) f(e.block, e.output_version());
+    }
+
+    void categories() {
+      // Gradients: AccumulateGrad's first child's first input.
+      for (std::size_t i = 0; i < t_.size(); ++i) {
+        const auto& e = t_.events[i];
+        if (!e.template is<event_kind::op>() || !backward_op(static_cast<event_index>(i)) ||
+            t_.name(e) != "torch::autograd::AccumulateGrad")
+          continue;
+        const auto kids = t_.children_of(e);
+        if (kids.empty()) continue;
+        const auto& c = t_.events[kids[0]];
+        const auto* op = c.template get_if<event_kind::op>();
+        if (op == nullptr || (t_.name(c) != "aten::detach" && t_.name(c) != "aten::add_") ||
+            op->inputs.size == 0)
+          continue;
+        const std::uint32_t b = ids_.input_version[op->inputs.first];
+        if (b != none && t_.inputs[op->inputs.first].kind == input_kind::tensor)
+          set_by_id(b, memory_category::gradient);
+      }
+      // Temporaries: created and freed within one node.
+      for (const edge& e : edges_)
+        if (e.allocation() && e.deletion())
+          by_key_[e.block] = static_cast<std::uint8_t>(memory_category::temporary);
+      inputs();
+      parameters();
+      activations();
+      if (o_.optimizer_annotations) optimizer_state();
+      autograd_detail();
+    }
+
+    std::vector<bool> any_version_depends_on_gradient() const {
+      std::vector<bool> dep(by_id_.size(), false);
+      for (bool grew = true; grew;) {
+        grew = false;
+        for (std::size_t n = 0; n < nodes_.size(); ++n) {
+          bool any = false;
+          for_inputs(n, [&](std::uint32_t b, std::uint32_t v, std::uint8_t) {
+            const std::uint64_t id = r_.blocks[b].tensor_id;
+            if (is(b, v, memory_category::gradient) || is(b, v, memory_category::parameter) ||
+                dep[id]) {
+              any = true;
+              if (!dep[id]) grew = dep[id] = true;
+            }
+          });
+          if (!any) continue;
+          for_outputs(n, [&](std::uint32_t b, std::uint32_t) {
+            const std::uint64_t id = r_.blocks[b].tensor_id;
+            if (!dep[id]) grew = dep[id] = true;
+          });
+        }
+      }
+      return dep;
+    }
+
+    void inputs() {
+      const std::vector<bool> depends = any_version_depends_on_gradient();
+      std::unordered_map<tensor_version, bool> produces;  // the set (value unused)
+      std::vector<tensor_version> tensors;
+      for (std::size_t n = nodes_.size(); n-- > 0;) {
+        tensors.clear();
+        for_inputs(n, [&](std::uint32_t b, std::uint32_t v, std::uint8_t) {
+          tensors.push_back(vkey(b, v));
+        });
+        for_outputs(n, [&](std::uint32_t b, std::uint32_t v) { tensors.push_back(vkey(b, v)); });
+        const bool any = std::any_of(tensors.begin(), tensors.end(), [&](tensor_version k) {
+          const auto b = static_cast<std::uint32_t>(k >> 32);
+          const auto v = static_cast<std::uint32_t>(k);
+          return is(b, v, memory_category::gradient) || is(b, v, memory_category::parameter) ||
+                 produces.contains(k);
+        });
+        if (any)
+          for (const tensor_version k : tensors) produces.emplace(k, true);
+      }
+      for (std::size_t n = 0; n < nodes_.size(); ++n)
+        if (in_backward_[n])
+          for_outputs(n, [&](std::uint32_t b, std::uint32_t v) { produces.erase(vkey(b, v)); });
+      for (const auto& [k, unused] : produces) {
+        const auto b = static_cast<std::uint32_t>(k >> 32);
+        if (!depends[r_.blocks[b].tensor_id])
+          setdefault(b, static_cast<std::uint32_t>(k), memory_category::input);
+      }
+    }
+
+    void parameters() {
+      std::unordered_map<tensor_version, bool> fwd, candidates, used;
+      // The snapshot's inputs: every (block, version) the graph names that is an input.
+      for (std::size_t n = 0; n < nodes_.size(); ++n) {
+        auto note = [&](std::uint32_t b, std::uint32_t v) {
+          if (is(b, v, memory_category::input)) fwd.emplace(vkey(b, v), true);
+        };
+        for_inputs(n, [&](std::uint32_t b, std::uint32_t v, std::uint8_t) { note(b, v); });
+        for_outputs(n, note);
+      }
+      for (const std::uint32_t b : id_keys_)
+        if (is(b, 0, memory_category::input)) fwd.emplace(vkey(b, 0), true);
+      std::vector<tensor_version> ins;
+      for (std::size_t n = 0; n < nodes_.size(); ++n) {
+        if (in_backward_[n]) continue;
+        ins.clear();
+        bool gradient = false, from_input = false;
+        for_inputs(n, [&](std::uint32_t b, std::uint32_t v, std::uint8_t) {
+          ins.push_back(vkey(b, v));
+          gradient = gradient || is(b, v, memory_category::gradient);
+          from_input = from_input || fwd.contains(vkey(b, v));
+        });
+        for_outputs(n, [&](std::uint32_t b, std::uint32_t v) {
+          gradient = gradient || is(b, v, memory_category::gradient);
+        });
+        if (gradient || !from_input) continue;
+        for_outputs(n, [&](std::uint32_t b, std::uint32_t v) { fwd.emplace(vkey(b, v), true); });
+        for (const tensor_version k : ins)
+          if (!fwd.contains(k)) candidates.emplace(k, true);
+      }
+      for (std::size_t n = nodes_.size(); n-- > 0;) {
+        bool feeds = false;
+        for_outputs(n, [&](std::uint32_t b, std::uint32_t v) {
+          feeds = feeds || is(b, v, memory_category::gradient) || used.contains(vkey(b, v));
+        });
+        if (feeds)
+          for_inputs(n, [&](std::uint32_t b, std::uint32_t v, std::uint8_t) {
+            used.emplace(vkey(b, v), true);
+          });
+      }
+      const std::vector<bool> depends = any_version_depends_on_gradient();
+      std::vector<bool> parameter(by_id_.size(), false);
+      for (const auto& [k, unused] : candidates) {
+        const std::uint64_t id = r_.blocks[static_cast<std::uint32_t>(k >> 32)].tensor_id;
+        if (used.contains(k) && depends[id]) parameter[id] = true;
+      }
+      for (std::uint32_t b = 0; b < r_.blocks.size(); ++b)
+        if (parameter[r_.blocks[b].tensor_id] && r_.blocks[b].tensor_id != 0)
+          set_by_id(b, memory_category::parameter);
+    }
+
+    void activations() {
+      for (std::size_t n = 0; n < nodes_.size(); ++n) {
+        if (in_backward_[n]) continue;
+        bool required = false, other = false;
+        for_inputs(n, [&](std::uint32_t b, std::uint32_t v, std::uint8_t) {
+          const std::uint8_t c = get(b, v);
+          if (c == std::uint8_t(memory_category::input) ||
+              c == std::uint8_t(memory_category::activation))
+            required = true;
+          else if (c != std::uint8_t(memory_category::parameter) &&
+                   c != std::uint8_t(memory_category::temporary))
+            other = true;
+        });
+        if (required && !other)
+          for_outputs(n, [&](std::uint32_t b, std::uint32_t v) {
+            setdefault(b, v, memory_category::activation);
+          });
+      }
+    }
+
+    void optimizer_state() {
+      // Nodes inside an `Optimizer.step#...` annotation.
+      for (std::size_t n = 0; n < nodes_.size(); ++n) {
+        event_index step = no_event;
+        for (event_index p = t_.events[nodes_[n]].parent; p < t_.size() && step == no_event;
+             p = t_.events[p].parent)
+          if (t_.events[p].template is<event_kind::op>() &&
+              t_.name(t_.events[p]).starts_with("Optimizer.step#"))
+            step = p;
+        if (step == no_event) continue;
+        const std::int64_t end = t_.events[step].start_ns + t_.events[step].duration_ns();
+        for_outputs(n, [&](std::uint32_t b, std::uint32_t v) {
+          const std::uint8_t c = get(b, v);
+          const event_index f = r_.blocks[b].free;
+          const bool persists = f == no_event || t_.events[f].start_ns > end;
+          if ((c == unset || c == std::uint8_t(memory_category::activation) ||
+               c == std::uint8_t(memory_category::input)) &&
+              by_key_[b] == unset && persists)
+            set_by_id(b, memory_category::optimizer_state);
+        });
+      }
+    }
+
+    void autograd_detail() {
+      for (std::size_t n = 0; n < nodes_.size(); ++n) {
+        if (!in_backward_[n]) continue;
+        for_outputs(n, [&](std::uint32_t b, std::uint32_t v) {
+          const std::uint8_t prior = v == 0 ? unset : get(b, v - 1);
+          if (v == 0 || prior == unset || prior == std::uint8_t(memory_category::autograd_detail))
+            setdefault(b, v, memory_category::autograd_detail);
+        });
+      }
+    }
+
+    // ---- the records ---------------------------------------------------------------------
+    memory_category category(std::uint32_t b, std::uint32_t v) const {
+      if (r_.blocks[b].tensor_id == 0) return memory_category::unknown;
+      const std::uint8_t c = get(b, v);
+      return c == unset ? memory_category::unknown : static_cast<memory_category>(c);
+    }
+    void add(std::int64_t time, memory_action a, std::uint32_t b, std::uint32_t v,
+             std::int64_t bytes) {
+      r_.records.push_back({time, a, category(b, v), bytes, b});
+    }
+
+    void timeline() {
+      const std::size_t nb = r_.blocks.size();
+      // Unknown blocks (no tensor): straight from their allocation events.
+      std::vector<bool> live(nb, false), allocated(nb, false), freed(nb, false);
+      const auto order = detail::start_order(t_.events);
+      std::vector<std::int64_t> alloc_time(nb, -1), free_time(nb, -1);
+      detail::pair_ids addresses;
+      std::vector<std::uint32_t> live_at;  // address id -> live block + 1
+      for (const event_index i : order) {
+        const auto* a = t_.events[i].template get_if<event_kind::allocation>();
+        if (a == nullptr) continue;
+        const std::uint32_t b = ids_.event_version[i];
+        if (b == none) continue;
+        const std::int64_t when = t_.events[i].start_ns;
+        const std::uint64_t device = std::uint64_t{static_cast<std::uint8_t>(a->device_type)} << 8 |
+                                     static_cast<std::uint8_t>(a->device_index);
+        const std::uint32_t addr = addresses.id(a->ptr, device);
+        if (addr == live_at.size()) live_at.push_back(0);
+        if (a->alloc_size > 0) {
+          if (live_at[addr] != 0) {  // reused before its free: the old block ends here
+            ++r_.repairs.allocation_reused;
+            const std::uint32_t old = live_at[addr] - 1;
+            add(when, memory_action::destroy, old, current_[old], -r_.blocks[old].bytes);
+          }
+          live_at[addr] = b + 1;
+          alloc_time[b] = when;
+          if (r_.blocks[b].tensor_id == 0) add(when, memory_action::create, b, 0, a->alloc_size);
+        } else {
+          if (live_at[addr] == 0 || live_at[addr] - 1 != b) ++r_.repairs.free_without_allocation;
+          live_at[addr] = 0;
+          free_time[b] = when;
+          if (-a->alloc_size != r_.blocks[b].bytes) ++r_.repairs.size_mismatch;
+          if (r_.blocks[b].tensor_id == 0) {
+            if (alloc_time[b] < 0) add(-1, memory_action::preexisting, b, 0, r_.blocks[b].bytes);
+            add(when, memory_action::destroy, b, 0, -r_.blocks[b].bytes);
+          }
+        }
+      }
+      // Tensor blocks: from the graph.
+      std::vector<std::uint32_t> last(nb, 0);
+      std::vector<bool> named(nb, false), named_v0(nb, false);
+      for (std::size_t n = 0; n < nodes_.size(); ++n)
+        for (const edge& e : edges(n)) {
+          named[e.block] = true;
+          const std::uint32_t v = e.allocation() ? 0 : e.version();
+          if (v == 0) named_v0[e.block] = true;
+          last[e.block] = std::max(last[e.block], v);
+          if (e.output()) {
+            last[e.block] = std::max(last[e.block], e.output_version());
+            if (e.output_version() == 0) named_v0[e.block] = true;
+          }
+        }
+      for (const std::uint32_t b : id_keys_) named[b] = named_v0[b] = true;
+      for (std::uint32_t b = 0; b < nb; ++b) {
+        r_.blocks[b].versions = last[b] + 1;
+        if (named[b] && named_v0[b] && r_.blocks[b].tensor_id != 0 && alloc_time[b] < 0)
+          add(-1, memory_action::preexisting, b, 0, r_.blocks[b].bytes);
+      }
+      for (std::size_t n = 0; n < nodes_.size(); ++n) {
+        const std::int64_t start = t_.events[nodes_[n]].start_ns;
+        for (const edge& e : edges(n)) {
+          const std::int64_t bytes = r_.blocks[e.block].bytes;
+          if (e.allocation())
+            add(alloc_time[e.block], memory_action::create, e.block, 0, bytes);
+          else if (e.mutated == 1) {
+            add(start, memory_action::increment_version, e.block, e.version(), -bytes);
+            add(start, memory_action::increment_version, e.block, e.version() + 1, bytes);
+          }
+          if (e.deletion())
+            add(free_time[e.block], memory_action::destroy, e.block, last[e.block], -bytes);
+        }
+      }
+      std::stable_sort(r_.records.begin(), r_.records.end(),
+                       [](const memory_record& a, const memory_record& b) {
+                         if (a.time_ns != b.time_ns) return a.time_ns < b.time_ns;
+                         return a.action < b.action;
+                       });
+    }
+
+    void versions_out() {
+      r_.version_first.resize(r_.blocks.size());
+      std::uint32_t k = 0;
+      for (std::uint32_t b = 0; b < r_.blocks.size(); ++b) {
+        r_.version_first[b] = k;
+        for (std::uint32_t v = 0; v < r_.blocks[b].versions; ++v, ++k)
+          r_.version_category.push_back(category(b, v));
+        r_.blocks[b].category = r_.version_category.back();
+      }
+    }
+
+    // ---- the peak ------------------------------------------------------------------------
+    void peak() {
+      if (o_.choose_device) {
+        bool found = false;
+        for (const memory_block& b : r_.blocks)
+          if (b.device.type != 0 && b.allocation != no_event &&
+              (!found || b.device.type < r_.device.type ||
+               (b.device.type == r_.device.type && b.device.index < r_.device.index))) {
+            r_.device = b.device;
+            found = true;
+          }
+        if (!found) r_.device = cpu_device();
+      } else {
+        r_.device = o_.device;
+      }
+      r_.samples = coalesce_memory(r_.records, r_.blocks, r_.device);
+      for (std::size_t s = 0; s < r_.samples.size(); ++s)
+        if (const std::int64_t total = r_.samples[s].total(); s == 0 || total > r_.peak.bytes) {
+          r_.peak = {r_.samples[s].time_ns, total, r_.samples[s].bytes, s};
+        }
+      if (r_.samples.empty()) return;
+      // The blocks live after the peak's records: replay them.
+      std::vector<std::int64_t> held(r_.blocks.size(), 0);
+      std::vector<memory_category> now(r_.blocks.size(), memory_category::unknown);
+      std::vector<std::uint32_t> live;
+      std::size_t sample = 0;
+      std::int64_t last_time = 0;
+      bool first = true;
+      for (const memory_record& rec : r_.records) {
+        if (r_.blocks[rec.block].device != r_.device) continue;
+        const std::int64_t tm = rec.time_ns;
+        if (!first && tm != last_time && ++sample > r_.peak.sample) break;
+        first = false;
+        last_time = tm;
+        if (held[rec.block] == 0 && rec.bytes > 0) live.push_back(rec.block);
+        held[rec.block] += rec.bytes;
+        if (rec.bytes > 0) now[rec.block] = rec.category;
+      }
+      for (const std::uint32_t b : live) {
+        if (held[b] <= 0) continue;
+        held[b] = -held[b];  // listed once
+        const memory_block& blk = r_.blocks[b];
+        r_.live_at_peak.push_back(
+            {b, now[b], -held[b], blk.allocated_by, blk.freed_by, frame_around(blk.allocation)});
+      }
+      std::stable_sort(r_.live_at_peak.begin(), r_.live_at_peak.end(),
+                       [](const live_block& a, const live_block& b) { return a.bytes > b.bytes; });
+    }
+    memory_device cpu_device() const {
+      for (const memory_block& b : r_.blocks)
+        if (b.device.type == 0) return b.device;
+      return {};
+    }
+    event_index frame_around(event_index i) const {
+      if (i == no_event) return no_event;
+      for (event_index p = t_.events[i].parent; p < t_.size(); p = t_.events[p].parent)
+        if (t_.events[p].template is<event_kind::script_call>()) return p;
+      return no_event;
+    }
+
+    const table_t& t_;
+    const memory_timeline_options& o_;
+    memory_timeline_result& r_;
+    detail::storage_identities ids_;
+    std::vector<event_index> nodes_;
+    std::vector<bool> in_backward_;
+    std::vector<std::uint32_t> node_first_;
+    std::vector<edge> edges_;
+    std::vector<std::uint8_t> seen_;
+    std::vector<std::uint32_t> current_;  // the graph's version of each block
+    std::vector<std::uint8_t> by_id_, by_key_;
+    std::unordered_map<std::uint64_t, std::uint8_t> by_version_;
+    std::vector<std::uint32_t> id_keys_;
+  };
+};
+
+/// Every block's category, the records, samples and peak (see the header comment).
+inline constexpr memory_timeline_fn memory_timeline{};
+
+TRACEMODEL_END_NAMESPACE
