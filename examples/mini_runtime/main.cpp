@@ -11,15 +11,18 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <string>
 #include <tuple>
 
 #include <tracemodel/algo/analyze.hpp>
 #include <tracemodel/algo/key_averages.hpp>
+#include <tracemodel/algo/memory_timeline.hpp>
 #include <tracemodel/algo/patterns.hpp>
 #include <tracemodel/algo/pytorch_patterns.hpp>
 #include <tracemodel/formats/chrome_trace_writer.hpp>
 #include <tracemodel/formats/perfetto_writer.hpp>
+#include <tracemodel/formats/pytorch_memory.hpp>
 
 #include "runtime.hpp"
 
@@ -91,14 +94,29 @@ void sgd_step(const std::vector<tensor>& params, double lr) {
     if (p->grad) mini::add_(p, p->grad, -lr);
 }
 
-float train_step(mlp& model, mini::engine& engine, std::mt19937& rng, int step) {
+/// What the runtime knows of its memory: the storages of the parameters and of every gradient
+/// (to check the memory timeline's categories against).
+struct memory_truth {
+  std::set<std::pair<std::uint64_t, std::int64_t>> parameters, gradients;  // address, bytes
+};
+std::pair<std::uint64_t, std::int64_t> storage_of(const tensor& x) {
+  return {reinterpret_cast<std::uint64_t>(x->st->data),
+          static_cast<std::int64_t>(x->st->size * sizeof(float))};
+}
+
+float train_step(mlp& model, mini::engine& engine, std::mt19937& rng, int step,
+                 memory_truth& truth) {
   MINI_FRAME();
   mini::annotation profiler_step("ProfilerStep#" + std::to_string(step));
   auto [x, y] = make_batch(rng, 16);
   const tensor loss = mini::binary_cross_entropy_with_logits(model.forward(x), y);
   engine.backward(loss);
   sgd_step(model.parameters(), 0.1);
-  for (const tensor& p : model.parameters()) p->grad = nullptr;  // zero_grad(set_to_none=True)
+  for (const tensor& p : model.parameters()) {
+    truth.parameters.insert(storage_of(p));
+    if (p->grad) truth.gradients.insert(storage_of(p->grad));
+    p->grad = nullptr;  // zero_grad(set_to_none=True)
+  }
   return loss->at(0);
 }
 
@@ -189,13 +207,14 @@ int main(int argc, char** argv) {
   mini::session = &queue;
   queue.start();
   float first_loss = 0, last_loss = 0;
+  memory_truth truth;
   {
     MINI_FRAME();
     mini::engine engine;
     std::mt19937 rng(7);
     mlp model(rng);
     for (int s = 0; s < steps; ++s) {
-      last_loss = train_step(model, engine, rng, s);
+      last_loss = train_step(model, engine, rng, s, truth);
       if (s == 0) first_loss = last_loss;
     }
   }
@@ -248,6 +267,35 @@ int main(int argc, char** argv) {
   std::snprintf(line, sizeof line,
                 "\nforward/backward links: %zu (backward ops: %zu), host/device links: %zu\n\n",
                 a.fwd_bwd.links, backward_ops, a.device.links());
+  r += line;
+  // Where the memory went: the categories of PyTorch's memory profiler, checked against what
+  // the runtime knows (which storages are parameters and gradients), and PyTorch's
+  // export_memory_timeline file, which `tracemodel memory` and HTA's MemoryAnalysis read.
+  const tracemodel::memory_timeline_result m = tracemodel::memory_timeline(t);
+  tracemodel::write_memory_timeline_file(m, (out_dir / "memory.raw.json.gz").string());
+  std::size_t right = 0, wrong = 0;
+  for (const tracemodel::memory_block& b : m.blocks) {
+    if (b.allocation == tracemodel::no_event) continue;
+    const bool parameter = truth.parameters.contains({b.address, b.bytes});
+    const bool gradient = truth.gradients.contains({b.address, b.bytes});
+    const bool says_parameter = b.category == tracemodel::memory_category::parameter;
+    const bool says_gradient = b.category == tracemodel::memory_category::gradient;
+    if (says_parameter || says_gradient || parameter || gradient)
+      ++((says_parameter && parameter) || (says_gradient && gradient) ? right : wrong);
+  }
+  std::snprintf(line, sizeof line, "memory: peak %s;",
+                tracemodel::format_memory(m.peak.bytes).c_str());
+  r += line;
+  for (std::size_t c = 0; c < tracemodel::memory_categories; ++c)
+    if (m.peak.by_category[c] != 0) {
+      std::snprintf(line, sizeof line, " %s %s", tracemodel::memory_category_names[c].data(),
+                    tracemodel::format_memory(m.peak.by_category[c]).c_str());
+      r += line;
+    }
+  std::snprintf(line, sizeof line,
+                "\nparameter and gradient blocks as the runtime knows them: %zu right, %zu "
+                "wrong\n\n",
+                right, wrong);
   r += line;
   const tracemodel::tree_view view(t);
   auto patterns = tracemodel::pytorch_patterns();

@@ -475,7 +475,12 @@ class engine {
                            {}, -1, 0, tracemodel::op_scope::backward_function);
           op_scope acc("torch::autograd::AccumulateGrad", {in(outs[k])}, -1, 0,
                        tracemodel::op_scope::backward_function);
-          x->grad = x->grad ? add(x->grad, outs[k]) : outs[k];
+          if (x->grad) {  // as PyTorch's AccumulateGrad: an in-place add, or a detach when new
+            add_(x->grad, outs[k], 1.0);
+          } else {
+            op_scope detach("aten::detach", {in(outs[k])});
+            x->grad = outs[k];
+          }
         }
       }
       grads.erase(n);

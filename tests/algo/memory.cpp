@@ -289,9 +289,9 @@ TEST_SUITE("algo") {
     event_table t = b.take();
     build_tree(t);
     const memory_timeline_result m = memory_timeline(t);
-    CHECK(m.repairs.free_without_allocation == 1);
-    CHECK(m.repairs.allocation_reused == 1);
-    CHECK(m.repairs.negative_totals == 1);
+    CHECK(m.repairs[anomaly::free_without_allocation] == 1);
+    CHECK(m.repairs[anomaly::allocation_reused] == 1);
+    CHECK(m.repairs[anomaly::negative_memory_total] == 1);
     std::vector<std::int64_t> totals;
     for (const memory_sample& s : m.samples) totals.push_back(s.total());
     // -1 (32 before the trace), 5: freed, 10: +16, 20: the 16 taken as freed, +48, 30, 40

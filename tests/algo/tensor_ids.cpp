@@ -36,37 +36,48 @@ TEST_SUITE("algo") {
     b.allocation(0x300, 64, 20);                                  // 2: S3, used by C below
     op_with_tensors(b, "op2", 30, {{0xC, 0x300}});                // 3
     b.allocation(0x100, -64, 40);                                 // 4: S1 freed
-    b.allocation(0x100, 64, 50);                    // 5: 0x100 again: a new storage S4
-    op_with_tensors(b, "op3", 60, {{0xD, 0x100}});  // 6: D on S4 (not A's storage)
-    op_with_tensors(b, "op4", 70, {{0xA, 0x200}});  // 7: A moves to S2: A and B merge
-    b.allocation(0x900, 128, 80);                   // 8: no tensor ever uses it
+    b.allocation(0x100, 64, 50);                             // 5: 0x100 again: a new storage S4
+    op_with_tensors(b, "op3", 60, {{0xD, 0x100}});           // 6: D on S4 (not A's storage)
+    b.op("aten::set_", 70, 75).tensors({{0xA, 0x200}});      // 7: A on S2; S1 freed at 40, not
+                                                             // in op1: A's address was reused
+    b.allocation(0x900, 128, 80);                            // 8: no tensor ever uses it
+    b.op("aten::resize_", 90, 99).tensors({{0xE, 0x500}});   // 9: E on S5
+    b.allocation(0x600, 64, 92).allocation(0x500, -64, 93);  // 10, 11: S6 made, S5 freed in it
+    op_with_tensors(b, "op5", 100, {{0xE, 0x600}});          // 12: E on S6: S5, S6 merge
     event_table t = b.take();
     const tensor_id_stats s = assign_tensor_ids(t);
-    // Groups in order of first storage: {S1, S2} (A, B) = 1, {S3} (C) = 2, {S4} (D) = 3.
-    CHECK(ids_of(t, 1) == std::vector<std::uint64_t>{1, 1});
-    CHECK(ids_of(t, 3) == std::vector<std::uint64_t>{2});
-    CHECK(ids_of(t, 6) == std::vector<std::uint64_t>{3});
-    CHECK(ids_of(t, 7) == std::vector<std::uint64_t>{1});
+    // Groups in order of first storage: S1 (A) = 1, S2 (B) = 2, S3 (C) = 3, S4 (D) = 4,
+    // {S5, S6} (E) = 5.
+    CHECK(ids_of(t, 1) == std::vector<std::uint64_t>{1, 2});
+    CHECK(ids_of(t, 3) == std::vector<std::uint64_t>{3});
+    CHECK(ids_of(t, 6) == std::vector<std::uint64_t>{4});
+    CHECK(ids_of(t, 7) == std::vector<std::uint64_t>{2});
+    CHECK(ids_of(t, 9) == std::vector<std::uint64_t>{5});
+    CHECK(ids_of(t, 12) == std::vector<std::uint64_t>{5});
     CHECK(t[0].get<event_kind::allocation>().tensor_id == 1);
-    CHECK(t[2].get<event_kind::allocation>().tensor_id == 2);
+    CHECK(t[2].get<event_kind::allocation>().tensor_id == 3);
     CHECK(t[4].get<event_kind::allocation>().tensor_id == 1);  // the free of S1
-    CHECK(t[5].get<event_kind::allocation>().tensor_id == 3);
+    CHECK(t[5].get<event_kind::allocation>().tensor_id == 4);
     CHECK(t[8].get<event_kind::allocation>().tensor_id == 0);  // never a tensor
-    CHECK(s.ids == 3);
-    CHECK(s.tensors == 5);
-    CHECK(s.allocations == 4);
-    CHECK(s.storages == 5);
+    CHECK(t[10].get<event_kind::allocation>().tensor_id == 5);
+    CHECK(s.ids == 5);
+    CHECK(s.tensors == 7);
+    CHECK(s.allocations == 6);
+    CHECK(s.storages == 7);
   }
 
   TEST_CASE("assign_tensor_ids: chains of shared storage are one group (a real disjoint-set)") {
-    // Storages X, Z, Y appear in that order. E goes X -> Y, F goes Z -> Y. PyTorch's greedy pass
-    // over the sorted pairs {(X,Y), (Z,Y)} leaves Z apart; all three belong together.
+    // Storages X, Z, Y appear in that order. E goes X -> Y, F goes Z -> Y (Y made at 15, X and Z
+    // freed after it within the ops that last saw E and F on them: their storages replaced).
+    // PyTorch's greedy pass over the sorted pairs {(X,Y), (Z,Y)} leaves Z apart; all three
+    // belong together.
     table_builder b;
-    op_with_tensors(b, "e on X", 0, {{0xE, 0x1}});
-    op_with_tensors(b, "f on Z", 10, {{0xF, 0x3}});
+    b.op("e on X", 0, 19).tensors({{0xE, 0x1}});
+    b.op("f on Z", 10, 26).tensors({{0xF, 0x3}});
     op_with_tensors(b, "e on Y", 20, {{0xE, 0x2}});
     op_with_tensors(b, "f on Y", 30, {{0xF, 0x2}});
     op_with_tensors(b, "g on W", 40, {{0x6, 0x4}});
+    b.allocation(0x2, 8, 15).allocation(0x1, -8, 18).allocation(0x3, -8, 25);  // events 5 to 7
     event_table t = b.take();
     assign_tensor_ids(t);
     CHECK(ids_of(t, 0) == std::vector<std::uint64_t>{1});
@@ -74,6 +85,25 @@ TEST_SUITE("algo") {
     CHECK(ids_of(t, 2) == std::vector<std::uint64_t>{1});
     CHECK(ids_of(t, 3) == std::vector<std::uint64_t>{1});
     CHECK(ids_of(t, 4) == std::vector<std::uint64_t>{2});
+  }
+
+  TEST_CASE("assign_tensor_ids: an implementation's address reused by a new tensor is another") {
+    // A view V of a parameter P dies; its address comes back for a new tensor N while P lives
+    // on (never freed): N is not P. A tensor T whose storage S1 an op replaces by S2 (S2 made,
+    // then S1 freed, within that op) stays one tensor.
+    table_builder b;
+    op_with_tensors(b, "aten::t", 0, {{0xA, 0x100}});        // 0: P
+    op_with_tensors(b, "aten::mm", 10, {{0xB, 0x100}});      // 1: V, a view of P
+    b.allocation(0x200, 64, 20);                             // 2: N's storage
+    op_with_tensors(b, "aten::relu", 30, {{0xB, 0x200}});    // 3: N at V's old address
+    b.op("aten::resize_", 40, 45).tensors({{0xC, 0x300}});   // 4: T on S1
+    b.allocation(0x400, 64, 41).allocation(0x300, -64, 42);  // 5, 6: S2 made, S1 freed in it
+    op_with_tensors(b, "aten::add", 50, {{0xC, 0x400}});     // 7: T on S2
+    event_table t = b.take();
+    assign_tensor_ids(t);
+    CHECK(ids_of(t, 0) == ids_of(t, 1));  // a view shares its base's storage
+    CHECK(ids_of(t, 3) != ids_of(t, 1));
+    CHECK(ids_of(t, 7) == ids_of(t, 4));
   }
 
   TEST_CASE("assign_tensor_ids: the same address on another device is another storage") {

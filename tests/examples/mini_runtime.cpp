@@ -10,11 +10,13 @@
 #include <string>
 
 #include <tracemodel/algo/analyze.hpp>
+#include <tracemodel/algo/key_averages.hpp>
 #include <tracemodel/algo/patterns.hpp>
 #include <tracemodel/algo/pytorch_patterns.hpp>
 #include <tracemodel/formats/chrome_trace_reader.hpp>
 #include <tracemodel/formats/chrome_trace_writer.hpp>
 #include <tracemodel/formats/perfetto_reader.hpp>
+#include <tracemodel/formats/pytorch_memory.hpp>
 
 using namespace tracemodel;
 
@@ -48,6 +50,22 @@ TEST_SUITE("examples") {
     CHECK(report.str() == out);
     CHECK(std::count(out.begin(), out.end(), '\n') <= 60);
     CHECK(out.find("mini_runtime: 4 training steps") == 0);
+    // Every parameter and gradient block is categorized as the runtime knows it: 4 parameters
+    // and 4 gradients a step.
+    CHECK(out.find("parameter and gradient blocks as the runtime knows them: 20 right, 0 wrong") !=
+          std::string::npos);
+    {
+      const memory_timeline_file f =
+          read_memory_timeline_file((dir / "memory.raw.json.gz").string());
+      REQUIRE(f.raw);
+      std::int64_t parameter = 0, peak = 0;
+      for (const memory_sample& m : f.samples) {
+        parameter = std::max(parameter, m.bytes[std::size_t(memory_category::parameter)]);
+        peak = std::max(peak, m.total());
+      }
+      CHECK(parameter == (8 * 32 + 32 + 32 + 1) * 4);  // the MLP's weights and biases
+      CHECK(out.find("memory: peak " + format_memory(peak) + ";") != std::string::npos);
+    }
 
     event_table t = read_chrome_trace_file((dir / "trace.json").string());
     // The Perfetto trace beside it holds the same table.

@@ -3,6 +3,7 @@
 
 #include <limits>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -582,6 +583,84 @@ TEST_SUITE("tools") {
         quoted(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json"));
     CHECK(run("stats " + clean, true).out.find("repaired") == std::string::npos);
     CHECK(run("stats --json " + clean).out.starts_with("{\"repairs\":{},"));
+  }
+
+  TEST_CASE("tracemodel memory: the peak of PyTorch's allocations, live blocks, files, errors") {
+    const std::string trace = tmtest::data_path("pytorch-1.13-kineto/memory_profile.kineto.json");
+    // The peak, independently: the running sum of the file's [memory] events in time order.
+    std::int64_t peak = 0;
+    {
+      tmtest::json_doc doc(trace);
+      std::vector<std::pair<double, std::int64_t>> allocations;
+      for (simdjson::dom::element e : simdjson::dom::array(doc.root["traceEvents"]))
+        if (std::string_view(e["name"]) == "[memory]")
+          allocations.emplace_back(double(e["ts"]), int64_t(e["args"]["Bytes"]));
+      std::stable_sort(allocations.begin(), allocations.end(),
+                       [](auto& a, auto& b) { return a.first < b.first; });
+      std::int64_t sum = 0;
+      for (auto [ts, bytes] : allocations) peak = std::max(peak, sum += bytes);
+      REQUIRE(allocations.size() == 36);
+    }
+    CHECK(peak == 90404);
+    const std::string dir = std::string(TRACEMODEL_TEST_BINARY_DIR) + "/memory_cli";
+    std::filesystem::create_directories(dir);
+    const run_result json = run("memory --json --top 100 " + quoted(trace) + " --export " +
+                                quoted(dir + "/m.raw.json.gz") + " -o " + quoted(dir + "/m.html"));
+    REQUIRE(json.status == 0);
+    simdjson::dom::parser p;
+    simdjson::dom::element root;
+    REQUIRE_FALSE(p.parse(json.out).get(root));
+    CHECK(std::string_view(root["device"]) == "cpu");
+    CHECK(int64_t(root["peak"]["bytes"]) == peak);
+    CHECK(int64_t(root["peak"]["by_category"]["unknown"]) == peak);  // no tensor addresses
+    std::int64_t live = 0;
+    for (simdjson::dom::element r : simdjson::dom::array(root["live_at_peak"]))
+      live += int64_t(r["bytes"]);
+    CHECK(live == peak);
+    CHECK(uint64_t(root["live_blocks"]) == 8);
+    CHECK(uint64_t(root["timeline"]["samples"]) == 36);
+    CHECK(std::filesystem::file_size(dir + "/m.html") < 5'000'000);
+    // The exported files read back with the same peak, PyTorch's raw records and its samples.
+    const run_result again = run("memory --json " + quoted(dir + "/m.raw.json.gz"));
+    REQUIRE(again.status == 0);
+    simdjson::dom::parser p2;
+    REQUIRE_FALSE(p2.parse(again.out).get(root));
+    CHECK(int64_t(root["peak"]["bytes"]) == peak);
+    REQUIRE(run("memory " + quoted(trace) + " --export " + quoted(dir + "/m.json")).status == 0);
+    const run_result samples = run("memory " + quoted(dir + "/m.json"));
+    CHECK(samples.out.find("peak 88.29 Kb (90404 bytes)") != std::string::npos);
+    // The text: the peak, every category, the largest block first.
+    const run_result text = run("memory --top 3 " + quoted(trace));
+    CHECK(text.out.starts_with("memory on cpu: peak 88.29 Kb (90404 bytes)"));
+    CHECK(text.out.find("largest blocks live at the peak (3 of 8)") != std::string::npos);
+    CHECK(text.out.find("32768  unknown          aten::cat") != std::string::npos);
+    // Errors: a broken memory timeline file names the byte; an unknown device is a usage error.
+    {
+      std::FILE* f = std::fopen((dir + "/bad.raw.json").c_str(), "wb");
+      std::fputs("[[1, 2, 300, 7], [2, 9, 1, 7]]", f);
+      std::fclose(f);
+    }
+    const run_result bad = run("memory " + quoted(dir + "/bad.raw.json"), true);
+    CHECK(bad.status == 1);
+    CHECK(bad.out.find("an action is 1 to 4") != std::string::npos);
+    CHECK(run("memory --device tpu " + quoted(trace), true).status == 2);
+    // Repairs: said on stderr and in --json.
+    {
+      std::FILE* f = std::fopen((dir + "/repairs.json").c_str(), "wb");
+      std::fputs(
+          "{\"traceEvents\":[{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\","
+          "\"name\":\"[memory]\",\"pid\":1,\"tid\":1,\"ts\":1,\"args\":{\"Addr\":16,\"Bytes\":-8,"
+          "\"Total Allocated\":-8,\"Total Reserved\":0}}]}",
+          f);
+      std::fclose(f);
+    }
+    const run_result repaired = run("memory " + quoted(dir + "/repairs.json"), true);
+    CHECK(repaired.status == 0);
+    CHECK(repaired.out.find("repaired 2: 1 free_without_allocation, 1 negative_memory_total") !=
+          std::string::npos);
+    CHECK(run("memory --json " + quoted(dir + "/repairs.json"))
+              .out.starts_with("{\"repairs\":{\"free_without_allocation\":1,"
+                               "\"negative_memory_total\":1},"));
   }
 
   TEST_CASE("tracemodel gpu: HTA's numbers with --hta, exact ones without, ranks, errors") {

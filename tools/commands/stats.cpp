@@ -37,7 +37,6 @@ int run(arguments& a) {
     json_to_stdout([&](tmod::json_output& out) {
       out.ch('{');
       write_repairs(out, t.anomalies);
-      out.raw(",\"memory\":").raw(!rows.empty() && rows[0].memory_known ? "true" : "false");
       out.raw(",\"rows\":[");
       const std::size_t n = top == 0 || top > rows.size() ? rows.size() : top;
       for (std::size_t i = 0; i < n; ++i) {

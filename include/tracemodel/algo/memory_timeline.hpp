@@ -53,6 +53,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -80,7 +81,7 @@ inline constexpr std::size_t memory_categories = 8;
 inline constexpr std::array<std::string_view, memory_categories> memory_category_names{
     "parameter",  "optimizer_state", "input",           "temporary",
     "activation", "gradient",        "autograd_detail", "unknown"};
-/// The names PyTorch's and HTA's plots give them.
+/// The names PyTorch's memory timeline plot gives them.
 inline constexpr std::array<std::string_view, memory_categories> memory_category_labels{
     "Parameter",  "Optimizer state", "Input",    "Temporary",
     "Activation", "Gradient",        "Autograd", "Unknown"};
@@ -151,19 +152,10 @@ struct live_block {
   event_index frame = no_event;     ///< the innermost script frame around the allocation
 };
 
-struct memory_repairs {
-  std::uint64_t free_without_allocation = 0;
-  std::uint64_t allocation_reused = 0;  ///< an allocation at an address still live
-  std::uint64_t negative_totals = 0;
-  std::uint64_t size_mismatch = 0;  ///< a free of another size than its allocation's
-  [[nodiscard]] std::uint64_t total() const noexcept {
-    return free_without_allocation + allocation_reused + negative_totals + size_mismatch;
-  }
-};
-
 struct memory_timeline_options {
   /// The device of the samples and the peak; unset: the first accelerator with allocations
   /// (lowest type, then index), else the CPU (PyTorch: "cuda:0" when CUDA is there, else "cpu").
+  /// A CPU `device` means the CPU's allocations whatever their index.
   bool choose_device = true;
   memory_device device{};
   /// tracemodel's stand-in for the optimizer state PyTorch's Python tracer finds (see above).
@@ -177,7 +169,7 @@ struct memory_timeline_result {
   row_list<memory_sample> samples;
   memory_peak peak;
   row_list<live_block> live_at_peak;  ///< largest first
-  memory_repairs repairs;
+  anomaly_counts repairs;             ///< what the measure repaired (see the header comment)
   /// The category of a block's version.
   std::vector<std::uint32_t> version_first;  ///< per block: its first entry in `version_category`
   std::vector<memory_category> version_category;
@@ -209,6 +201,41 @@ inline row_list<memory_sample> coalesce_memory(const row_list<memory_record>& re
   }
   for (memory_sample& s : out)
     if (s.time_ns < 0) s.time_ns = t_min;
+  return out;
+}
+
+/// At most about `2 * buckets` of the samples, for a picture: the samples cut into `buckets` runs
+/// of equal length, and of each run the one with the fewest bytes and the one with the most, in
+/// time order (a min/max envelope: every peak and trough of the total stays, the first of equal
+/// ones). All of them when there are no more than `2 * buckets`.
+inline row_list<memory_sample> memory_envelope(const row_list<memory_sample>& samples,
+                                               std::size_t buckets) {
+  if (buckets == 0 || samples.size() <= 2 * buckets) return samples;
+  row_list<memory_sample> out;
+  const std::size_t n = samples.size();
+  for (std::size_t b = 0; b < buckets; ++b) {
+    const std::size_t lo = n * b / buckets, hi = n * (b + 1) / buckets;
+    std::size_t low = lo, high = lo;
+    for (std::size_t k = lo; k < hi; ++k) {
+      if (samples[k].total() < samples[low].total()) low = k;
+      if (samples[k].total() > samples[high].total()) high = k;
+    }
+    out.push_back(samples[std::min(low, high)]);
+    if (low != high) out.push_back(samples[std::max(low, high)]);
+  }
+  return out;
+}
+
+/// "cpu", "cuda:0", "hip:1", ...: c10's name of a device type, and the index when it has one.
+inline std::string memory_device_name(memory_device d) {
+  static constexpr std::array<std::string_view, 21> names{
+      "cpu",  "cuda", "mkldnn", "opengl", "opencl", "ideep", "hip",
+      "fpga", "maia", "xla",    "vulkan", "metal",  "xpu",   "mps",
+      "meta", "hpu",  "ve",     "lazy",   "ipu",    "mtia",  "privateuseone"};
+  const auto type = static_cast<std::size_t>(static_cast<std::uint8_t>(d.type));
+  std::string out =
+      type < names.size() ? std::string(names[type]) : "device" + std::to_string(type);
+  if (d.index >= 0) out += ":" + std::to_string(d.index);
   return out;
 }
 
@@ -339,7 +366,8 @@ struct memory_timeline_fn {
       for (const event_index i : order) {
         const auto* a = t_.events[i].template get_if<event_kind::allocation>();
         if (a == nullptr) continue;
-        if (a->total_allocated < 0 || a->total_reserved < 0) ++r_.repairs.negative_totals;
+        if (a->total_allocated < 0 || a->total_reserved < 0)
+          r_.repairs.add(anomaly::negative_memory_total);
         const std::uint32_t v = ids_.event_version[i];
         if (v == none) continue;
         memory_block& b = r_.blocks[v];
@@ -716,7 +744,7 @@ struct memory_timeline_fn {
         if (addr == live_at.size()) live_at.push_back(0);
         if (a->alloc_size > 0) {
           if (live_at[addr] != 0) {  // reused before its free: the old block ends here
-            ++r_.repairs.allocation_reused;
+            r_.repairs.add(anomaly::allocation_reused);
             const std::uint32_t old = live_at[addr] - 1;
             add(when, memory_action::destroy, old, current_[old], -r_.blocks[old].bytes);
           }
@@ -724,10 +752,11 @@ struct memory_timeline_fn {
           alloc_time[b] = when;
           if (r_.blocks[b].tensor_id == 0) add(when, memory_action::create, b, 0, a->alloc_size);
         } else {
-          if (live_at[addr] == 0 || live_at[addr] - 1 != b) ++r_.repairs.free_without_allocation;
+          if (live_at[addr] == 0 || live_at[addr] - 1 != b)
+            r_.repairs.add(anomaly::free_without_allocation);
           live_at[addr] = 0;
           free_time[b] = when;
-          if (-a->alloc_size != r_.blocks[b].bytes) ++r_.repairs.size_mismatch;
+          if (-a->alloc_size != r_.blocks[b].bytes) r_.repairs.add(anomaly::free_size_mismatch);
           if (r_.blocks[b].tensor_id == 0) {
             if (alloc_time[b] < 0) add(-1, memory_action::preexisting, b, 0, r_.blocks[b].bytes);
             add(when, memory_action::destroy, b, 0, -r_.blocks[b].bytes);
@@ -799,7 +828,7 @@ struct memory_timeline_fn {
           }
         if (!found) r_.device = cpu_device();
       } else {
-        r_.device = o_.device;
+        r_.device = o_.device.type == 0 ? cpu_device() : o_.device;  // the CPU: any index
       }
       r_.samples = coalesce_memory(r_.records, r_.blocks, r_.device);
       for (std::size_t s = 0; s < r_.samples.size(); ++s)

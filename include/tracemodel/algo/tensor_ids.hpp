@@ -11,12 +11,18 @@
 //  2. allocations whose storage no tensor ever used are not tensors and get no id;
 //  3. an implementation object that changes storage merges the groups of its storages, with a
 //     real disjoint-set (PyTorch merges sorted pairs in one greedy pass, which leaves chains such
-//     as {(1,3),(2,3)} split; union-find does not);
+//     as {(1,3),(2,3)} split; union-find does not), but only when an op replaced the storage:
+//     the new one made and then the old one freed within the op that last saw the
+//     implementation on the old one.
+//     Allocators hand an implementation's address to a new tensor as soon as the old one dies
+//     (a view of a parameter, whose storage lives on): PyTorch merges those too, and a few reused
+//     addresses then tie a model's parameters, gradients and activations into one tensor;
 //  4. groups are numbered in order of their first storage version (first appearance in time).
 // Events are visited in start order.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -82,11 +88,19 @@ storage_identities identify_storages(const basic_event_table<Schema>& t) {
   out.event_version.assign(t.size(), storage_identities::none);
   const auto order = detail::start_order(t.events);
 
-  detail::pair_ids addresses;                  // (address, device) -> dense address id
-  std::vector<std::uint32_t> live;             // address id -> current storage version + 1
-  detail::disjoint_sets groups;                // over storage versions
-  std::vector<bool> used_by_tensor;            // storage version -> seen as a tensor's storage
-  detail::flat_map<std::uint32_t> impl_first;  // impl address -> its first storage version
+  detail::pair_ids addresses;                 // (address, device) -> dense address id
+  std::vector<std::uint32_t> live;            // address id -> current storage version + 1
+  detail::disjoint_sets groups;               // over storage versions
+  std::vector<bool> used_by_tensor;           // storage version -> seen as a tensor's storage
+  detail::flat_map<std::uint32_t> impl_slot;  // impl address -> its slot below
+  struct impl_state {
+    std::uint32_t version;  // the storage it was last seen on
+    std::int64_t seen;      // ... when its op began
+    std::int64_t until;     // ... and ended
+  };
+  std::vector<impl_state> impls;
+  std::vector<std::int64_t> born, died;  // storage version -> first seen, freed (or max)
+  std::int64_t now = 0;
 
   auto version_of = [&](std::uint64_t address, std::int8_t type, std::int8_t index) {
     const std::uint64_t device =
@@ -95,6 +109,8 @@ storage_identities identify_storages(const basic_event_table<Schema>& t) {
     if (a == live.size()) live.push_back(0);
     if (live[a] == 0) {
       live[a] = groups.add() + 1;
+      born.push_back(now);
+      died.push_back(std::numeric_limits<std::int64_t>::max());
       used_by_tensor.push_back(false);
       out.address.push_back(address);
     }
@@ -106,11 +122,15 @@ storage_identities identify_storages(const basic_event_table<Schema>& t) {
   auto retire = [&](std::uint64_t address, std::int8_t type, std::int8_t index) {
     const std::uint64_t device =
         std::uint64_t{static_cast<std::uint8_t>(type)} << 8 | static_cast<std::uint8_t>(index);
-    if (const std::uint32_t a = addresses.id(address, device); a < live.size()) live[a] = 0;
+    if (const std::uint32_t a = addresses.id(address, device); a < live.size() && live[a] != 0) {
+      died[live[a] - 1] = now;
+      live[a] = 0;
+    }
   };
 
   for (const event_index i : order) {
     const auto& e = t.events[i];
+    now = e.start_ns;
     if constexpr (Schema::template contains<event_kind::op>) {
       if (const auto* op = e.template get_if<event_kind::op>()) {
         for (std::uint32_t k = 0; k < op->inputs.size; ++k) {
@@ -118,8 +138,18 @@ storage_identities identify_storages(const basic_event_table<Schema>& t) {
           if (v.kind != input_kind::tensor || v.impl == 0 || v.storage == 0) continue;
           const std::uint32_t version = version_of(v.storage, v.device_type, v.device_index).second;
           used_by_tensor[version] = true;
-          auto [first, inserted] = impl_first.try_emplace(v.impl, version);
-          if (!inserted) groups.unite(*first, version);
+          auto [slot, inserted] =
+              impl_slot.try_emplace(v.impl, static_cast<std::uint32_t>(impls.size()));
+          const std::int64_t end = now + e.duration_ns();
+          if (inserted) impls.push_back({version, now, end});
+          impl_state& last = impls[*slot];
+          // The same tensor on another storage only when an op replaced its storage: the new
+          // one made and the old one freed, in that order, within the op that last saw the
+          // tensor on the old one (PyTorch's resize_, set_).
+          if (last.version != version && last.seen <= born[version] &&
+              born[version] < died[last.version] && died[last.version] <= last.until)
+            groups.unite(last.version, version);
+          last = {version, now, end};
           out.input_version[op->inputs.first + k] = version;
         }
         continue;
@@ -131,7 +161,10 @@ storage_identities identify_storages(const basic_event_table<Schema>& t) {
         if (a->alloc_size > 0) retire(a->ptr, a->device_type, a->device_index);  // a new storage
         const auto [addr, version] = version_of(a->ptr, a->device_type, a->device_index);
         out.event_version[i] = version;
-        if (a->alloc_size < 0) live[addr] = 0;  // freed: the next use is another storage
+        if (a->alloc_size < 0) {  // freed: the next use is another storage
+          died[version] = now;
+          live[addr] = 0;
+        }
       }
     }
   }

@@ -48,6 +48,12 @@ enum class anomaly : std::uint8_t {
   orphan_side,     ///< a live queue's side data of an op it never handed over: dropped at close
   skipped_packet,  ///< a Perfetto packet the reader does not model, or that needs incremental
                    ///< state its sequence lost: skipped
+  free_without_allocation,  ///< a free of an address no allocation holds (memory measures: taken
+                            ///< as allocated before the trace)
+  allocation_reused,        ///< an allocation at an address still allocated (memory measures:
+                            ///< the old block taken as freed then)
+  negative_memory_total,    ///< an allocation with a negative total allocated or reserved: kept
+  free_size_mismatch,       ///< a free of another size than its allocation's: the allocation's kept
   count_
 };
 inline constexpr std::array<std::string_view, static_cast<std::size_t>(anomaly::count_)>
@@ -71,7 +77,11 @@ inline constexpr std::array<std::string_view, static_cast<std::size_t>(anomaly::
                   "orphan_end",
                   "lost_side",
                   "orphan_side",
-                  "skipped_packet"};
+                  "skipped_packet",
+                  "free_without_allocation",
+                  "allocation_reused",
+                  "negative_memory_total",
+                  "free_size_mismatch"};
 
 struct anomaly_counts {
   std::array<std::uint64_t, static_cast<std::size_t>(anomaly::count_)> n{};
