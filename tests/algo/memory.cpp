@@ -260,6 +260,7 @@ TEST_SUITE("algo") {
   TEST_CASE("memory_timeline: autograd detail, in-place versions and the optimizer's state") {
     table_builder b;
     b.op("MulBackward0", 10, 20).scope(op_scope::backward_function);
+    b.allocation(0x900, 1000, 11).allocation(0x900, -1000, 19);  // a workspace: no tensor uses it
     b.allocation(0x700, 40, 12);  // made in the backward pass, not a gradient
     op_with(b, "aten::mul", 13, 14, {{0x1, 0x700}});
     b.annotation("Optimizer.step#Adam.step", 30, 60);
@@ -269,13 +270,18 @@ TEST_SUITE("algo") {
     event_table t = b.take();
     build_tree(t);
     const memory_timeline_result m = memory_timeline(t);
-    REQUIRE(m.blocks.size() == 2);
-    CHECK(m.blocks[0].category == memory_category::autograd_detail);
-    CHECK(m.blocks[1].category == memory_category::optimizer_state);
-    CHECK(m.blocks[1].versions == 2);
-    CHECK(m.category(1, 0) == memory_category::optimizer_state);
-    const memory_timeline_result plain = memory_timeline(t, {.optimizer_annotations = false});
-    CHECK(plain.blocks[1].category == memory_category::unknown);  // as PyTorch without a tracer
+    REQUIRE(m.blocks.size() == 3);
+    CHECK(m.blocks[0].category == memory_category::temporary);
+    CHECK(m.blocks[0].tensor_id == 0);
+    CHECK(m.blocks[1].category == memory_category::autograd_detail);
+    CHECK(m.blocks[2].category == memory_category::optimizer_state);
+    CHECK(m.blocks[2].versions == 2);
+    CHECK(m.category(2, 0) == memory_category::optimizer_state);
+    // As PyTorch: no optimizer state without its Python tracer, workspaces unknown.
+    const memory_timeline_result plain =
+        memory_timeline(t, {.optimizer_annotations = false, .untracked_temporaries = false});
+    CHECK(plain.blocks[0].category == memory_category::unknown);
+    CHECK(plain.blocks[2].category == memory_category::unknown);
   }
 
   TEST_CASE("memory_timeline: bad input is counted, repaired and kept") {

@@ -16,7 +16,16 @@
 // autograd thread link to their forward ops), debug handle, asynchrony and, when the queue records
 // inputs, its inputs through `ivalue_traits` (tensors with sizes, strides, dtype, device, storage
 // and implementation addresses; scalars; tensor lists and scalar lists element by element), and,
-// when the queue records module frames, the TorchScript module hierarchy. The queue's op hooks see
+// when the queue records module frames, the TorchScript module hierarchy. Allocations and frees
+// (when the queue's schema has allocations, `observer_options::memory`) come the way PyTorch's
+// profiler receives them: c10's allocators report to the memory reporter of the thread's debug
+// info (`PROFILER_STATE`), which the observer installs on the thread that starts it and which
+// PyTorch hands on to the threads that run for it (the autograd engine's, `at::launch`'s): every
+// allocation and free with its address, size, device, total allocated and reserved, and failed
+// allocations as out-of-memory events. The tree puts each under the op that was running. PyTorch's
+// profiler uses that same slot: on a thread where it is running, the observer records no memory
+// (and PyTorch's profiler must not start on a thread while the observer runs there). The queue's
+// op hooks see
 // each op's correlation id, as with any begin_op (the CUPTI adapter's hooks hand it to the device
 // activities). While no observer is started, RecordFunction has no callback of ours: the runtime
 // pays nothing. RecordFunction's own sampling (`observer_options::sampling`) and scope filter
@@ -29,7 +38,9 @@
 
 #include <ATen/core/ivalue.h>
 #include <ATen/record_function.h>
+#include <c10/core/Allocator.h>
 #include <c10/core/ScalarType.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
 #include <torch/csrc/jit/runtime/interpreter.h>
 // (after ivalue.h, which it needs complete)
 #include <ATen/core/function_schema.h>
@@ -129,6 +140,9 @@ struct observer_options {
   /// user scopes) are always copied: they die with their RecordFunction.
   bool copy_all_names = false;
   double sampling = 1.0;  ///< RecordFunction's sampling probability for our callback
+  /// Record allocations, frees and failed allocations (when the queue's schema has them), as
+  /// PyTorch's `profile_memory=True`.
+  bool memory = false;
   /// The scopes recorded (empty: all). User scopes are `at::RecordScope::USER_SCOPE`.
   std::vector<at::RecordScope> scopes{};
 };
@@ -168,6 +182,38 @@ inline std::string_view operator_name(const at::RecordFunction& fn) noexcept {
 }
 }  // namespace detail
 
+/// The memory reporter the observer installs as the thread's `PROFILER_STATE` debug info.
+template <class Queue>
+class memory_reporter final : public c10::MemoryReportingInfoBase {
+ public:
+  explicit memory_reporter(Queue& q) : queue_(q) {}
+  void reportMemoryUsage(void* ptr, std::int64_t alloc_size, std::int64_t total_allocated,
+                         std::int64_t total_reserved, c10::Device device) override {
+    if constexpr (Queue::schema_type::template contains<event_kind::allocation>)
+      if (enabled_.load(std::memory_order_relaxed))
+        queue_.record_allocation(reinterpret_cast<std::uint64_t>(ptr), alloc_size, total_allocated,
+                                 total_reserved, static_cast<std::int8_t>(device.type()),
+                                 static_cast<std::int8_t>(device.index()));
+  }
+  void reportOutOfMemory(std::int64_t alloc_size, std::int64_t total_allocated,
+                         std::int64_t total_reserved, c10::Device device) override {
+    if constexpr (Queue::schema_type::template contains<event_kind::out_of_memory>)
+      if (enabled_.load(std::memory_order_relaxed))
+        queue_.record_out_of_memory(alloc_size, total_allocated, total_reserved,
+                                    static_cast<std::int8_t>(device.type()),
+                                    static_cast<std::int8_t>(device.index()));
+  }
+  [[nodiscard]] bool memoryProfilingEnabled() const override {
+    return enabled_.load(std::memory_order_relaxed);
+  }
+  /// Threads that picked the reporter up may still report after stop: they record nothing.
+  void disable() noexcept { enabled_.store(false, std::memory_order_relaxed); }
+
+ private:
+  Queue& queue_;
+  std::atomic<bool> enabled_{true};
+};
+
 /// A RecordFunction observer recording into `Queue` (a `record_queue`). One observer of a given
 /// queue type is started at a time. Synchronous ops are ended through a per-thread stack of
 /// open ops (no allocation per op); asynchronous ones, and ops nested more than 128 deep, carry
@@ -195,12 +241,24 @@ class observer {
     if (!options_.scopes.empty()) cb.scopes({options_.scopes.begin(), options_.scopes.end()});
     queue_.start();
     handle_ = at::addGlobalCallback(std::move(cb));
+    if constexpr (Queue::schema_type::template contains<event_kind::allocation>)
+      if (options_.memory &&
+          c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE) == nullptr) {
+        reporter_ = std::make_shared<memory_reporter<Queue>>(queue_);
+        c10::ThreadLocalDebugInfo::_push(c10::DebugInfoKind::PROFILER_STATE, reporter_);
+      }
   }
   /// Removes the callback (the runtime pays nothing for it after) and stops the queue.
   void stop() {
     if (handle_ == 0) return;
     at::removeCallback(handle_);
     handle_ = 0;
+    if (reporter_) {
+      reporter_->disable();
+      if (c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE) == reporter_.get())
+        c10::ThreadLocalDebugInfo::_pop(c10::DebugInfoKind::PROFILER_STATE);
+      reporter_.reset();
+    }
     queue_.stop();
     if (current() == this) current() = nullptr;
   }
@@ -311,6 +369,7 @@ class observer {
   Queue& queue_;
   observer_options options_;
   at::CallbackHandle handle_ = 0;
+  std::shared_ptr<memory_reporter<Queue>> reporter_;
 };
 
 }  // namespace libtorch

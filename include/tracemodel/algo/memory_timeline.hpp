@@ -22,7 +22,9 @@
 //    version, the first that is set wins):
 //      gradient: the first input of the first child of `torch::autograd::AccumulateGrad`
 //        (`aten::detach` or `aten::add_`), every block of its tensor id;
-//      temporary: created and freed within one node;
+//      temporary: created and freed within one node (and, tracemodel's addition, memory no
+//        tensor used, an op's workspace, allocated and freed within one node:
+//        `untracked_temporaries`; PyTorch leaves it unknown);
 //      input: versions in the data flow toward a gradient or parameter (walking the nodes
 //        backward), not created in the backward pass, whose tensor never depends on a gradient;
 //      parameter: used in the forward data flow from the inputs, used toward a gradient, and
@@ -31,8 +33,10 @@
 //      activation: outputs of forward nodes whose inputs include an input or activation and
 //        nothing other than inputs, activations, parameters and temporaries;
 //      optimizer state: PyTorch takes it from its Python tracer, which a trace does not carry;
-//        tracemodel's stand-in (`optimizer_annotations`): blocks created or mutated inside an
-//        `Optimizer.step#...` annotation that are not parameters, gradients or temporaries;
+//        tracemodel's stand-ins: blocks created or mutated inside an `Optimizer.step#...`
+//        annotation and kept past it (`optimizer_annotations`), and blocks an op outside the
+//        backward pass changes in place with a gradient among its inputs (momentum buffers,
+//        Adam's averages: `gradient_fed_state`), when not parameters, gradients or temporaries;
 //      autograd detail: outputs of backward nodes whose prior version is unset or autograd
 //        detail;
 //      unknown: the rest.
@@ -158,8 +162,13 @@ struct memory_timeline_options {
   /// A CPU `device` means the CPU's allocations whatever their index.
   bool choose_device = true;
   memory_device device{};
-  /// tracemodel's stand-in for the optimizer state PyTorch's Python tracer finds (see above).
+  /// tracemodel's stand-ins for the optimizer state PyTorch's Python tracer finds (see above):
+  /// what ops inside `Optimizer.step#...` keep, and what ops change in place from a gradient.
   bool optimizer_annotations = true;
+  bool gradient_fed_state = true;
+  /// Memory no tensor used (an op's workspace), allocated and freed within one node: temporary
+  /// (PyTorch leaves it unknown: it keys categories on tensors).
+  bool untracked_temporaries = true;
 };
 
 struct memory_timeline_result {
@@ -429,6 +438,7 @@ struct memory_timeline_fn {
       });
       in_backward_.resize(nodes_.size());
       std::vector<std::uint32_t> slot(r_.blocks.size(), none);  // block -> edge in this node
+      if (o_.untracked_temporaries) untracked_node_.assign(r_.blocks.size(), none);
       std::vector<std::uint32_t> touched;
       std::vector<event_index> subtree;
       for (std::size_t n = 0; n < nodes_.size(); ++n) {
@@ -460,6 +470,17 @@ struct memory_timeline_fn {
           const std::uint8_t s = seen_[k];
           edges_[k].mutated = (s & 2) != 0 || s == 4 ? 1 : 0;
         }
+        if (o_.untracked_temporaries)  // blocks no tensor used, made and freed in this node
+          for (const event_index i : subtree)
+            if (const auto* a = t_.events[i].template get_if<event_kind::allocation>();
+                a != nullptr && ids_.event_version[i] != none &&
+                r_.blocks[ids_.event_version[i]].tensor_id == 0) {
+              const std::uint32_t b = ids_.event_version[i];
+              if (a->alloc_size > 0)
+                untracked_node_[b] = static_cast<std::uint32_t>(n);
+              else if (untracked_node_[b] == n)
+                by_key_[b] = static_cast<std::uint8_t>(memory_category::temporary);
+            }
         for (const event_index i : subtree)  // frees
           if (const auto* a = t_.events[i].template get_if<event_kind::allocation>();
               a != nullptr && a->alloc_size < 0 && ids_.event_version[i] != none &&
@@ -552,6 +573,7 @@ struct memory_timeline_fn {
       parameters();
       activations();
       if (o_.optimizer_annotations) optimizer_state();
+      if (o_.gradient_fed_state) gradient_fed_state();
       autograd_detail();
     }
 
@@ -702,6 +724,27 @@ struct memory_timeline_fn {
       }
     }
 
+    // Tensors an op outside the backward pass changes in place from a gradient (momentum
+    // buffers, Adam's averages) that are not parameters, gradients or temporaries.
+    void gradient_fed_state() {
+      for (std::size_t n = 0; n < nodes_.size(); ++n) {
+        if (in_backward_[n]) continue;
+        bool fed = false;
+        for_inputs(n, [&](std::uint32_t b, std::uint32_t v, std::uint8_t) {
+          fed = fed || is(b, v, memory_category::gradient);
+        });
+        if (!fed) continue;
+        for (const edge& e : edges(n)) {
+          if (e.mutated != 1 || e.allocation()) continue;
+          const std::uint8_t c = get(e.block, e.version());
+          if ((c == unset || c == std::uint8_t(memory_category::activation) ||
+               c == std::uint8_t(memory_category::input)) &&
+              by_key_[e.block] == unset)
+            set_by_id(e.block, memory_category::optimizer_state);
+        }
+      }
+    }
+
     void autograd_detail() {
       for (std::size_t n = 0; n < nodes_.size(); ++n) {
         if (!in_backward_[n]) continue;
@@ -715,7 +758,9 @@ struct memory_timeline_fn {
 
     // ---- the records ---------------------------------------------------------------------
     memory_category category(std::uint32_t b, std::uint32_t v) const {
-      if (r_.blocks[b].tensor_id == 0) return memory_category::unknown;
+      if (r_.blocks[b].tensor_id == 0)
+        return by_key_[b] == unset ? memory_category::unknown
+                                   : static_cast<memory_category>(by_key_[b]);
       const std::uint8_t c = get(b, v);
       return c == unset ? memory_category::unknown : static_cast<memory_category>(c);
     }
@@ -888,6 +933,7 @@ struct memory_timeline_fn {
     std::vector<std::uint8_t> by_id_, by_key_;
     std::unordered_map<std::uint64_t, std::uint8_t> by_version_;
     std::vector<std::uint32_t> id_keys_;
+    std::vector<std::uint32_t> untracked_node_;  // a block no tensor used: its allocation's node
   };
 };
 
