@@ -59,7 +59,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "tracemodel/algo/measure.hpp"
@@ -319,7 +318,8 @@ struct memory_timeline_fn {
         : t_(t), o_(o), r_(r) {}
 
     void run() {
-      ids_ = detail::identify_storages(t_);
+      order_ = detail::start_order(t_.events);
+      ids_ = detail::identify_storages(t_, order_);
       const std::size_t nb = ids_.tensor_id.size();
       r_.blocks.resize(nb);
       for (std::size_t b = 0; b < nb; ++b) {
@@ -331,6 +331,7 @@ struct memory_timeline_fn {
       current_.assign(nb, 0);
       sizes();
       graph();
+      version_slots();
       categories();
       timeline();
       versions_out();
@@ -371,8 +372,7 @@ struct memory_timeline_fn {
           b.bytes = std::max(b.bytes, bytes);
         });
       std::vector<bool> sized(r_.blocks.size(), false);
-      const auto order = detail::start_order(t_.events);
-      for (const event_index i : order) {
+      for (const event_index i : order_) {
         const auto* a = t_.events[i].template get_if<event_kind::allocation>();
         if (a == nullptr) continue;
         if (a->total_allocated < 0 || a->total_reserved < 0)
@@ -445,9 +445,14 @@ struct memory_timeline_fn {
         const std::uint32_t first = static_cast<std::uint32_t>(edges_.size());
         node_first_.push_back(first);
         in_backward_[n] = scopes_backward(nodes_[n]);
-        subtree.clear();
-        walk_preorder(t_, std::vector<event_index>{nodes_[n]},
-                      [&](event_index i, std::uint32_t) { subtree.push_back(i); });
+        subtree.clear();  // (its order does not matter)
+        stack_.assign(1, nodes_[n]);
+        while (!stack_.empty()) {
+          const event_index i = stack_.back();
+          stack_.pop_back();
+          subtree.push_back(i);
+          for (const event_index c : t_.children_of(t_.events[i])) stack_.push_back(c);
+        }
         auto edge_of = [&](std::uint32_t b) -> edge& {
           if (slot[b] == none) {
             slot[b] = static_cast<std::uint32_t>(edges_.size());
@@ -471,16 +476,17 @@ struct memory_timeline_fn {
           edges_[k].mutated = (s & 2) != 0 || s == 4 ? 1 : 0;
         }
         if (o_.untracked_temporaries)  // blocks no tensor used, made and freed in this node
-          for (const event_index i : subtree)
-            if (const auto* a = t_.events[i].template get_if<event_kind::allocation>();
-                a != nullptr && ids_.event_version[i] != none &&
-                r_.blocks[ids_.event_version[i]].tensor_id == 0) {
-              const std::uint32_t b = ids_.event_version[i];
-              if (a->alloc_size > 0)
-                untracked_node_[b] = static_cast<std::uint32_t>(n);
-              else if (untracked_node_[b] == n)
-                by_key_[b] = static_cast<std::uint8_t>(memory_category::temporary);
-            }
+          for (const bool frees : {false, true})
+            for (const event_index i : subtree)
+              if (const auto* a = t_.events[i].template get_if<event_kind::allocation>();
+                  a != nullptr && (a->alloc_size < 0) == frees && ids_.event_version[i] != none &&
+                  r_.blocks[ids_.event_version[i]].tensor_id == 0) {
+                const std::uint32_t b = ids_.event_version[i];
+                if (!frees)
+                  untracked_node_[b] = static_cast<std::uint32_t>(n);
+                else if (untracked_node_[b] == n)
+                  by_key_[b] = static_cast<std::uint8_t>(memory_category::temporary);
+              }
         for (const event_index i : subtree)  // frees
           if (const auto* a = t_.events[i].template get_if<event_kind::allocation>();
               a != nullptr && a->alloc_size < 0 && ids_.event_version[i] != none &&
@@ -515,27 +521,55 @@ struct memory_timeline_fn {
     }
 
     // ---- categories (PyTorch's CategoryDict and passes) -----------------------------------
-    static std::uint64_t vkey(std::uint32_t b, std::uint32_t v) {
-      return std::uint64_t{b} << 32 | v;
+    /// A (block, version) pair's slot in the per-version arrays (versions past the graph's
+    /// last, which the graph never names, share the last one's).
+    std::uint32_t vkey(std::uint32_t b, std::uint32_t v) const {
+      return vbase_[b] + std::min(v, current_[b]);
+    }
+    void version_slots() {
+      vbase_.resize(r_.blocks.size() + 1);
+      std::uint32_t k = 0;
+      for (std::size_t b = 0; b < r_.blocks.size(); ++b) {
+        vbase_[b] = k;
+        k += current_[b] + 1;
+      }
+      vbase_.back() = k;
+      by_version_.assign(k, unset);
+      vflag_.assign(k, 0);
     }
     std::uint8_t get(std::uint32_t b, std::uint32_t v) const {
       if (const std::uint8_t c = by_id_[r_.blocks[b].tensor_id]; c != unset) return c;
       if (by_key_[b] != unset) return by_key_[b];
-      const auto it = by_version_.find(vkey(b, v));
-      return it == by_version_.end() ? unset : it->second;
+      return by_version_[vkey(b, v)];
     }
     void set_by_id(std::uint32_t b, memory_category c) {
       by_id_[r_.blocks[b].tensor_id] = static_cast<std::uint8_t>(c);
       id_keys_.push_back(b);
     }
     void setdefault(std::uint32_t b, std::uint32_t v, memory_category c) {
-      by_version_.try_emplace(vkey(b, v), static_cast<std::uint8_t>(c));
+      std::uint8_t& slot = by_version_[vkey(b, v)];
+      if (slot == unset) slot = static_cast<std::uint8_t>(c);
+    }
+    // Sets of (block, version) pairs, as bits of `vflag_`.
+    enum flag : std::uint8_t { produces = 1, forward = 2, candidate = 4, used = 8 };
+    bool has(std::uint32_t b, std::uint32_t v, flag f) const {
+      return (vflag_[vkey(b, v)] & f) != 0;
+    }
+    void mark(std::uint32_t b, std::uint32_t v, flag f) { vflag_[vkey(b, v)] |= f; }
+    void unmark(std::uint32_t b, std::uint32_t v, flag f) {
+      vflag_[vkey(b, v)] &= static_cast<std::uint8_t>(~f);
+    }
+    /// Calls f(block, version) for every pair in set `f`.
+    template <class F>
+    void for_marked(flag f, F&& fn) const {
+      for (std::uint32_t b = 0; b < r_.blocks.size(); ++b)
+        for (std::uint32_t v = 0; v <= current_[b]; ++v)
+          if ((vflag_[vbase_[b] + v] & f) != 0) fn(b, v);
     }
     bool is(std::uint32_t b, std::uint32_t v, memory_category c) const {
       return get(b, v) == static_cast<std::uint8_t>(c);
     }
 
-    using tensor_version = std::uint64_t;  // vkey
     template <class F>
     void for_inputs(std::size_t n, F&& f) const {
       for (const edge& e : edges(n))
@@ -603,79 +637,68 @@ struct memory_timeline_fn {
 
     void inputs() {
       const std::vector<bool> depends = any_version_depends_on_gradient();
-      std::unordered_map<tensor_version, bool> produces;  // the set (value unused)
-      std::vector<tensor_version> tensors;
       for (std::size_t n = nodes_.size(); n-- > 0;) {
-        tensors.clear();
-        for_inputs(n, [&](std::uint32_t b, std::uint32_t v, std::uint8_t) {
-          tensors.push_back(vkey(b, v));
-        });
-        for_outputs(n, [&](std::uint32_t b, std::uint32_t v) { tensors.push_back(vkey(b, v)); });
-        const bool any = std::any_of(tensors.begin(), tensors.end(), [&](tensor_version k) {
-          const auto b = static_cast<std::uint32_t>(k >> 32);
-          const auto v = static_cast<std::uint32_t>(k);
-          return is(b, v, memory_category::gradient) || is(b, v, memory_category::parameter) ||
-                 produces.contains(k);
-        });
-        if (any)
-          for (const tensor_version k : tensors) produces.emplace(k, true);
+        bool any = false;
+        auto check = [&](std::uint32_t b, std::uint32_t v) {
+          any = any || is(b, v, memory_category::gradient) ||
+                is(b, v, memory_category::parameter) || has(b, v, produces);
+        };
+        for_inputs(n, [&](std::uint32_t b, std::uint32_t v, std::uint8_t) { check(b, v); });
+        for_outputs(n, check);
+        if (!any) continue;
+        for_inputs(n,
+                   [&](std::uint32_t b, std::uint32_t v, std::uint8_t) { mark(b, v, produces); });
+        for_outputs(n, [&](std::uint32_t b, std::uint32_t v) { mark(b, v, produces); });
       }
       for (std::size_t n = 0; n < nodes_.size(); ++n)
         if (in_backward_[n])
-          for_outputs(n, [&](std::uint32_t b, std::uint32_t v) { produces.erase(vkey(b, v)); });
-      for (const auto& [k, unused] : produces) {
-        const auto b = static_cast<std::uint32_t>(k >> 32);
-        if (!depends[r_.blocks[b].tensor_id])
-          setdefault(b, static_cast<std::uint32_t>(k), memory_category::input);
-      }
+          for_outputs(n, [&](std::uint32_t b, std::uint32_t v) { unmark(b, v, produces); });
+      for_marked(produces, [&](std::uint32_t b, std::uint32_t v) {
+        if (!depends[r_.blocks[b].tensor_id]) setdefault(b, v, memory_category::input);
+      });
     }
 
     void parameters() {
-      std::unordered_map<tensor_version, bool> fwd, candidates, used;
       // The snapshot's inputs: every (block, version) the graph names that is an input.
       for (std::size_t n = 0; n < nodes_.size(); ++n) {
         auto note = [&](std::uint32_t b, std::uint32_t v) {
-          if (is(b, v, memory_category::input)) fwd.emplace(vkey(b, v), true);
+          if (is(b, v, memory_category::input)) mark(b, v, forward);
         };
         for_inputs(n, [&](std::uint32_t b, std::uint32_t v, std::uint8_t) { note(b, v); });
         for_outputs(n, note);
       }
       for (const std::uint32_t b : id_keys_)
-        if (is(b, 0, memory_category::input)) fwd.emplace(vkey(b, 0), true);
-      std::vector<tensor_version> ins;
+        if (is(b, 0, memory_category::input)) mark(b, 0, forward);
       for (std::size_t n = 0; n < nodes_.size(); ++n) {
         if (in_backward_[n]) continue;
-        ins.clear();
         bool gradient = false, from_input = false;
         for_inputs(n, [&](std::uint32_t b, std::uint32_t v, std::uint8_t) {
-          ins.push_back(vkey(b, v));
           gradient = gradient || is(b, v, memory_category::gradient);
-          from_input = from_input || fwd.contains(vkey(b, v));
+          from_input = from_input || has(b, v, forward);
         });
         for_outputs(n, [&](std::uint32_t b, std::uint32_t v) {
           gradient = gradient || is(b, v, memory_category::gradient);
         });
         if (gradient || !from_input) continue;
-        for_outputs(n, [&](std::uint32_t b, std::uint32_t v) { fwd.emplace(vkey(b, v), true); });
-        for (const tensor_version k : ins)
-          if (!fwd.contains(k)) candidates.emplace(k, true);
+        for_outputs(n, [&](std::uint32_t b, std::uint32_t v) { mark(b, v, forward); });
+        for_inputs(n, [&](std::uint32_t b, std::uint32_t v, std::uint8_t) {
+          if (!has(b, v, forward)) mark(b, v, candidate);
+        });
       }
       for (std::size_t n = nodes_.size(); n-- > 0;) {
         bool feeds = false;
         for_outputs(n, [&](std::uint32_t b, std::uint32_t v) {
-          feeds = feeds || is(b, v, memory_category::gradient) || used.contains(vkey(b, v));
+          feeds = feeds || is(b, v, memory_category::gradient) || has(b, v, used);
         });
         if (feeds)
-          for_inputs(n, [&](std::uint32_t b, std::uint32_t v, std::uint8_t) {
-            used.emplace(vkey(b, v), true);
-          });
+          for_inputs(n, [&](std::uint32_t b, std::uint32_t v, std::uint8_t) { mark(b, v, used); });
       }
       const std::vector<bool> depends = any_version_depends_on_gradient();
       std::vector<bool> parameter(by_id_.size(), false);
-      for (const auto& [k, unused] : candidates) {
-        const std::uint64_t id = r_.blocks[static_cast<std::uint32_t>(k >> 32)].tensor_id;
-        if (used.contains(k) && depends[id]) parameter[id] = true;
-      }
+      for_marked(candidate, [&](std::uint32_t b, std::uint32_t v) {
+        const std::uint64_t id = r_.blocks[b].tensor_id;
+        if (has(b, v, used) && depends[id]) parameter[id] = true;
+      });
       for (std::uint32_t b = 0; b < r_.blocks.size(); ++b)
         if (parameter[r_.blocks[b].tensor_id] && r_.blocks[b].tensor_id != 0)
           set_by_id(b, memory_category::parameter);
@@ -771,38 +794,29 @@ struct memory_timeline_fn {
 
     void timeline() {
       const std::size_t nb = r_.blocks.size();
-      // Unknown blocks (no tensor): straight from their allocation events.
-      std::vector<bool> live(nb, false), allocated(nb, false), freed(nb, false);
-      const auto order = detail::start_order(t_.events);
+      // Unknown blocks (no tensor): straight from their allocation events. An allocation over
+      // a live one ends the old block there.
       std::vector<std::int64_t> alloc_time(nb, -1), free_time(nb, -1);
-      detail::pair_ids addresses;
-      std::vector<std::uint32_t> live_at;  // address id -> live block + 1
-      for (const event_index i : order) {
+      for (const auto& [i, old] : ids_.reused) {
+        r_.repairs.add(anomaly::allocation_reused);
+        add(t_.events[i].start_ns, memory_action::destroy, old, current_[old],
+            -r_.blocks[old].bytes);
+      }
+      r_.repairs.add(anomaly::free_without_allocation, ids_.unheld_frees.size());
+      for (const event_index i : order_) {
         const auto* a = t_.events[i].template get_if<event_kind::allocation>();
         if (a == nullptr) continue;
         const std::uint32_t b = ids_.event_version[i];
         if (b == none) continue;
         const std::int64_t when = t_.events[i].start_ns;
-        const std::uint64_t device = std::uint64_t{static_cast<std::uint8_t>(a->device_type)} << 8 |
-                                     static_cast<std::uint8_t>(a->device_index);
-        const std::uint32_t addr = addresses.id(a->ptr, device);
-        if (addr == live_at.size()) live_at.push_back(0);
+        const bool untracked = r_.blocks[b].tensor_id == 0;
         if (a->alloc_size > 0) {
-          if (live_at[addr] != 0) {  // reused before its free: the old block ends here
-            r_.repairs.add(anomaly::allocation_reused);
-            const std::uint32_t old = live_at[addr] - 1;
-            add(when, memory_action::destroy, old, current_[old], -r_.blocks[old].bytes);
-          }
-          live_at[addr] = b + 1;
           alloc_time[b] = when;
-          if (r_.blocks[b].tensor_id == 0) add(when, memory_action::create, b, 0, a->alloc_size);
+          if (untracked) add(when, memory_action::create, b, 0, a->alloc_size);
         } else {
-          if (live_at[addr] == 0 || live_at[addr] - 1 != b)
-            r_.repairs.add(anomaly::free_without_allocation);
-          live_at[addr] = 0;
-          free_time[b] = when;
           if (-a->alloc_size != r_.blocks[b].bytes) r_.repairs.add(anomaly::free_size_mismatch);
-          if (r_.blocks[b].tensor_id == 0) {
+          free_time[b] = when;
+          if (untracked) {
             if (alloc_time[b] < 0) add(-1, memory_action::preexisting, b, 0, r_.blocks[b].bytes);
             add(when, memory_action::destroy, b, 0, -r_.blocks[b].bytes);
           }
@@ -931,7 +945,10 @@ struct memory_timeline_fn {
     std::vector<std::uint8_t> seen_;
     std::vector<std::uint32_t> current_;  // the graph's version of each block
     std::vector<std::uint8_t> by_id_, by_key_;
-    std::unordered_map<std::uint64_t, std::uint8_t> by_version_;
+    std::vector<std::uint32_t> vbase_;  // block -> its first slot in the per-version arrays
+    std::vector<std::uint8_t> by_version_, vflag_;
+    detail::scratch_vector<std::uint32_t> order_;  // the events in start order
+    std::vector<event_index> stack_;               // a subtree's walk
     std::vector<std::uint32_t> id_keys_;
     std::vector<std::uint32_t> untracked_node_;  // a block no tensor used: its allocation's node
   };

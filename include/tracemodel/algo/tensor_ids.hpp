@@ -79,14 +79,19 @@ struct storage_identities {
   std::vector<std::uint64_t> tensor_id;      ///< per storage version
   std::vector<std::uint64_t> address;        ///< per storage version
   std::size_t ids = 0;                       ///< distinct tensor ids
+  /// Allocations at an address whose last storage was still live (no free recorded): the event
+  /// and that storage's version.
+  std::vector<std::pair<event_index, std::uint32_t>> reused;
+  /// Frees of an address no recorded allocation held (each its own storage version).
+  std::vector<event_index> unheld_frees;
 };
 
-template <class Schema>
-storage_identities identify_storages(const basic_event_table<Schema>& t) {
+/// The identities, visiting the events in `order` (their start order).
+template <class Schema, class Order>
+storage_identities identify_storages(const basic_event_table<Schema>& t, const Order& order) {
   storage_identities out;
   out.input_version.assign(t.inputs.size(), storage_identities::none);
   out.event_version.assign(t.size(), storage_identities::none);
-  const auto order = detail::start_order(t.events);
 
   detail::pair_ids addresses;                 // (address, device) -> dense address id
   std::vector<std::uint32_t> live;            // address id -> current storage version + 1
@@ -102,11 +107,14 @@ storage_identities identify_storages(const basic_event_table<Schema>& t) {
   std::vector<std::int64_t> born, died;  // storage version -> first seen, freed (or max)
   std::int64_t now = 0;
 
-  auto version_of = [&](std::uint64_t address, std::int8_t type, std::int8_t index) {
+  auto address_id = [&](std::uint64_t address, std::int8_t type, std::int8_t index) {
     const std::uint64_t device =
         std::uint64_t{static_cast<std::uint8_t>(type)} << 8 | static_cast<std::uint8_t>(index);
     const std::uint32_t a = addresses.id(address, device);
     if (a == live.size()) live.push_back(0);
+    return a;
+  };
+  auto version_at = [&](std::uint32_t a, std::uint64_t address) {  // the live one, or a new one
     if (live[a] == 0) {
       live[a] = groups.add() + 1;
       born.push_back(now);
@@ -114,18 +122,7 @@ storage_identities identify_storages(const basic_event_table<Schema>& t) {
       used_by_tensor.push_back(false);
       out.address.push_back(address);
     }
-    return std::pair{a, live[a] - 1};
-  };
-
-  // An allocation at an address still live (its free never recorded) is another storage, as
-  // PyTorch gives every allocation its own allocation id.
-  auto retire = [&](std::uint64_t address, std::int8_t type, std::int8_t index) {
-    const std::uint64_t device =
-        std::uint64_t{static_cast<std::uint8_t>(type)} << 8 | static_cast<std::uint8_t>(index);
-    if (const std::uint32_t a = addresses.id(address, device); a < live.size() && live[a] != 0) {
-      died[live[a] - 1] = now;
-      live[a] = 0;
-    }
+    return live[a] - 1;
   };
 
   for (const event_index i : order) {
@@ -136,7 +133,8 @@ storage_identities identify_storages(const basic_event_table<Schema>& t) {
         for (std::uint32_t k = 0; k < op->inputs.size; ++k) {
           const input_value& v = t.inputs[op->inputs.first + k];
           if (v.kind != input_kind::tensor || v.impl == 0 || v.storage == 0) continue;
-          const std::uint32_t version = version_of(v.storage, v.device_type, v.device_index).second;
+          const std::uint32_t version =
+              version_at(address_id(v.storage, v.device_type, v.device_index), v.storage);
           used_by_tensor[version] = true;
           auto [slot, inserted] =
               impl_slot.try_emplace(v.impl, static_cast<std::uint32_t>(impls.size()));
@@ -158,8 +156,16 @@ storage_identities identify_storages(const basic_event_table<Schema>& t) {
     if constexpr (Schema::template contains<event_kind::allocation>) {
       if (const auto* a = e.template get_if<event_kind::allocation>()) {
         if (a->ptr == 0) continue;
-        if (a->alloc_size > 0) retire(a->ptr, a->device_type, a->device_index);  // a new storage
-        const auto [addr, version] = version_of(a->ptr, a->device_type, a->device_index);
+        const std::uint32_t addr = address_id(a->ptr, a->device_type, a->device_index);
+        if (a->alloc_size > 0 && live[addr] != 0) {
+          // An allocation at an address still live (its free never recorded) is another
+          // storage, as PyTorch gives every allocation its own allocation id.
+          out.reused.emplace_back(i, live[addr] - 1);
+          died[live[addr] - 1] = now;
+          live[addr] = 0;
+        }
+        if (a->alloc_size < 0 && live[addr] == 0) out.unheld_frees.push_back(i);
+        const std::uint32_t version = version_at(addr, a->ptr);
         out.event_version[i] = version;
         if (a->alloc_size < 0) {  // freed: the next use is another storage
           died[version] = now;
@@ -179,6 +185,10 @@ storage_identities identify_storages(const basic_event_table<Schema>& t) {
   out.tensor_id.resize(versions);
   for (std::uint32_t v = 0; v < versions; ++v) out.tensor_id[v] = group_id[groups.find(v)];
   return out;
+}
+template <class Schema>
+storage_identities identify_storages(const basic_event_table<Schema>& t) {
+  return identify_storages(t, detail::start_order(t.events));
 }
 }  // namespace detail
 
