@@ -634,6 +634,13 @@ TEST_SUITE("tools") {
     CHECK(text.out.starts_with("memory on cpu: peak 88.29 Kb (90404 bytes)"));
     CHECK(text.out.find("largest blocks live at the peak (3 of 8)") != std::string::npos);
     CHECK(text.out.find("32768  unknown          aten::cat") != std::string::npos);
+    // `tracemodel report`: a memory section, its numbers in the page's JSON under "memory_".
+    REQUIRE(run("report " + quoted(trace) + " -o " + quoted(dir + "/report.html")).status == 0);
+    const std::string report = tmtest::read_file(dir + "/report.html");
+    CHECK(report.find("<h2>Memory (rank 0)</h2>") != std::string::npos);
+    CHECK(report.find("\"memory_peak\":{\"time_ns\":") != std::string::npos);
+    CHECK(report.find("\"bytes\":90404,") != std::string::npos);
+    CHECK(report.find("data-check=\"memory_live_at_peak.0.bytes\"") != std::string::npos);
     // Errors: a broken memory timeline file names the byte; an unknown device is a usage error.
     {
       std::FILE* f = std::fopen((dir + "/bad.raw.json").c_str(), "wb");

@@ -654,8 +654,8 @@ std::string critical_path_section(const std::vector<critical_path_summary>& cps)
 }  // namespace
 
 std::string gpu_report_page(const report_view& rep, const std::string& json, const std::string& cpu,
-                            const std::string& title,
-                            const std::vector<critical_path_summary>& cps) {
+                            const std::string& title, const std::vector<critical_path_summary>& cps,
+                            const std::string& more) {
   std::string h = page::head(title);
   h += fmt::format("<p>{} rank(s), {} rules.</p>\n", rep.ranks.size(),
                    rep.hta ? "Holistic Trace Analysis's" : "exact");
@@ -664,6 +664,7 @@ std::string gpu_report_page(const report_view& rep, const std::string& json, con
        top_kernels_section(rep) + queue_section(rep) + launch_delay_section(rep) +
        critical_path_section(cps);
   if (!cpu.empty()) h += "<h2>CPU: key averages</h2>\n<pre>" + escape(cpu) + "</pre>\n";
+  h += more;
   // The analyses, as `tracemodel gpu --json` prints them.
   return h + page::data_and_end(json);
 }

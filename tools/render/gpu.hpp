@@ -64,8 +64,10 @@ struct critical_path_summary {
 
 /// `report`'s page. `json` is `gpu --json`'s object for the same report, `cpu` the stats table
 /// of a rank (or empty), `cps` each rank's critical path.
+/// `more`: sections of other analyses, after the device's and the key averages.
 [[nodiscard]] std::string gpu_report_page(const report_view& rep, const std::string& json,
                                           const std::string& cpu, const std::string& title,
-                                          const std::vector<critical_path_summary>& cps);
+                                          const std::vector<critical_path_summary>& cps,
+                                          const std::string& more = "");
 
 }  // namespace tracemodel_cli

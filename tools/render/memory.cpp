@@ -104,7 +104,10 @@ void print_memory(const memory_view& v) {
                 r.frame.empty() ? "-" : r.frame.c_str());
 }
 
-void write_memory_json(const memory_view& v, tmod::json_output& out) {
+void write_memory_json(const memory_view& v, tmod::json_output& out, std::string_view prefix) {
+  auto key = [&](std::string_view k) -> tmod::json_output& {
+    return out.ch('"').raw(prefix).raw(k).raw("\":");
+  };
   auto text_or_null = [&out](const std::string& s) {
     if (s.empty())
       out.raw("null");
@@ -112,26 +115,33 @@ void write_memory_json(const memory_view& v, tmod::json_output& out) {
       out.string(s);
   };
   const std::int64_t t0 = v.points.empty() ? 0 : v.points.front().time_ns;
-  out.raw(",\"device\":").string(v.device);
-  out.raw(",\"blocks\":").unsigned_integer(v.blocks);
-  out.raw(",\"records\":").unsigned_integer(v.records);
-  out.raw(",\n\"peak\":{\"time_ns\":").integer(v.peak.time_ns);
+  out.ch(',');
+  key("device").string(v.device);
+  out.ch(',');
+  key("blocks").unsigned_integer(v.blocks);
+  out.ch(',');
+  key("records").unsigned_integer(v.records);
+  out.raw(",\n");
+  key("peak").raw("{\"time_ns\":").integer(v.peak.time_ns);
   out.raw(",\"bytes\":").integer(v.peak.bytes).raw(",\"by_category\":{");
   for (std::size_t c = 0; c < tmod::memory_categories; ++c)
     out.raw(c ? "," : "")
         .string(tmod::memory_category_names[c])
         .ch(':')
         .integer(v.peak.by_category[c]);
-  out.raw("}},\n\"summary\":[{\"first_ns\":").integer(t0);
+  out.raw("}},\n");
+  key("summary").raw("[{\"first_ns\":").integer(t0);
   out.raw(",\"peak_after_ns\":").integer(v.peak.time_ns - t0);
   out.raw(",\"peak_bytes\":").integer(v.peak.bytes);
   out.raw(",\"samples\":").unsigned_integer(v.samples);
-  out.raw("}],\n\"categories\":[");
+  out.raw("}],\n");
+  key("categories").ch('[');
   for (std::size_t c = 0; c < tmod::memory_categories; ++c) {
     out.raw(c ? ",\n" : "\n").raw("{\"category\":").string(tmod::memory_category_names[c]);
     out.raw(",\"bytes\":").integer(v.peak.by_category[c]).ch('}');
   }
-  out.raw("],\n\"timeline\":{\"categories\":[");
+  out.raw("],\n");
+  key("timeline").raw("{\"categories\":[");
   for (std::size_t c = 0; c < tmod::memory_categories; ++c)
     out.raw(c ? "," : "").string(tmod::memory_category_names[c]);
   out.raw("],\"samples\":").unsigned_integer(v.samples).raw(",\"points\":[");
@@ -140,7 +150,9 @@ void write_memory_json(const memory_view& v, tmod::json_output& out) {
     for (const std::int64_t b : v.points[k].bytes) out.ch(',').integer(b);
     out.ch(']');
   }
-  out.raw("]},\n\"live_blocks\":").unsigned_integer(v.live_blocks).raw(",\"live_at_peak\":[");
+  out.raw("]},\n");
+  key("live_blocks").unsigned_integer(v.live_blocks).ch(',');
+  key("live_at_peak").ch('[');
   for (std::size_t k = 0; k < v.live.size(); ++k) {
     const memory_live_row& r = v.live[k];
     out.raw(k ? ",\n" : "\n").raw("{\"address\":").id(r.address);

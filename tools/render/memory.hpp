@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <tracemodel/algo/memory_timeline.hpp>
@@ -44,8 +45,9 @@ struct memory_view {
                                          std::size_t buckets);
 
 void print_memory(const memory_view& v);
-/// The object's members after `"repairs"` (`,"device":...`), and its end.
-void write_memory_json(const memory_view& v, tmod::json_output& out);
+/// The object's members after `"repairs"` (`,"device":...`), each key after `prefix`, and the
+/// object's end.
+void write_memory_json(const memory_view& v, tmod::json_output& out, std::string_view prefix = "");
 /// The page's body part: the peak, the stacked timeline and the live blocks; numbers checked
 /// against the JSON members `categories` and `live_at_peak` under `key_prefix`.
 [[nodiscard]] std::string memory_section(const memory_view& v, const std::string& key_prefix = "");
