@@ -343,6 +343,23 @@ TEST_SUITE("algo") {
         live += l.bytes;
       }
       CHECK(live == m.peak.bytes);
+      // Kept as an envelope, the samples are memory_envelope's of the whole series.
+      for (const std::size_t limit : {1u, 3u, 7u}) {
+        const memory_timeline_result e = memory_timeline(t, {.sample_limit = limit});
+        const auto want = memory_envelope(m.samples, limit);
+        REQUIRE(e.samples.size() == want.size());
+        for (std::size_t k = 0; k < want.size(); ++k) {
+          CHECK(e.samples[k].time_ns == want[k].time_ns);
+          CHECK(e.samples[k].bytes == want[k].bytes);
+        }
+        CHECK(e.peak.bytes == m.peak.bytes);
+        CHECK(e.peak.time_ns == m.peak.time_ns);
+        CHECK(e.live_at_peak.size() == m.live_at_peak.size());
+      }
+      // The full series is coalesce_memory's.
+      const auto full = coalesce_memory(m.records, m.blocks, m.device);
+      REQUIRE(full.size() == m.samples.size());
+      for (std::size_t k = 0; k < full.size(); ++k) CHECK(full[k].bytes == m.samples[k].bytes);
     }
   }
 }

@@ -76,6 +76,7 @@ int run(arguments& a) {
   a.parse();
   const std::string& path = a.one_trace();
   tmod::memory_timeline_options o;
+  o.sample_limit = points;  // (the page's and the JSON's envelope, made as the samples pass)
   if (!device.empty()) {
     o.choose_device = false;
     o.device = device_named(device);

@@ -65,7 +65,7 @@ int run(arguments& a) {
     std::optional<memory_view> mv;
     if (std::any_of(t.events.begin(), t.events.end(),
                     [](const auto& e) { return e.template is<tmod::event_kind::allocation>(); }))
-      mv = memory_view_of(t, tmod::memory_timeline(t), 20, 1000);
+      mv = memory_view_of(t, tmod::memory_timeline(t, {.sample_limit = 1000}), 20, 1000);
     const std::lock_guard lock(m);
     if (mv) memory[rank] = std::move(*mv);
     cpu[rank] = std::move(text);

@@ -39,7 +39,7 @@ memory_view memory_view_of(const tmod::event_table& t, const tmod::memory_timeli
   v.device = tmod::memory_device_name(m.device);
   v.blocks = m.blocks.size();
   v.records = m.records.size();
-  v.samples = m.samples.size();
+  v.samples = m.series;
   v.points = tmod::memory_envelope(m.samples, buckets);
   v.peak = m.peak;
   v.live_blocks = m.live_at_peak.size();

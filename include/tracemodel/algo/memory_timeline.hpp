@@ -59,6 +59,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tracemodel/algo/measure.hpp"
@@ -142,7 +143,7 @@ struct memory_peak {
   std::int64_t time_ns = 0;
   std::int64_t bytes = 0;
   std::array<std::int64_t, memory_categories> by_category{};
-  std::size_t sample = 0;  ///< its index in `samples`
+  std::size_t sample = 0;  ///< its index in the whole series (`samples` when not an envelope)
 };
 
 /// A block live at the peak.
@@ -165,6 +166,9 @@ struct memory_timeline_options {
   /// what ops inside `Optimizer.step#...` keep, and what ops change in place from a gradient.
   bool optimizer_annotations = true;
   bool gradient_fed_state = true;
+  /// Samples kept: 0, every one; N, the envelope of N runs (`memory_envelope(samples, N)`, made
+  /// without the whole series: a picture's worth of a long run).
+  std::size_t sample_limit = 0;
   /// Memory no tensor used (an op's workspace), allocated and freed within one node: temporary
   /// (PyTorch leaves it unknown: it keys categories on tensors).
   bool untracked_temporaries = true;
@@ -174,7 +178,8 @@ struct memory_timeline_result {
   std::vector<memory_block> blocks;
   row_list<memory_record> records;  ///< every device, sorted by (time, action)
   memory_device device;             ///< of `samples`, `peak` and `live_at_peak`
-  row_list<memory_sample> samples;
+  row_list<memory_sample> samples;  ///< the series, or its envelope (`sample_limit`)
+  std::size_t series = 0;           ///< samples in the whole series
   memory_peak peak;
   row_list<live_block> live_at_peak;  ///< largest first
   anomaly_counts repairs;             ///< what the measure repaired (see the header comment)
@@ -195,6 +200,15 @@ inline row_list<memory_sample> coalesce_memory(const row_list<memory_record>& re
                                                const std::vector<memory_block>& blocks,
                                                memory_device device, std::int64_t divisor = 1) {
   row_list<memory_sample> out;
+  std::size_t n = 0;  // (counted first: a vector of millions of samples is not grown)
+  std::int64_t last = 0;
+  for (const memory_record& r : records)
+    if (blocks[r.block].device == device) {
+      const std::int64_t t = r.time_ns == -1 ? -1 : r.time_ns / divisor;
+      n += n == 0 || t != last;
+      last = t;
+    }
+  out.reserve(n);
   std::int64_t t_min = -1;
   for (const memory_record& r : records) {
     if (blocks[r.block].device != device) continue;
@@ -368,7 +382,7 @@ struct memory_timeline_fn {
                                                    : std::min(sizes.size(), strides.size());
           for (std::size_t d = 0; d < dims; ++d)
             n = std::max(n, sizes[d] * (strides.empty() ? 1 : strides[d]));
-          const std::int64_t bytes = n * detail::memory::element_size(t_.strings.view(v.dtype));
+          const std::int64_t bytes = n * element_size(v.dtype);
           b.bytes = std::max(b.bytes, bytes);
         });
       std::vector<bool> sized(r_.blocks.size(), false);
@@ -393,6 +407,14 @@ struct memory_timeline_fn {
           b.bytes = a->alloc_size < 0 ? -a->alloc_size : a->alloc_size;
         }
       }
+    }
+    /// Bytes per element of a dtype, by its name's id (a handful of names: looked up once).
+    std::int64_t element_size(name_id dtype) {
+      for (const auto& [id, size] : element_sizes_)
+        if (id == dtype) return size;
+      const std::int64_t size = detail::memory::element_size(t_.strings.view(dtype));
+      element_sizes_.emplace_back(dtype, size);
+      return size;
     }
     event_index op_around(event_index i) const {
       for (event_index p = t_.events[i].parent; p < t_.size(); p = t_.events[p].parent)
@@ -437,6 +459,9 @@ struct memory_timeline_fn {
         return t_.events[a].start_ns < t_.events[b].start_ns;
       });
       in_backward_.resize(nodes_.size());
+      node_first_.reserve(nodes_.size() + 1);
+      edges_.reserve(t_.inputs.size() + t_.size() / 2);  // (reserved, touched as used)
+      seen_.reserve(edges_.capacity());
       std::vector<std::uint32_t> slot(r_.blocks.size(), none);  // block -> edge in this node
       if (o_.untracked_temporaries) untracked_node_.assign(r_.blocks.size(), none);
       std::vector<std::uint32_t> touched;
@@ -794,6 +819,7 @@ struct memory_timeline_fn {
 
     void timeline() {
       const std::size_t nb = r_.blocks.size();
+      r_.records.reserve(edges_.size() + ids_.event_version.size() / 2);
       // Unknown blocks (no tensor): straight from their allocation events. An allocation over
       // a live one ends the old block there.
       std::vector<std::int64_t> alloc_time(nb, -1), free_time(nb, -1);
@@ -856,11 +882,21 @@ struct memory_timeline_fn {
             add(free_time[e.block], memory_action::destroy, e.block, last[e.block], -bytes);
         }
       }
-      std::stable_sort(r_.records.begin(), r_.records.end(),
-                       [](const memory_record& a, const memory_record& b) {
-                         if (a.time_ns != b.time_ns) return a.time_ns < b.time_ns;
-                         return a.action < b.action;
-                       });
+      // By time, then action (stable): one radix sort of (time - earliest) * 4 + action - 1.
+      std::int64_t earliest = 0;
+      for (const memory_record& rec : r_.records) earliest = std::min(earliest, rec.time_ns);
+      struct keys {
+        const row_list<memory_record>& r;
+        std::int64_t base;
+        [[nodiscard]] std::size_t size() const noexcept { return r.size(); }
+        std::int64_t operator[](std::size_t i) const noexcept {
+          return (r[i].time_ns - base) * 4 + static_cast<std::int64_t>(r[i].action) - 1;
+        }
+      };
+      const auto order = detail::stable_order(keys{r_.records, earliest});
+      row_list<memory_record> sorted(r_.records.size());
+      for (std::size_t k = 0; k < order.size(); ++k) sorted[k] = r_.records[order[k]];
+      r_.records = std::move(sorted);
     }
 
     void versions_out() {
@@ -889,12 +925,55 @@ struct memory_timeline_fn {
       } else {
         r_.device = o_.device.type == 0 ? cpu_device() : o_.device;  // the CPU: any index
       }
-      r_.samples = coalesce_memory(r_.records, r_.blocks, r_.device);
-      for (std::size_t s = 0; s < r_.samples.size(); ++s)
-        if (const std::int64_t total = r_.samples[s].total(); s == 0 || total > r_.peak.bytes) {
-          r_.peak = {r_.samples[s].time_ns, total, r_.samples[s].bytes, s};
-        }
-      if (r_.samples.empty()) return;
+      // The samples, as coalesce_memory makes them, one at a time: the peak, then the series.
+      std::int64_t t_min = -1;
+      const std::size_t n = each_sample([&](std::size_t k, const memory_sample& m) {
+        if (t_min == -1 && m.time_ns != -1) t_min = m.time_ns;
+        if (const std::int64_t total = m.total(); k == 0 || total > r_.peak.bytes)
+          r_.peak = {m.time_ns, total, m.bytes, k};
+      });
+      r_.series = n;
+      if (n == 0) return;
+      if (r_.peak.time_ns == -1) r_.peak.time_ns = t_min;
+      if (o_.sample_limit == 0 || n <= 2 * o_.sample_limit) {
+        r_.samples.reserve(n);
+        each_sample([&](std::size_t, const memory_sample& m) { r_.samples.push_back(m); });
+      } else {  // memory_envelope's runs, kept as they pass
+        const std::size_t runs = o_.sample_limit;
+        std::size_t run = 0, end = n / runs;  // the run's samples end before `end`
+        bool open = false;
+        memory_sample low, high;
+        std::size_t low_k = 0, high_k = 0;
+        auto flush = [&] {
+          r_.samples.push_back(low_k <= high_k ? low : high);
+          if (low_k != high_k) r_.samples.push_back(low_k <= high_k ? high : low);
+          open = false;
+        };
+        each_sample([&](std::size_t k, const memory_sample& m) {
+          while (k >= end) {
+            if (open) flush();
+            ++run;
+            end = n * (run + 1) / runs;
+          }
+          if (!open) {
+            low = high = m;
+            low_k = high_k = k;
+            open = true;
+            return;
+          }
+          if (m.total() < low.total()) {
+            low = m;
+            low_k = k;
+          }
+          if (m.total() > high.total()) {
+            high = m;
+            high_k = k;
+          }
+        });
+        if (open) flush();
+      }
+      for (memory_sample& m : r_.samples)
+        if (m.time_ns < 0) m.time_ns = t_min;
       // The blocks live after the peak's records: replay them.
       std::vector<std::int64_t> held(r_.blocks.size(), 0);
       std::vector<memory_category> now(r_.blocks.size(), memory_category::unknown);
@@ -921,6 +1000,23 @@ struct memory_timeline_fn {
       }
       std::stable_sort(r_.live_at_peak.begin(), r_.live_at_peak.end(),
                        [](const live_block& a, const live_block& b) { return a.bytes > b.bytes; });
+    }
+    /// Calls fn(k, sample) for each sample of the device in turn (times as the records have
+    /// them: -1 before the trace); returns how many.
+    template <class F>
+    std::size_t each_sample(F&& fn) const {
+      memory_sample m;
+      std::size_t k = 0;
+      bool any = false;
+      for (const memory_record& rec : r_.records) {
+        if (r_.blocks[rec.block].device != r_.device) continue;
+        if (any && rec.time_ns != m.time_ns) fn(k++, std::as_const(m));
+        m.time_ns = rec.time_ns;
+        any = true;
+        m.bytes[static_cast<std::size_t>(rec.category)] += rec.bytes;
+      }
+      if (any) fn(k++, std::as_const(m));
+      return k;
     }
     memory_device cpu_device() const {
       for (const memory_block& b : r_.blocks)
@@ -951,6 +1047,7 @@ struct memory_timeline_fn {
     std::vector<event_index> stack_;               // a subtree's walk
     std::vector<std::uint32_t> id_keys_;
     std::vector<std::uint32_t> untracked_node_;  // a block no tensor used: its allocation's node
+    std::vector<std::pair<name_id, std::int64_t>> element_sizes_;
   };
 };
 

@@ -47,6 +47,7 @@ class disjoint_sets {
     parent_.push_back(static_cast<std::uint32_t>(parent_.size()));
     return parent_.back();
   }
+  void reserve(std::size_t n) { parent_.reserve(n); }
   std::uint32_t find(std::uint32_t x) {
     while (parent_[x] != x) {
       parent_[x] = parent_[parent_[x]];  // path halving
@@ -106,6 +107,14 @@ storage_identities identify_storages(const basic_event_table<Schema>& t, const O
   std::vector<impl_state> impls;
   std::vector<std::int64_t> born, died;  // storage version -> first seen, freed (or max)
   std::int64_t now = 0;
+  {  // (at most one version per allocation and tensor input: reserved, not touched)
+    const std::size_t most = t.size() + t.inputs.size();
+    born.reserve(most);
+    died.reserve(most);
+    used_by_tensor.reserve(most);
+    out.address.reserve(most);
+    groups.reserve(most);
+  }
 
   auto address_id = [&](std::uint64_t address, std::int8_t type, std::int8_t index) {
     const std::uint64_t device =
