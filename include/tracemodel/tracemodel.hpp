@@ -25,6 +25,7 @@
 #include "tracemodel/algo/launch_stats.hpp"
 #include "tracemodel/algo/measure.hpp"
 #include "tracemodel/algo/memory_timeline.hpp"
+#include "tracemodel/algo/memory_types.hpp"
 #include "tracemodel/algo/patterns.hpp"
 #include "tracemodel/algo/pytorch_patterns.hpp"
 #include "tracemodel/algo/queue_length.hpp"

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tracemodel/algo/memory_timeline.hpp"
+#include "tracemodel/algo/memory_types.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/formats/json_output.hpp"
 #include "tracemodel/formats/trace_text.hpp"
