@@ -651,6 +651,7 @@ TEST_SUITE("tools") {
     CHECK(bad.status == 1);
     CHECK(bad.out.find("an action is 1 to 4") != std::string::npos);
     CHECK(run("memory --device tpu " + quoted(trace), true).status == 2);
+    CHECK(run("memory --points 0 " + quoted(trace), true).status == 2);
     // Repairs: said on stderr and in --json.
     {
       std::FILE* f = std::fopen((dir + "/repairs.json").c_str(), "wb");

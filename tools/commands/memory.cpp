@@ -74,6 +74,7 @@ int run(arguments& a) {
   a.count("--points", points);
   a.most_traces = 1;
   a.parse();
+  if (points == 0) throw usage_error{"--points takes 1 or more"};
   const std::string& path = a.one_trace();
   tmod::memory_timeline_options o;
   o.sample_limit = points;  // (the page's and the JSON's envelope, made as the samples pass)
