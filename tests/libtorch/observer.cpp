@@ -37,6 +37,7 @@
 #include <tracemodel/collect/materialize.hpp>
 #include <tracemodel/formats/chrome_trace_writer.hpp>
 
+#include "../support/sanitized.hpp"
 #include "libtorch_net.hpp"
 
 using namespace tracemodel;
@@ -464,6 +465,41 @@ TEST_CASE("memory_columns: the adapter records the allocations PyTorch's profile
   (void)torch::ones({64});
   CHECK(materialize(queue).size() == 0);
   CHECK(c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE) == nullptr);
+}
+
+TEST_CASE(
+    "memory_columns: a failed allocation is an out-of-memory event, then nothing once stopped") {
+  queue_t queue;
+  libtorch::observer<queue_t> observer(queue, {.memory = true});
+  observer.start();
+  // What an allocator calls when it fails (CUDA's caching allocator, the CPU allocator).
+  c10::reportOutOfMemoryToProfiler(std::int64_t{1} << 40, 5, 7, c10::Device(c10::kCPU));
+  std::vector<std::int64_t> want{std::int64_t{1} << 40};
+  if (!tmtest::sanitized) {  // (a sanitizer's allocator aborts rather than fail a petabyte)
+    const std::int64_t huge = std::int64_t{1} << 50;
+    bool threw = false;
+    try {
+      (void)torch::empty({huge}, torch::kUInt8);
+    } catch (const c10::Error&) {
+      threw = true;
+    }
+    CHECK(threw);
+    want.push_back(huge);
+  }
+  observer.stop();
+  c10::reportOutOfMemoryToProfiler(1, 0, 0, c10::Device(c10::kCPU));  // stopped: not recorded
+  const event_table t = materialize(queue);
+  std::vector<std::int64_t> sizes;
+  for (const auto& e : t.events)
+    if (const auto* o = e.get_if<event_kind::out_of_memory>()) {
+      sizes.push_back(o->alloc_size);
+      if (sizes.size() == 1) {
+        CHECK(o->total_allocated == 5);
+        CHECK(o->total_reserved == 7);
+        CHECK(o->device_type == 0);
+      }
+    }
+  CHECK(sizes == want);
 }
 
 TEST_CASE("memory_timeline: the libtorch example's parameters, gradients and optimizer state") {
