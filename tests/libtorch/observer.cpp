@@ -418,20 +418,26 @@ event_table pytorch_memory_profile(const std::function<void()>& work) {
   }
   return t;
 }
+/// The third step of `trainer` (the gradients and the momentum buffers exist from the second
+/// on), recorded with its allocations into `queue` (left stopped), analysed.
+event_table third_step_with_memory(tmtest::trainer& trainer, queue_t& queue) {
+  trainer.step();
+  trainer.step();
+  libtorch::observer<queue_t> observer(queue, {.memory = true});
+  observer.start();
+  trainer.step();
+  observer.stop();
+  event_table t = materialize(queue);
+  analyze(t);
+  return t;
+}
 }  // namespace
 
 TEST_CASE("memory_columns: the adapter records the allocations PyTorch's profiler gets, op by op") {
   torch::manual_seed(0);
   tmtest::trainer trainer;
-  trainer.step();
-  trainer.step();
   queue_t queue;
-  libtorch::observer<queue_t> observer(queue, {.memory = true});
-  observer.start();
-  trainer.step();
-  observer.stop();
-  event_table ours = materialize(queue);
-  analyze(ours);
+  const event_table ours = third_step_with_memory(trainer, queue);
   const event_table theirs = pytorch_memory_profile([&] { trainer.step(); });
   const allocation_totals a = allocations_by_op(ours), b = allocations_by_op(theirs);
   std::int64_t allocations = 0;
@@ -505,15 +511,8 @@ TEST_CASE(
 TEST_CASE("memory_timeline: the libtorch example's parameters, gradients and optimizer state") {
   torch::manual_seed(0);
   tmtest::trainer trainer;
-  trainer.step();  // the gradients and the momentum buffers exist from here on
-  trainer.step();
   queue_t queue;
-  libtorch::observer<queue_t> observer(queue, {.memory = true});
-  observer.start();
-  trainer.step();
-  observer.stop();
-  event_table t = materialize(queue);
-  analyze(t);
+  const event_table t = third_step_with_memory(trainer, queue);
   const memory_timeline_result m = memory_timeline(t);
   // The truth, from the C++ API.
   std::map<std::uint64_t, memory_category> truth;
