@@ -2,9 +2,10 @@
 # The whole test suite: the project's checks in an unsanitized build (the documentation's
 # examples, every header on its own, every documented call through the umbrella header,
 # compile-fail programs, format and clang-tidy, the include graph, the installed package, the
-# browser, resident memory, the libtorch adapter against PyTorch's own profiler), the other test
-# groups and the libtorch adapter's again (compiled by clang 14) under AddressSanitizer + UBSan,
-# and the concurrency tests under ThreadSanitizer. Prints each phase's time at the end.
+# browser, resident memory, the libtorch adapter against PyTorch's own profiler, the Python
+# package installed by pip and its pytest suite), the other test groups and the libtorch
+# adapter's again (compiled by clang 14) under AddressSanitizer + UBSan, and the concurrency
+# tests under ThreadSanitizer. Prints each phase's time at the end.
 # (`ctest --preset dev` runs all of it unsanitized, in one build.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +17,10 @@ command -v npm >/dev/null || extra+=(npm)
 # The libtorch adapter's test and example need libtorch (Debian's libtorch-dev); the Perfetto
 # tests encode and decode traces with protoc (protobuf-compiler).
 extra+=(libtorch-dev protobuf-compiler)
+# The Python package (python/): built with pybind11 against Debian's NumPy and pandas, installed
+# by pip into a virtual environment, tested with pytest; plotly draws HTA's figures.
+extra+=(pybind11-dev python3-pybind11 python3-dev python3-numpy python3-pandas python3-pytest
+        python3-setuptools python3-wheel python3-pip python3-venv python3-plotly)
 scripts/deps.sh "${extra[@]}"
 jobs=$(nproc)
 times=()

@@ -7,10 +7,10 @@
 //
 // algo/kernel_breakdown.hpp's rows on HTA's frame (its device intervals for kernels; its rows of
 // category `gpu_user_annotation`, or `user_annotation`, for annotations), with HTA's rule for
-// "others", only when there are more than `top` names: names past the 80% quantile of the
-// cumulative sums (taken over rank positions) or past `top` become "others", and every row's
-// statistics are then those of the per-name totals (so a kept name has min = max = mean = sum,
-// and "others" holds the statistics of its names' totals).
+// "others", only when there are more than `top` names: names past the `duration_ratio` quantile
+// (80% by default) of the cumulative sums (taken over rank positions) or past `top` become
+// "others", and every row's statistics are then those of the per-name totals (so a kept name
+// has min = max = mean = sum, and "others" holds the statistics of its names' totals).
 #pragma once
 
 #include <algorithm>
@@ -34,7 +34,8 @@ namespace hta {
 namespace detail {
 /// HTA's rows of (name, duration) pairs (see the header comment).
 inline row_list<kernel_row> name_rows(
-    std::span<const std::pair<std::string_view, std::int64_t>> items, std::size_t top) {
+    std::span<const std::pair<std::string_view, std::int64_t>> items, std::size_t top,
+    double ratio = 0.8) {
   std::vector<tracemodel::detail::named_durations> groups =
       tracemodel::detail::durations_by_name(items);
   row_list<kernel_row> kept;
@@ -44,11 +45,11 @@ inline row_list<kernel_row> name_rows(
   }
   std::vector<bool> other(groups.size(), false);
   for (std::size_t k = top; k < groups.size(); ++k) other[k] = true;
-  std::vector<double> cum(groups.size());  // past the 80% quantile of the cumulative sums
+  std::vector<double> cum(groups.size());  // past the `ratio` quantile of the cumulative sums
   double run = 0;
   for (std::size_t k = 0; k < groups.size(); ++k)
     cum[k] = run += static_cast<double>(groups[k].row.sum);
-  const double h = 0.8 * static_cast<double>(groups.size() - 1);
+  const double h = ratio * static_cast<double>(groups.size() - 1);
   const auto lo = static_cast<std::size_t>(std::floor(h));
   const std::size_t hi = std::min(lo + 1, groups.size() - 1);
   const double q = cum[lo] + (h - static_cast<double>(lo)) * (cum[hi] - cum[lo]);
@@ -73,7 +74,8 @@ inline row_list<kernel_row> name_rows(
 }  // namespace detail
 
 struct kernel_breakdown_options {
-  std::size_t top = 10;  ///< HTA's `num_kernels`
+  std::size_t top = 10;         ///< HTA's `num_kernels`
+  double duration_ratio = 0.8;  ///< HTA's `duration_ratio`
 };
 
 /// HTA's kernel breakdown of `f` (see above).
@@ -88,13 +90,14 @@ struct kernel_breakdown_options {
   return tracemodel::detail::rows_per_class(
       iv, [&](const device_interval& d) { return names[static_cast<std::size_t>(&d - first)]; },
       [&](std::span<const std::pair<std::string_view, std::int64_t>> items) {
-        return detail::name_rows(items, o.top);
+        return detail::name_rows(items, o.top, o.duration_ratio);
       });
 }
 
 struct annotation_breakdown_options {
   bool on_gpu = true;  ///< HTA's `use_gpu_annotation`
   std::size_t top = 1000;
+  double duration_ratio = 0.8;
 };
 
 /// HTA's user annotation breakdown of `f` (see above).
@@ -104,7 +107,7 @@ struct annotation_breakdown_options {
   std::vector<std::pair<std::string_view, std::int64_t>> items;
   for (const row& r : f.rows)
     if ((r.flags & want) != 0) items.emplace_back(r.name, r.end - r.ts);
-  row_list<kernel_row> rows = detail::name_rows(items, o.top);
+  row_list<kernel_row> rows = detail::name_rows(items, o.top, o.duration_ratio);
   tracemodel::detail::by_name(rows);
   return rows;
 }

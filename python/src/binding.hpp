@@ -1,0 +1,101 @@
+// The Python module's parts (tracemodel._core): columns made from the C++ arrays, the errors
+// Python users expect, and the three groups of bindings.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <tracemodel/algo/critical_path_graph.hpp>
+#include <tracemodel/detail/assert.hpp>
+#include <tracemodel/model/table.hpp>
+
+namespace tracemodel_py {
+
+namespace py = pybind11;
+namespace tmod = tracemodel;
+using event = tmod::event_table::event_type;
+
+/// A column of numbers: a NumPy array that owns a copy of `v`.
+template <class T, class V>
+py::array_t<T> numbers(const V& v) {
+  py::array_t<T> a(static_cast<py::ssize_t>(v.size()));
+  T* out = a.mutable_data();
+  for (std::size_t k = 0; k < v.size(); ++k) out[k] = static_cast<T>(v[k]);
+  return a;
+}
+
+/// A text column as codes into one table of distinct texts (a pandas categorical's parts).
+/// Texts that have an id in a table's strings are looked up by id (`push(id, text)`), others
+/// by their text.
+class text_column {
+ public:
+  explicit text_column(std::size_t ids = 0) : by_id_(ids, -1) {}
+  void reserve(std::size_t n) { codes_.reserve(n); }
+  void push(std::string_view s) { codes_.push_back(code_of(s)); }
+  void push(std::uint32_t id, std::string_view s) {
+    if (id == 0 || id >= by_id_.size()) return push(s);
+    std::int32_t& c = by_id_[id];
+    if (c < 0) c = code_of(s);
+    codes_.push_back(c);
+  }
+  void push_missing() { codes_.push_back(-1); }
+  /// (codes, texts): pandas.Categorical.from_codes(codes, texts).
+  [[nodiscard]] py::tuple take() const {
+    py::list texts;
+    for (const std::string& s : texts_) texts.append(py::str(s));
+    return py::make_tuple(numbers<std::int32_t>(codes_), texts);
+  }
+
+ private:
+  std::int32_t code_of(std::string_view s) {
+    auto it = index_.find(s);
+    if (it == index_.end()) {
+      texts_.emplace_back(s);  // (a deque: the key views the kept text, which never moves)
+      it = index_.emplace(texts_.back(), static_cast<std::int32_t>(texts_.size() - 1)).first;
+    }
+    return it->second;
+  }
+  std::vector<std::int32_t> codes_, by_id_;
+  std::deque<std::string> texts_;
+  std::unordered_map<std::string_view, std::int32_t> index_;
+};
+
+/// A bad trace: becomes `tracemodel.TraceError` (a ValueError) with the file and byte offset.
+struct trace_error {
+  std::string message, path;
+  std::int64_t offset = -1;
+};
+
+/// Runs `fn`, turning the library's input errors about `path` into `trace_error`.
+template <class Fn>
+auto about_file(const std::string& path, Fn fn) {
+  try {
+    return fn();
+  } catch (const tmod::input_error& e) {
+    const std::int64_t off =
+        e.offset() == tmod::input_error::npos ? -1 : static_cast<std::int64_t>(e.offset());
+    throw trace_error{e.what(), path, off};
+  }
+}
+
+/// A critical path's edges (source and target events, weight, type, the event charged, on the
+/// path or not), its path, events, length and causes, times in ns / `per_unit`.
+py::dict critical_path_dict(const tmod::critical_path& cp, std::int64_t per_unit);
+
+/// Repairs as {kind: count}.
+py::dict repairs_dict(const tmod::anomaly_counts& a);
+
+void bind_trace(py::module_& m);
+void bind_analyses(py::module_& m);
+void bind_hta(py::module_& m);
+
+}  // namespace tracemodel_py

@@ -1,0 +1,225 @@
+"""tracemodel.hta's classes as HTA's users call them: constructors, defaults, result types, the
+trace object, the trace diff (HTA's own test values), counters and the critical path."""
+
+import gzip
+import inspect
+import json
+import os
+import shutil
+
+import pandas as pd
+import pytest
+
+from conftest import data
+from tracemodel import hta
+from tracemodel.hta import LabeledTrace, TraceAnalysis, TraceDiff
+from tracemodel.hta.trace_diff import DeviceType
+
+
+def folder(tmp_path, name, *files):
+    d = tmp_path / name
+    d.mkdir()
+    for f in files:
+        shutil.copy(data("kineto", f), d / f)
+    return str(d)
+
+
+def test_signatures_and_defaults_are_htas():
+    sig = inspect.signature
+    assert list(sig(TraceAnalysis).parameters)[:3] == ["trace_files", "trace_dir",
+                                                       "include_last_profiler_step"]
+    p = sig(TraceAnalysis.get_gpu_kernel_breakdown).parameters
+    assert (p["visualize"].default, p["duration_ratio"].default, p["num_kernels"].default,
+            p["include_memory_kernels"].default) == (True, 0.8, 10, True)
+    p = sig(TraceAnalysis.get_idle_time_breakdown).parameters
+    assert (p["ranks"].default, p["streams"].default, p["show_idle_interval_stats"].default,
+            p["consecutive_kernel_delay"].default) == (None, None, False, 30)
+    p = sig(TraceAnalysis.get_cuda_kernel_launch_stats).parameters
+    assert (p["runtime_cutoff"].default, p["launch_delay_cutoff"].default,
+            p["include_memory_events"].default) == (50, 100, True)
+    p = sig(TraceAnalysis.get_gpu_user_annotation_breakdown).parameters
+    assert (p["use_gpu_annotation"].default, p["num_kernels"].default) == (True, 1000)
+    p = sig(TraceAnalysis.get_potential_stragglers).parameters
+    assert (p["profiler_steps"].default, p["num_candidates"].default) == (None, 2)
+    for m in ["get_temporal_breakdown", "get_idle_time_breakdown", "get_gpu_kernel_breakdown",
+              "get_comm_comp_overlap", "get_cuda_kernel_launch_stats",
+              "get_queue_length_summary", "get_queue_length_time_series",
+              "get_memory_bw_summary", "get_memory_bw_time_series",
+              "get_gpu_user_annotation_breakdown", "get_cpu_user_annotation_breakdown",
+              "get_potential_stragglers", "get_profiler_steps", "critical_path_analysis",
+              "generate_trace_with_counters"]:
+        assert callable(getattr(TraceAnalysis, m)), m
+
+
+@pytest.fixture(scope="module")
+def negative_queue():
+    return TraceAnalysis(trace_files={0: data("kineto",
+                                              "negative_queue_length_values_check_rank0.json.gz")})
+
+
+def test_trace_object(negative_queue):
+    t = negative_queue.t
+    assert t.get_ranks() == [0]
+    df = t.get_trace(0)
+    for c in ["ts", "dur", "name", "cat", "pid", "tid", "stream", "correlation",
+              "index_correlation", "iteration"]:
+        assert c in df.columns, c
+    names = t.symbol_table.sym_table
+    assert all(t.symbol_table.sym_index[names[i]] == i for i in range(len(names)))
+    assert df["ts"].min() == 0  # HTA's alignment
+    # HTA drops the last step: ProfilerStep#550..553 stay of 550..554
+    steps = sorted(names[i] for i in df["name"].unique() if names[i].startswith("ProfilerStep"))
+    assert steps == ["ProfilerStep#550", "ProfilerStep#551", "ProfilerStep#552",
+                     "ProfilerStep#553"]
+    assert negative_queue.get_profiler_steps() == [550, 551, 552, 553]
+    assert set(t.get_all_traces()) == {0}
+
+
+def test_include_last_profiler_step():
+    a = TraceAnalysis(trace_files={0: data("kineto",
+                                           "negative_queue_length_values_check_rank0.json.gz")},
+                      include_last_profiler_step=True)
+    assert a.get_profiler_steps() == [550, 551, 552, 553, 554]
+
+
+def test_counters_and_series(negative_queue, tmp_path):
+    q = negative_queue.get_queue_length_summary()
+    assert list(q.columns.get_level_values(1)) == ["count", "mean", "std", "min", "25%", "50%",
+                                                   "75%", "max"]
+    assert q.index.names == ["rank", "stream"] and len(q) == 6
+    bw = negative_queue.get_memory_bw_summary()
+    assert bw.index.names == ["rank", "name"] and len(bw) == 4
+    series = negative_queue.get_queue_length_time_series()
+    assert (series[0]["queue_length"] >= 0).all()
+    mb = negative_queue.get_memory_bw_time_series()
+    assert set(mb[0]["name"]) == set(bw.index.get_level_values("name"))
+    src = tmp_path / "rank0.json.gz"
+    shutil.copy(data("kineto", "negative_queue_length_values_check_rank0.json.gz"), src)
+    a = TraceAnalysis(trace_files={0: str(src)})
+    out = a.generate_trace_with_counters()
+    assert out == [str(tmp_path / "rank0_with_counters.json.gz")]
+    with gzip.open(out[0], "rt") as f:
+        events = json.load(f)["traceEvents"]
+    counters = [e for e in events if e.get("ph") == "C"]
+    assert len(counters) >= 12000
+    assert all(v >= 0 for e in counters for v in e["args"].values())
+
+
+def test_critical_path_breakdown():
+    a = TraceAnalysis(trace_files={0: data(
+        "kineto", "critical_path_cuda_event_sync_event_sync_trace.json.gz")})
+    g, ok = a.critical_path_analysis(rank=0, annotation="ProfilerStep", instance_id=0)
+    assert ok
+    b = g.get_critical_path_breakdown()
+    assert len(b) == len(g.critical_path_edges_set)
+    assert not b["bound_by"].isnull().any()
+    assert any(t == "SYNC_DEPENDENCY" for _, _, t in g.critical_path_edges_set)
+    assert abs(g.summary().sum() - 100.0) < 1e-9
+    assert a.critical_path_analysis(0, "no such annotation anywhere", 0) is None
+
+
+def test_trace_diff_reproduces_htas_test(tmp_path):
+    control = LabeledTrace("control", trace_dir=folder(tmp_path, "base",
+                                                       "trace_compare_base_base.json.gz"))
+    test = LabeledTrace("test", trace_dir=folder(tmp_path, "test",
+                                                 "trace_compare_test_test.json.gz"))
+    assert control.get_ranks() == [1]
+    assert control.get_iterations() == [1009, 1010]
+    s = control.get_ops_summary(rank=1, iteration=1010, device_type=DeviceType.CPU)
+    assert dict(zip(s["name"], s["counts"])) == {
+        "ProfilerStep#1010": 1, "aten::as_strided": 1, "aten::empty": 1, "cudaEventQuery": 1,
+        "cudaLaunchKernel": 1, "nccl:all_reduce": 1}
+    assert dict(zip(s["name"], s["total_duration"])) == {
+        "ProfilerStep#1010": 122149, "aten::as_strided": 0, "aten::empty": 0,
+        "cudaEventQuery": 4, "cudaLaunchKernel": 4, "nccl:all_reduce": 67}
+    assert len(control.get_ops_summary(1, 1010, DeviceType.GPU)) == 1
+    cpu = TraceDiff.compare_traces(control, test, 1, 1, 1010, 1010, DeviceType.CPU,
+                                   use_short_name=True)
+    assert list(cpu.columns) == ["control_counts", "control_total_duration", "test_counts",
+                                 "test_total_duration", "diff_counts", "diff_duration",
+                                 "counts_change_categories"]
+    assert cpu["counts_change_categories"].value_counts().to_dict() == {"=": 5, "+": 3, "-": 1}
+    gpu = TraceDiff.compare_traces(control, test, 1, 1, 1010, 1010, DeviceType.GPU)
+    assert gpu["counts_change_categories"].value_counts().to_dict() == {"-": 1}
+    d = TraceDiff.ops_diff(control, test, 1, 1, 1010, 1010, DeviceType.CPU)
+    assert d["added"] == ["AddmmBackward0", "All2All_Pooled_Req", "CatBackward0"]
+    assert d["deleted"] == ["nccl:all_reduce"]
+    assert d["unchanged"] == ["ProfilerStep#1010", "aten::as_strided", "aten::empty",
+                              "cudaEventQuery", "cudaLaunchKernel"]
+
+
+def test_trace_dir_ranks_and_stragglers(tmp_path):
+    d = folder(tmp_path, "two", "trace_filter_sampled_rank-0.json.gz",
+               "trace_filter_sampled_rank-1.json.gz")
+    a = TraceAnalysis(trace_dir=d)
+    assert a.t.get_ranks() == [0, 1]
+    assert sorted(os.path.basename(p) for p in a.t.trace_files.values()) == [
+        "trace_filter_sampled_rank-0.json.gz", "trace_filter_sampled_rank-1.json.gz"]
+    stragglers = a.get_potential_stragglers(visualize=False, num_candidates=1)
+    assert len(stragglers) == 1 and stragglers[0] in (0, 1)
+    df = a.get_temporal_breakdown(visualize=True)  # (outside a notebook nothing is drawn)
+    assert list(df["rank"]) == [0, 1]
+
+
+def test_figures_with_plotly():
+    pytest.importorskip("plotly")
+    from tracemodel.hta import _plots
+    a = TraceAnalysis(trace_files={0: data("kineto", "nccl_parser_config_nccl_data.json.gz")})
+    fig = _plots.figure("temporal", a.get_temporal_breakdown(visualize=False))
+    assert fig is not None and len(fig.data) == 3
+    fig = _plots.figure("kernels", a.get_gpu_kernel_breakdown(visualize=False))
+    assert list(fig.data[0].labels)[:2] == ["COMPUTATION", "COMMUNICATION"]
+
+
+def test_empty_and_cpu_only_traces_answer():
+    a = TraceAnalysis(trace_files={34: data(
+        "kineto", "cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz")})
+    df = a.get_temporal_breakdown(visualize=False)
+    assert list(df["rank"]) == [34] and pd.isna(df["idle_time_pctg"][0])
+    assert a.get_queue_length_summary() is None
+    assert a.get_memory_bw_summary() is None
+    assert a.get_cuda_kernel_launch_stats(visualize=False)[34].empty
+
+
+def test_exact_answers_are_one_argument_away(tmp_path):
+    """A kernel shorter than a microsecond: HTA's rounding makes it end before it starts, the
+    exact rules keep its 0.5 us; communication behind computation the same both ways."""
+    trace = {"traceEvents": [
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+         "ts": 5.0, "dur": 2.0, "args": {"correlation": 1}},
+        {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 10.4,
+         "dur": 0.5, "args": {"stream": 7, "correlation": 1}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+         "ts": 20.0, "dur": 2.0, "args": {"correlation": 2}},
+        {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce", "pid": 0, "tid": 8,
+         "ts": 30.0, "dur": 10.25, "args": {"stream": 8, "correlation": 2}},
+    ]}
+    p = tmp_path / "short.json"
+    p.write_text(json.dumps(trace))
+    hta_rules = TraceAnalysis(trace_files={0: str(p)})
+    exact = TraceAnalysis(trace_files={0: str(p)}, exact=True)
+    h = hta_rules.get_temporal_breakdown(visualize=False).iloc[0]
+    e = exact.get_temporal_breakdown(visualize=False).iloc[0]
+    assert h["kernel_time(us)"] == 40 - 11  # [ceil 10.4, floor 40.25)
+    assert e["kernel_time(us)"] == pytest.approx(40.25 - 10.4)
+    assert e["compute_time(us)"] == pytest.approx(0.5)
+    assert h["compute_time(us)"] == -1  # HTA's kernel that ends before it starts
+    _, hk = hta_rules.get_gpu_kernel_breakdown(visualize=False)
+    _, ek = exact.get_gpu_kernel_breakdown(visualize=False)
+    assert list(ek.columns) == list(hk.columns)
+    assert ek[ek["name"] == "gemm"]["sum (us)"].iloc[0] == pytest.approx(0.5)
+    assert hk[hk["name"] == "gemm"]["sum (us)"].iloc[0] == -1
+    launches = exact.get_cuda_kernel_launch_stats(visualize=False)[0]
+    assert list(launches["launch_delay"]) == pytest.approx([3.4, 8.0])
+
+
+def test_time_blocked_on_a_full_queue_as_hta(negative_queue):
+    """HTA's answer on this trace with a limit of 8: one row (its result is kept per rank, the
+    last stream's), stream 27, 575533 us, 0.5643 of the rank's span."""
+    df = negative_queue.get_time_spent_blocked_on_full_queue(
+        negative_queue.get_queue_length_time_series(), max_queue_length=8)
+    assert len(df) == 1
+    row = df.iloc[0]
+    assert (row["rank"], row["stream"]) == (0, 27)
+    assert row["duration_at_max_queue_length"] == 575533.0
+    assert round(row["relative_duration_at_max_queue_length"], 4) == 0.5643

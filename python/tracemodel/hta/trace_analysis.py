@@ -1,0 +1,254 @@
+"""Holistic Trace Analysis's ``TraceAnalysis``, computed by tracemodel's C++ core: the same
+constructor, methods, parameters, defaults and result types (DataFrames with HTA's columns,
+index and dtypes; dictionaries keyed by rank), HTA's rules and quirks included
+(docs/python.md lists them and the exact answers)."""
+
+import enum
+import os
+
+import numpy as np
+import pandas as pd
+
+from ._trace import Trace
+from .critical_path import CPGraph
+from ._plots import show
+
+
+class TimeSeriesTypes(enum.Flag):
+    """The series ``generate_trace_with_counters`` writes."""
+
+    QUEUE_LENGTH = 1
+    MEMCPY_BANDWIDTH = 2
+
+
+def _plain(columns):
+    """A DataFrame of the core's columns, texts as Python strings (HTA's object columns)."""
+    data = {}
+    for name, col in columns.items():
+        if isinstance(col, tuple):
+            codes, texts = col
+            texts = np.asarray(texts + [None], dtype=object)
+            data[name] = texts[codes]
+        else:
+            data[name] = col
+    return pd.DataFrame(data)
+
+
+_STATS = ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]
+
+
+def _describe(columns, keys, value):
+    """pandas' groupby(keys).describe() of `value` from the core's summary columns."""
+    df = _plain(columns)
+    if df.empty:
+        return None
+    out = df.set_index(keys)[_STATS]
+    out.columns = pd.MultiIndex.from_product([[value], _STATS])
+    return out
+
+
+class TraceAnalysis:
+    """HTA's TraceAnalysis: the ranks of ``trace_dir`` (every .json and .gz file) or of
+    ``trace_files`` ({rank: path}) read once; each method analyses them by HTA's rules."""
+
+    def __init__(self, trace_files=None, trace_dir=None, include_last_profiler_step=False,
+                 exact=False, **kwargs):
+        """``exact=True``: tracemodel's exact rules instead of HTA's (every event of the trace,
+        times from ns with their fraction, none of HTA's mistakes; docs/gpu.md), in the same
+        columns and units."""
+        if trace_files is None and trace_dir is None:
+            raise ValueError("TraceAnalysis needs trace_dir or trace_files")
+        self.t = Trace(trace_files=trace_files, trace_dir=trace_dir,
+                       include_last_profiler_step=include_last_profiler_step)
+        self._h = self.t._h
+        self.exact = bool(exact)
+
+    def _ranks(self, ranks):
+        """HTA's default rank list: [0] (the first rank when there is no rank 0)."""
+        if ranks is None or len(ranks) == 0:
+            known = self.t.get_ranks()
+            return [0] if 0 in known or not known else [known[0]]
+        return [int(r) for r in ranks]
+
+    # ---- device time ----------------------------------------------------------------------
+
+    def get_temporal_breakdown(self, visualize=True):
+        df = _plain(self._h.temporal(None, self.exact))
+        if visualize:
+            show("temporal", df)
+        return df
+
+    def get_comm_comp_overlap(self, visualize=True):
+        df = _plain(self._h.overlap(self.exact))
+        if visualize:
+            show("overlap", df)
+        return df
+
+    def get_gpu_kernel_breakdown(self, visualize=True, duration_ratio=0.8, num_kernels=10,
+                                 include_memory_kernels=True, image_renderer="notebook"):
+        types, kernels = self._h.kernels(int(num_kernels), float(duration_ratio),
+                                         bool(include_memory_kernels), self.exact)
+        types, kernels = _plain(types), _plain(kernels)
+        if not self.exact:
+            types["sum"] = types["sum"].astype("int64")
+        kernels = kernels.sort_values(["kernel_type", "name", "rank"]).reset_index(drop=True)
+        if visualize:
+            show("kernels", (types, kernels), image_renderer)
+        return types, kernels
+
+    def _annotations(self, on_gpu, visualize, duration_ratio, num_kernels, allowlist_patterns,
+                     image_renderer):
+        if allowlist_patterns:
+            raise NotImplementedError("allowlist_patterns is not supported by tracemodel.hta yet")
+        df = _plain(self._h.annotations(on_gpu, int(num_kernels), float(duration_ratio),
+                                        self.exact))
+        if df.empty:
+            return None
+        df = df.sort_values(["rank", "name"]).reset_index(drop=True)
+        if visualize:
+            show("annotations", df, image_renderer)
+        return df
+
+    def get_gpu_user_annotation_breakdown(self, use_gpu_annotation=True, visualize=True,
+                                          duration_ratio=0.8, num_kernels=1000,
+                                          allowlist_patterns=None, image_renderer="notebook"):
+        return self._annotations(use_gpu_annotation, visualize, duration_ratio, num_kernels,
+                                 allowlist_patterns, image_renderer)
+
+    def get_cpu_user_annotation_breakdown(self, visualize=True, duration_ratio=0.8,
+                                          num_kernels=1000, allowlist_patterns=None,
+                                          image_renderer="notebook"):
+        return self._annotations(False, visualize, duration_ratio, num_kernels,
+                                 allowlist_patterns, image_renderer)
+
+    def get_idle_time_breakdown(self, ranks=None, streams=None, visualize=True,
+                                visualize_pctg=True, show_idle_interval_stats=False,
+                                consecutive_kernel_delay=30):
+        df = _plain(self._h.idle(self._ranks(ranks), int(consecutive_kernel_delay), self.exact))
+        if streams is not None:
+            df = df[df["stream"].isin(list(streams))].reset_index(drop=True)
+        idle = df[["rank", "stream", "idle_category", "idle_time", "idle_time_ratio"]].copy()
+        stats = None
+        if show_idle_interval_stats:
+            stats = df[["rank", "stream", "idle_category"] + _STATS].copy()
+        if visualize:
+            show("idle", idle, visualize_pctg)
+        return idle, stats
+
+    def get_cuda_kernel_launch_stats(self, ranks=None, runtime_cutoff=50, launch_delay_cutoff=100,
+                                     include_memory_events=True, visualize=True):
+        out = {}
+        found = self._h.launches(self._ranks(ranks), bool(include_memory_events), self.exact)
+        for rank, cols in found.items():
+            df = _plain(cols)
+            out[rank] = df
+            if visualize:
+                show("launches", (rank, df, runtime_cutoff, launch_delay_cutoff))
+        return out
+
+    # ---- counters ---------------------------------------------------------------------------
+
+    def _series(self, columns):
+        df = _plain(columns)
+        if not self.exact:  # (HTA's times are whole us)
+            df["ts"] = df["ts"].astype("int64")
+        return df
+
+    def get_queue_length_time_series(self, ranks=None):
+        series, _ = self._h.queues(self._ranks(ranks), 1024, self.exact)
+        df = self._series(series)
+        return {int(r): g.drop(columns="rank").reset_index(drop=True)
+                for r, g in df.groupby("rank", sort=True)}
+
+    def get_queue_length_summary(self, ranks=None):
+        _, summary = self._h.queues(self._ranks(ranks), 1024, self.exact)
+        summary.pop("time_full")
+        return _describe(summary, ["rank", "stream"], "queue_length")
+
+    def get_time_spent_blocked_on_full_queue(self, queue_length_dict=None, max_queue_length=1024):
+        ranks = list(queue_length_dict) if queue_length_dict else None
+        _, summary = self._h.queues(self._ranks(ranks), int(max_queue_length), self.exact)
+        df = _plain(summary)
+        df = df[df["time_full"] > 0]
+        if not self.exact:  # HTA keeps one result per rank: its last stream's
+            df = df.groupby("rank").tail(1)
+        if df.empty:
+            return None
+        spans = {r: _span_of(self.t.get_trace(r)) for r in df["rank"].unique()}
+        out = pd.DataFrame({
+            "rank": df["rank"].values,
+            "stream": df["stream"].values,
+            "duration_at_max_queue_length": df["time_full"].astype("float64").values,
+        })
+        out["relative_duration_at_max_queue_length"] = [
+            d / spans[r] if spans[r] else np.nan
+            for r, d in zip(out["rank"], out["duration_at_max_queue_length"])]
+        return out
+
+    def get_memory_bw_time_series(self, ranks=None):
+        series, _ = self._h.bandwidth(self._ranks(ranks), self.exact)
+        df = self._series(series)
+        return {int(r): g.drop(columns="rank").reset_index(drop=True)
+                for r, g in df.groupby("rank", sort=True)}
+
+    def get_memory_bw_summary(self, ranks=None):
+        _, summary = self._h.bandwidth(self._ranks(ranks), self.exact)
+        return _describe(summary, ["rank", "name"], "memory_bw_gbps")
+
+    def generate_trace_with_counters(self, time_series=None, ranks=None,
+                                     output_suffix="_with_counters"):
+        """Writes each rank's trace with its queue lengths and copies' bandwidth as counter
+        tracks beside the original (``<name><output_suffix>.json.gz``); returns the paths."""
+        kinds = time_series or (TimeSeriesTypes.QUEUE_LENGTH | TimeSeriesTypes.MEMCPY_BANDWIDTH)
+        return self._h.with_counters(self._ranks(ranks), output_suffix,
+                                     bool(kinds & TimeSeriesTypes.QUEUE_LENGTH),
+                                     bool(kinds & TimeSeriesTypes.MEMCPY_BANDWIDTH))
+
+    # ---- steps and ranks --------------------------------------------------------------------
+
+    def get_profiler_steps(self):
+        return list(self._h.steps())
+
+    def get_potential_stragglers(self, profiler_steps=None, num_candidates=2, visualize=True,
+                                 straggler_identification_impl=None):
+        from ._stragglers import potential_stragglers
+        return potential_stragglers(self, profiler_steps, num_candidates)
+
+    # ---- critical path ----------------------------------------------------------------------
+
+    def critical_path_analysis(self, rank, annotation, instance_id, data_load_events=None):
+        """HTA's critical path of the ``instance_id``-th window named like ``annotation`` on
+        ``rank``: (CPGraph, success); None when no event has that name."""
+        if isinstance(instance_id, tuple):
+            if instance_id[0] != instance_id[1]:
+                raise NotImplementedError("a range of instances is not supported yet")
+            instance_id = instance_id[0]
+        r = self._h.critical_path(int(rank), annotation or "", int(instance_id or 0))
+        if not r["found"]:
+            return None
+        g = CPGraph(self.t, int(rank), r)
+        return g, bool(r["acyclic"])
+
+    # ---- HTA's analyses that tracemodel does not implement yet --------------------------------
+
+    def _missing(self, name):
+        raise NotImplementedError("tracemodel.hta does not implement %s yet (docs/python.md)"
+                                  % name)
+
+    def get_frequent_cuda_kernel_sequences(self, *args, **kwargs):
+        self._missing("get_frequent_cuda_kernel_sequences")
+
+    def get_aten_op_kernels_and_delay(self, *args, **kwargs):
+        self._missing("get_aten_op_kernels_and_delay")
+
+    def get_gpu_kernels_with_user_annotations(self, *args, **kwargs):
+        self._missing("get_gpu_kernels_with_user_annotations")
+
+    def get_cupti_counter_data_with_operators(self, *args, **kwargs):
+        self._missing("get_cupti_counter_data_with_operators")
+
+
+def _span_of(frame):
+    if frame.empty:
+        return 0
+    return float(frame["ts"].max() - frame["ts"].min())
