@@ -9,6 +9,7 @@ a temporary folder. HTA itself is not a Debian package: its figures (2.5 s and 3
 load and these analyses, measured beside tracemodel when HTA was at hand) are the issue's."""
 
 import argparse
+import gc
 import os
 import resource
 import statistics
@@ -76,6 +77,7 @@ def analyses(path):
 def median_time(fn, repeat):
     times = []
     for _ in range(repeat):
+        gc.collect()  # (what the last run left is given back before this one)
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
@@ -97,8 +99,12 @@ def main():
     analyses(path)  # (first run: the memory it adds)
     added = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0 - base
     hta = median_time(lambda: analyses(path), args.repeat)
-    cxx = median_time(lambda: _core.Trace(path), args.repeat)
-    py = median_time(lambda: tracemodel.read(path).events(), args.repeat)
+    cxx, py = [], []
+    for _ in range(args.repeat):  # (the two alternate: the machine's drift hits both)
+        cxx.append(median_time(lambda: _core.Trace(path), 1)[0])
+        py.append(median_time(lambda: tracemodel.read(path).events(), 1)[0])
+    cxx = statistics.median(cxx), min(cxx), max(cxx)
+    py = statistics.median(py), min(py), max(py)
     print("trace: %s (%.1f MB)" % (path, size))
     print("python/hta_all_analyses: median %.3f s (%.3f-%.3f), %.1fx HTA's %.1f s; memory "
           "added %.0f MB (%.2f of HTA's %.0f MB)" % (hta[0], hta[1], hta[2], HTA_SECONDS / hta[0],

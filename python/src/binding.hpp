@@ -24,6 +24,15 @@ namespace py = pybind11;
 namespace tmod = tracemodel;
 using event = tmod::event_table::event_type;
 
+/// A NumPy array of `n` numbers to fill (made with the GIL held; filled with it released).
+template <class T>
+struct number_column {
+  explicit number_column(std::size_t n)
+      : array(static_cast<py::ssize_t>(n)), data(array.mutable_data()) {}
+  py::array_t<T> array;
+  T* data;
+};
+
 /// A column of numbers: a NumPy array that owns a copy of `v`.
 template <class T, class V>
 py::array_t<T> numbers(const V& v) {
@@ -48,6 +57,8 @@ class text_column {
     codes_.push_back(c);
   }
   void push_missing() { codes_.push_back(-1); }
+  /// A code taken from `code_of` before (for callers that cache codes).
+  void push_code(std::int32_t c) { codes_.push_back(c); }
   /// (codes, texts): pandas.Categorical.from_codes(codes, texts).
   [[nodiscard]] py::tuple take() const {
     py::list texts;
@@ -55,7 +66,7 @@ class text_column {
     return py::make_tuple(numbers<std::int32_t>(codes_), texts);
   }
 
- private:
+  /// The code of `s`, added to the table of texts when new.
   std::int32_t code_of(std::string_view s) {
     auto it = index_.find(s);
     if (it == index_.end()) {
@@ -64,6 +75,8 @@ class text_column {
     }
     return it->second;
   }
+
+ private:
   std::vector<std::int32_t> codes_, by_id_;
   std::deque<std::string> texts_;
   std::unordered_map<std::string_view, std::int32_t> index_;

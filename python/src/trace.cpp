@@ -3,6 +3,7 @@
 
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include <tracemodel/algo/analyze.hpp>
@@ -83,44 +84,63 @@ std::uint32_t name_id_of(const event& e) {
   });
 }
 
-/// One row per event, in the table's order (the row's place is the event's index).
+/// One row per event, in the table's order (the row's place is the event's index). The texts
+/// are coded through caches (names by their id, categories by the few texts a table has, kinds
+/// by their place in the schema, threads by the last one seen), so that an event costs no hash
+/// of its texts.
 py::dict event_columns(trace& tr) {
   const tmod::event_table& t = tr.table;
   const std::size_t n = t.size();
   if (tr.thread_names.empty()) tr.name_threads();
-  text_column name(t.strings.size()), cat, kind, thread, shapes;
-  std::vector<std::int64_t> pid(n), tid(n), ts(n), dur(n), parent(n), corr(n), stream(n), dev(n),
+  text_column name(t.strings.size()), cat, thread, shapes;
+  number_column<std::int32_t> kind(n);
+  number_column<std::int64_t> pid(n), tid(n), ts(n), dur(n), parent(n), corr(n), stream(n), dev(n),
       external(n);
   name.reserve(n);
   cat.reserve(n);
-  kind.reserve(n);
   thread.reserve(n);
   shapes.reserve(n);
-  std::map<std::pair<tmod::process_key, tmod::thread_key>, std::string> thread_of;
   {
     const py::gil_scoped_release unlocked;
+    std::vector<std::tuple<const char*, std::size_t, std::int32_t>> cats;  // (few)
+    std::map<std::pair<tmod::process_key, tmod::thread_key>, std::int32_t> threads;
+    std::pair<tmod::process_key, tmod::thread_key> last_thread{};
+    std::int32_t last_code = -1;
     for (std::size_t k = 0; k < n; ++k) {
       const event& e = t.events[k];
       name.push(name_id_of(e), t.name(e));
-      cat.push(t.category(e));
-      kind.push(tmod::default_schema::kind_names[e.fields.index()]);
-      auto [it, added] = thread_of.try_emplace({e.pid, e.tid});
-      if (added) it->second = tr.thread_text(e.pid, e.tid);
-      thread.push(it->second);
-      pid[k] = key_number(static_cast<std::uint64_t>(e.pid));
-      tid[k] = key_number(e.tid);
-      ts[k] = e.start_ns;
-      dur[k] = e.duration_ns();
-      parent[k] = e.parent == tmod::no_event ? -1 : static_cast<std::int64_t>(e.parent);
-      const std::uint64_t c = e.correlation_id();
-      corr[k] = c == 0 ? -1 : static_cast<std::int64_t>(c);
-      stream[k] = -1;
-      dev[k] = -1;
-      external[k] = -1;
+      const std::string_view c = t.category(e);
+      std::int32_t cc = -1;
+      for (const auto& [p, size, code] : cats)
+        if (p == c.data() && size == c.size()) cc = code;
+      if (cc < 0) {
+        cc = cat.code_of(c);
+        if (cats.size() < 64) cats.emplace_back(c.data(), c.size(), cc);
+      }
+      cat.push_code(cc);
+      kind.data[k] = static_cast<std::int32_t>(e.fields.index());
+      const std::pair key{e.pid, e.tid};
+      if (key != last_thread || last_code < 0) {
+        auto [it, added] = threads.try_emplace(key, 0);
+        if (added) it->second = thread.code_of(tr.thread_text(e.pid, e.tid));
+        last_thread = key;
+        last_code = it->second;
+      }
+      thread.push_code(last_code);
+      pid.data[k] = key_number(static_cast<std::uint64_t>(e.pid));
+      tid.data[k] = key_number(e.tid);
+      ts.data[k] = e.start_ns;
+      dur.data[k] = e.duration_ns();
+      parent.data[k] = e.parent == tmod::no_event ? -1 : static_cast<std::int64_t>(e.parent);
+      const std::uint64_t cid = e.correlation_id();
+      corr.data[k] = cid == 0 ? -1 : static_cast<std::int64_t>(cid);
+      stream.data[k] = -1;
+      dev.data[k] = -1;
+      external.data[k] = -1;
       if (const auto* d = e.get_if<tmod::event_kind::device_activity>()) {
-        stream[k] = d->stream;
-        dev[k] = d->device;
-        if (d->external_id != 0) external[k] = static_cast<std::int64_t>(d->external_id);
+        stream.data[k] = d->stream;
+        dev.data[k] = d->device;
+        if (d->external_id != 0) external.data[k] = static_cast<std::int64_t>(d->external_id);
       }
       if (t.inputs_of(e).empty())
         shapes.push_missing();
@@ -128,20 +148,23 @@ py::dict event_columns(trace& tr) {
         shapes.push(tmod::input_shapes_text(t, e));
     }
   }
+  py::list kinds;
+  for (const std::string_view k : tmod::default_schema::kind_names)
+    kinds.append(py::str(std::string(k)));
   py::dict d;
   d["name"] = name.take();
   d["category"] = cat.take();
-  d["kind"] = kind.take();
+  d["kind"] = py::make_tuple(kind.array, kinds);
   d["thread"] = thread.take();
-  d["pid"] = numbers<std::int64_t>(pid);
-  d["tid"] = numbers<std::int64_t>(tid);
-  d["ts"] = numbers<std::int64_t>(ts);
-  d["dur"] = numbers<std::int64_t>(dur);
-  d["parent"] = numbers<std::int64_t>(parent);
-  d["correlation"] = numbers<std::int64_t>(corr);
-  d["external_id"] = numbers<std::int64_t>(external);
-  d["stream"] = numbers<std::int64_t>(stream);
-  d["device"] = numbers<std::int64_t>(dev);
+  d["pid"] = pid.array;
+  d["tid"] = tid.array;
+  d["ts"] = ts.array;
+  d["dur"] = dur.array;
+  d["parent"] = parent.array;
+  d["correlation"] = corr.array;
+  d["external_id"] = external.array;
+  d["stream"] = stream.array;
+  d["device"] = dev.array;
   d["input_shapes"] = shapes.take();
   return d;
 }

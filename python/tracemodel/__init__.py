@@ -33,7 +33,7 @@ def _frame(columns, index=None):
             data[name] = pd.Categorical.from_codes(codes, categories=pd.Index(texts, dtype=object))
         else:
             data[name] = col
-    return pd.DataFrame(data, index=index)
+    return pd.DataFrame(data, index=index, copy=False)  # (no copy into one block)
 
 
 def _check_path(path):

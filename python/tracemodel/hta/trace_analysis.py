@@ -62,6 +62,15 @@ class TraceAnalysis:
                        include_last_profiler_step=include_last_profiler_step)
         self._h = self.t._h
         self.exact = bool(exact)
+        self._memo = {}
+
+    def _once(self, name, *args):
+        """The core's answer to `name(*args)`, computed once (the queues serve the summary and
+        the series, the blocked time too)."""
+        key = (name,) + tuple(tuple(a) if isinstance(a, list) else a for a in args)
+        if key not in self._memo:
+            self._memo[key] = getattr(self._h, name)(*args)
+        return self._memo[key]
 
     def _ranks(self, ranks):
         """HTA's default rank list: [0] (the first rank when there is no rank 0)."""
@@ -155,19 +164,19 @@ class TraceAnalysis:
         return df
 
     def get_queue_length_time_series(self, ranks=None):
-        series, _ = self._h.queues(self._ranks(ranks), 1024, self.exact)
+        series, _ = self._once("queues", self._ranks(ranks), 1024, self.exact)
         df = self._series(series)
         return {int(r): g.drop(columns="rank").reset_index(drop=True)
                 for r, g in df.groupby("rank", sort=True)}
 
     def get_queue_length_summary(self, ranks=None):
-        _, summary = self._h.queues(self._ranks(ranks), 1024, self.exact)
-        summary.pop("time_full")
+        _, summary = self._once("queues", self._ranks(ranks), 1024, self.exact)
+        summary = {k: v for k, v in summary.items() if k != "time_full"}
         return _describe(summary, ["rank", "stream"], "queue_length")
 
     def get_time_spent_blocked_on_full_queue(self, queue_length_dict=None, max_queue_length=1024):
         ranks = list(queue_length_dict) if queue_length_dict else None
-        _, summary = self._h.queues(self._ranks(ranks), int(max_queue_length), self.exact)
+        _, summary = self._once("queues", self._ranks(ranks), int(max_queue_length), self.exact)
         df = _plain(summary)
         df = df[df["time_full"] > 0]
         if not self.exact:  # HTA keeps one result per rank: its last stream's
@@ -186,13 +195,13 @@ class TraceAnalysis:
         return out
 
     def get_memory_bw_time_series(self, ranks=None):
-        series, _ = self._h.bandwidth(self._ranks(ranks), self.exact)
+        series, _ = self._once("bandwidth", self._ranks(ranks), self.exact)
         df = self._series(series)
         return {int(r): g.drop(columns="rank").reset_index(drop=True)
                 for r, g in df.groupby("rank", sort=True)}
 
     def get_memory_bw_summary(self, ranks=None):
-        _, summary = self._h.bandwidth(self._ranks(ranks), self.exact)
+        _, summary = self._once("bandwidth", self._ranks(ranks), self.exact)
         return _describe(summary, ["rank", "name"], "memory_bw_gbps")
 
     def generate_trace_with_counters(self, time_series=None, ranks=None,
