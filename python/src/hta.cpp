@@ -20,7 +20,7 @@
 #include <tracemodel/algo/queue_length.hpp>
 #include <tracemodel/algo/temporal_breakdown.hpp>
 #include <tracemodel/formats/chrome_trace_writer.hpp>
-#include <tracemodel/formats/counter_tracks.hpp>
+#include <tracemodel/formats/export_view.hpp>
 #include <tracemodel/hta/critical_path.hpp>
 #include <tracemodel/hta/device_time.hpp>
 #include <tracemodel/hta/idle_time.hpp>
@@ -514,21 +514,32 @@ std::vector<std::string> with_counters(const hta_trace& h, const rank_list& want
                                        const std::string& suffix, bool queue, bool bw) {
   std::vector<std::string> written;
   for (const hta_rank* r : h.select(want)) {
-    tmod::row_list<tmod::stream_queue> q;
-    tmod::row_list<tmod::memory_bandwidth_series> m;
-    if (queue) q = hta::queue_length(r->frame);
-    if (bw) m = hta::memory_bandwidth(r->frame);
+    // HTA's counters: "Queue Length" per stream (the stream as the counter's id), and each
+    // copy kind's bandwidth under the kind's name, at the file's own times.
     const std::int64_t base = r->table.info.base_time_ns;
-    for (tmod::stream_queue& s : q)
-      for (tmod::queue_step& x : s.steps) x.ts = x.ts * 1000 + base;
-    for (tmod::memory_bandwidth_series& s : m)
-      for (tmod::bandwidth_step& x : s.steps) x.ts = x.ts * 1000 + base;
+    std::vector<tmod::counter_series> series;
+    if (queue)
+      for (const tmod::stream_queue& q : hta::queue_length(r->frame)) {
+        tmod::counter_series& c = series.emplace_back();
+        c.track = c.value_name = "Queue Length";
+        c.process = q.device < 0 ? 0 : q.device;
+        c.id = q.stream;
+        c.counts = true;
+        for (const tmod::queue_step& x : q.steps)
+          c.points.push_back({x.ts * 1000 + base, static_cast<double>(x.length)});
+      }
+    if (bw)
+      for (const tmod::memory_bandwidth_series& m : hta::memory_bandwidth(r->frame)) {
+        tmod::counter_series& c = series.emplace_back();
+        c.track = c.value_name = m.kind;
+        for (const tmod::bandwidth_step& x : m.steps)
+          c.points.push_back({x.ts * 1000 + base, x.gbps});
+      }
     tmod::export_view v{r->table};
-    v.counters = tmod::counter_tracks(q, m);
+    v.counters = std::move(series);
     std::string out = r->path;
     const auto dot = out.find(".json");
-    out = dot == std::string::npos ? out + suffix + ".json.gz"
-                                   : out.substr(0, dot) + suffix + ".json.gz";
+    out = (dot == std::string::npos ? out : out.substr(0, dot)) + suffix + ".json.gz";
     about_file(out, [&] {
       tmod::write_chrome_trace_file(v, out);
       return 0;

@@ -103,6 +103,10 @@ def test_counters_and_series(negative_queue, tmp_path):
     counters = [e for e in events if e.get("ph") == "C"]
     assert len(counters) >= 12000
     assert all(v >= 0 for e in counters for v in e["args"].values())
+    # HTA's names (its test's set), a queue's stream as the counter's id
+    assert {e["name"] for e in counters} == {"Queue Length", "Memcpy DtoH", "Memcpy HtoD",
+                                            "Memcpy DtoD", "Memset"}
+    assert {e["id"] for e in counters if e["name"] == "Queue Length"} == {7, 25, 27, 84, 285, 363}
 
 
 def test_critical_path_breakdown():

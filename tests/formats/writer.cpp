@@ -163,6 +163,34 @@ TEST_SUITE("formats") {
     CHECK(s.find("\"ts\":123456.789,\"dur\":1.000") != std::string::npos);
   }
 
+  TEST_CASE("write_chrome_trace: counter series, with an id when they have one") {
+    table_builder b;
+    b.op("a", 1'700'000'000'000'000'000, 1'700'000'000'000'010'000);
+    event_table t = b.take();
+    export_view v{t};
+    counter_series q;
+    q.track = q.value_name = "Queue Length";
+    q.process = 3;
+    q.id = 7;
+    q.counts = true;
+    q.points = {{1'700'000'000'000'001'000, 2}};
+    counter_series m;
+    m.track = "bw";
+    m.value_name = "Memcpy HtoD";
+    m.points = {{1'700'000'000'000'002'500, 1.5}};
+    v.counters = {q, m};
+    std::string s;
+    json_output out = json_output::to_string(s);
+    write_chrome_trace(v, out);
+    out.flush();
+    CHECK(
+        s.find(
+            R"({"ph":"C","name":"Queue Length","pid":3,"id":7,"ts":1.000,"args":{"Queue Length":2}})") !=
+        std::string::npos);
+    CHECK(s.find(R"({"ph":"C","name":"bw","pid":0,"ts":2.500,"args":{"Memcpy HtoD":1.5}})") !=
+          std::string::npos);
+  }
+
   TEST_CASE("write_chrome_trace: output follows the Trace Event Format's structure rules") {
     // What Perfetto UI and chrome://tracing require: an object with traceEvents; every event
     // has ph, pid, tid and a numeric ts; complete events a dur >= 0; instants a scope;

@@ -22,8 +22,9 @@
 //  * forward/backward links (table.links) become `fwdbwd` flows, device flows (the flow fields
 //    of device activities) `ac2g` flows: a start on the first event, an end with binding point
 //    "e" on the second, both at their event's start;
-//  * the view's counter series are counter records (`ph:"C"`, one per point, the track's name
-//    and the process), its flows a start and an end (binding point "e") with their args;
+//  * the view's counter series are counter records (`ph:"C"`, one per point, the track's name,
+//    the process and the series' id when it has one), its flows a start and an end (binding point
+//    "e") with their args;
 //  * output is deterministic (table order, fixed key order); ids above 2^53 are strings.
 #pragma once
 
@@ -182,6 +183,7 @@ class chrome_writer {
     for (const counter_point& p : c.points) {
       next();
       out_.raw("{\"ph\":\"C\",\"name\":").string(c.track).raw(",\"pid\":").integer(c.process);
+      if (c.id >= 0) out_.raw(",\"id\":").integer(c.id);
       out_.raw(",\"ts\":").micros(p.ts - base_).raw(",\"args\":{").string(c.value_name).ch(':');
       if (c.counts)
         out_.integer(static_cast<std::int64_t>(p.value));

@@ -40,6 +40,7 @@ struct counter_series {
   std::string value_name;            ///< what the values are ("queue length", "Memcpy DtoH")
   bool counts = false;               ///< whole numbers (written without a fraction)
   row_list<counter_point> points{};  ///< in time order
+  std::int64_t id = -1;              ///< Chrome's counter `id` (series of one name apart); -1: none
 };
 
 /// A flow drawn from one event of the table to another, besides the table's own links.
