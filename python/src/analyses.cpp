@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include <tracemodel/algo/critical_path.hpp>
+#include <tracemodel/algo/kernel_class.hpp>
 #include <tracemodel/algo/key_averages.hpp>
 #include <tracemodel/algo/patterns.hpp>
 #include <tracemodel/algo/pytorch_patterns.hpp>
@@ -16,16 +17,21 @@
 
 namespace tracemodel_py {
 
-py::dict critical_path_dict(const tmod::critical_path& cp, std::int64_t per_unit) {
+py::dict critical_path_dict(const tmod::critical_path& cp, std::int64_t per_unit,
+                            std::span<const std::int64_t> ids) {
+  const auto id = [ids](tmod::event_index e) -> std::int64_t {
+    if (e == tmod::no_event) return -1;
+    return ids.empty() ? static_cast<std::int64_t>(e) : ids[e];
+  };
   std::vector<std::int64_t> from, to, weight, charged;
   std::vector<bool> critical(cp.edges.size());
   text_column type;
   for (const std::uint32_t e : cp.path) critical[e] = true;
   for (const tmod::cp_edge& e : cp.edges) {
-    from.push_back(cp.nodes[e.from].event);
-    to.push_back(cp.nodes[e.to].event);
+    from.push_back(id(cp.nodes[e.from].event));
+    to.push_back(id(cp.nodes[e.to].event));
     weight.push_back(e.weight / per_unit);
-    charged.push_back(e.charged == tmod::no_event ? -1 : static_cast<std::int64_t>(e.charged));
+    charged.push_back(id(e.charged));
     type.push(tmod::cp_edge_type_names[static_cast<std::size_t>(e.type)]);
   }
   py::dict edges;
@@ -44,7 +50,9 @@ py::dict critical_path_dict(const tmod::critical_path& cp, std::int64_t per_unit
   d["edges"] = edges;
   d["nodes"] = cp.nodes.size();
   d["path"] = numbers<std::int64_t>(cp.path);
-  d["events"] = numbers<std::int64_t>(cp.events);
+  std::vector<std::int64_t> events;
+  for (const tmod::event_index e : cp.events) events.push_back(id(e));
+  d["events"] = numbers<std::int64_t>(events);
   d["length"] = in_unit(cp.length);
   d["bound_by"] = bound_by;
   d["acyclic"] = cp.acyclic;
@@ -155,7 +163,7 @@ py::dict critical_path_result(const trace& tr, const std::string& annotation, st
     return hta ? tmod::hta::critical_path_of(t, {.annotation = annotation, .instance = instance})
                : tmod::critical_path_of(t, {.annotation = annotation, .instance = instance});
   }();
-  py::dict d = critical_path_dict(cp, 1);
+  py::dict d = critical_path_dict(cp, 1, {});
   d["window"] = cp.window ? py::object(py::make_tuple(cp.window->first, cp.window->second))
                           : py::object(py::none());
   return d;
@@ -201,6 +209,8 @@ py::dict diff_columns(const trace& control, const trace& test, std::optional<std
 }  // namespace
 
 void bind_analyses(py::module_& m) {
+  m.def(
+      "short_name", [](std::string_view n) { return tmod::short_kernel_name(n); }, py::arg("name"));
   m.def("key_averages", &key_average_columns, py::arg("trace"), py::arg("group_by"),
         py::arg("sort_by"));
   m.def("patterns", &pattern_results, py::arg("trace"), py::arg("framework_prefix"));

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -101,8 +102,10 @@ auto about_file(const std::string& path, Fn fn) {
 }
 
 /// A critical path's edges (source and target events, weight, type, the event charged, on the
-/// path or not), its path, events, length and causes, times in ns / `per_unit`.
-py::dict critical_path_dict(const tmod::critical_path& cp, std::int64_t per_unit);
+/// path or not), its path, events, length and causes, times in ns / `per_unit`, events by their
+/// `ids` (empty: their index in the table).
+py::dict critical_path_dict(const tmod::critical_path& cp, std::int64_t per_unit,
+                            std::span<const std::int64_t> ids);
 
 /// Repairs as {kind: count}.
 py::dict repairs_dict(const tmod::anomaly_counts& a);

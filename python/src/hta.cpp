@@ -7,7 +7,9 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -20,6 +22,7 @@
 #include <tracemodel/algo/queue_length.hpp>
 #include <tracemodel/algo/temporal_breakdown.hpp>
 #include <tracemodel/formats/chrome_trace_writer.hpp>
+#include <tracemodel/formats/event_positions.hpp>
 #include <tracemodel/formats/export_view.hpp>
 #include <tracemodel/hta/critical_path.hpp>
 #include <tracemodel/hta/device_time.hpp>
@@ -43,6 +46,22 @@ struct hta_rank {
   std::string path;
   tmod::event_table table;
   hta::frame frame;
+  /// HTA's event ids: each event's position in the file's `traceEvents` array, found on first
+  /// use (formats/event_positions.hpp); the table's indices when they cannot be matched.
+  [[nodiscard]] std::span<const std::int64_t> ids() const {
+    if (!ids_) {
+      const py::gil_scoped_release unlocked;
+      ids_ = tmod::event_positions(path, table);
+    }
+    return *ids_;
+  }
+  [[nodiscard]] std::int64_t id(tmod::event_index e) const {
+    const auto all = ids();
+    return all.empty() ? static_cast<std::int64_t>(e) : all[e];
+  }
+
+ private:
+  mutable std::optional<std::vector<std::int64_t>> ids_;
 };
 
 /// The ranks of a trace folder or file list, each read once and framed as HTA's loader frames
@@ -102,7 +121,16 @@ struct hta_trace {
       for (const hta::row& x : r->frame.rows) min_ts = std::min(min_ts, x.ts);
     }
     if (min_ts == std::numeric_limits<std::int64_t>::max()) min_ts = 0;
+    // HTA's symbol table: every name and category of every rank, first seen first.
+    for (const auto& r : ranks)
+      for (const hta::row& x : r->frame.rows)
+        for (const std::string_view s : {x.name, x.cat})
+          if (symbol_ids.try_emplace(s, static_cast<std::int64_t>(symbols.size())).second)
+            symbols.push_back(s);
   }
+  std::vector<std::string_view> symbols;  // (views into the ranks' tables)
+  std::unordered_map<std::string_view, std::int64_t> symbol_ids;
+  [[nodiscard]] std::int64_t symbol(std::string_view s) const { return symbol_ids.at(s); }
 
   [[nodiscard]] std::vector<const hta_rank*> select(
       const std::optional<std::vector<std::int64_t>>& want) const {
@@ -284,12 +312,13 @@ py::tuple kernels(const hta_trace& h, std::size_t top, double ratio, bool includ
   return py::make_tuple(types, rows.take(true));
 }
 
-py::dict annotations(const hta_trace& h, bool on_gpu, std::size_t top, double ratio, bool exact) {
+py::dict annotations(const hta_trace& h, bool on_gpu, std::size_t top, double ratio, bool exact,
+                     const std::vector<std::string>& allowlist) {
   name_rows rows;
   rows.unit = unit_of(exact);
   for (const hta_rank* r : h.select(std::nullopt)) {
     const auto found = exact ? tmod::annotation_breakdown(r->table, {on_gpu, top})
-                             : hta::annotation_breakdown(r->frame, {on_gpu, top, ratio});
+                             : hta::annotation_breakdown(r->frame, {on_gpu, top, ratio, allowlist});
     for (const tmod::kernel_row& k : found) rows.push(r->rank, k, false);
   }
   return rows.take(false);
@@ -407,26 +436,19 @@ py::tuple bandwidth(const hta_trace& h, const rank_list& want, bool exact) {
 }
 
 /// One rank's frame as HTA's DataFrame holds it, names and categories as ids of `symbols`.
-py::dict frame_columns(const hta_trace& h, std::int64_t rank, py::dict symbols, py::list table) {
+py::dict frame_columns(const hta_trace& h, std::int64_t rank) {
   const hta_rank& r = h.one(rank);
   const hta::frame& f = r.frame;
   const std::size_t n = f.rows.size();
   std::vector<std::int64_t> index(n), ts(n), dur(n), end(n), name(n), cat(n), pid(n), tid(n),
       stream(n), corr(n), index_corr(n), iteration(n);
   std::vector<double> bw(n);
-  auto id_of = [&](std::string_view s) -> std::int64_t {
-    const py::str key(s.data(), s.size());
-    if (symbols.contains(key)) return symbols[key].cast<std::int64_t>();
-    const auto id = static_cast<std::int64_t>(py::len(table));
-    symbols[key] = id;
-    table.append(key);
-    return id;
-  };
+  auto id_of = [&](std::string_view s) { return h.symbol(s); };
   const std::vector<std::optional<std::int64_t>> it = hta::iteration_of_rows(f);
   for (std::size_t k = 0; k < n; ++k) {
     const hta::row& x = f.rows[k];
     const event& e = r.table.events[x.event];
-    index[k] = x.event;
+    index[k] = r.id(x.event);
     ts[k] = x.ts - h.min_ts;
     dur[k] = x.end - x.ts;
     end[k] = x.end;  // (HTA's `end` is not shifted by the alignment)
@@ -436,11 +458,9 @@ py::dict frame_columns(const hta_trace& h, std::int64_t rank, py::dict symbols, 
     tid[k] = tmod::event_table::is_string_key(e.tid) ? -1 : static_cast<std::int64_t>(e.tid);
     stream[k] = x.stream;
     corr[k] = x.correlation;
-    index_corr[k] =
-        x.partner >= 0
-            ? static_cast<std::int64_t>(f.rows[static_cast<std::size_t>(x.partner)].event)
-        : x.correlation == -1 ? -1
-                              : 0;
+    index_corr[k] = x.partner >= 0        ? r.id(f.rows[static_cast<std::size_t>(x.partner)].event)
+                    : x.correlation == -1 ? -1
+                                          : 0;
     iteration[k] = it[k].value_or(-1);
     bw[k] = x.memory_bw;
   }
@@ -503,7 +523,7 @@ py::dict critical_path(const hta_trace& h, std::int64_t rank, const std::string&
     return hta::critical_path_of(r.table, r.frame,
                                  {.annotation = annotation, .instance = instance});
   }();
-  py::dict d = critical_path_dict(cp, 1000);  // (HTA's us)
+  py::dict d = critical_path_dict(cp, 1000, r.ids());  // (HTA's us and ids)
   d["found"] = annotation.empty() || cp.window.has_value();
   return d;
 }
@@ -578,6 +598,14 @@ void bind_hta(py::module_& m) {
       .def("queues", &queues)
       .def("bandwidth", &bandwidth)
       .def("frame", &frame_columns)
+      .def("has_file_ids",
+           [](const hta_trace& h, std::int64_t rank) { return !h.one(rank).ids().empty(); })
+      .def("symbols",
+           [](const hta_trace& h) {
+             py::list out;
+             for (const std::string_view x : h.symbols) out.append(py::str(x.data(), x.size()));
+             return out;
+           })
       .def("steps", &steps)
       .def("op_totals", &op_totals)
       .def("critical_path", &critical_path)

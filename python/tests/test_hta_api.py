@@ -127,16 +127,21 @@ def test_trace_diff_reproduces_htas_test(tmp_path):
                                                        "trace_compare_base_base.json.gz"))
     test = LabeledTrace("test", trace_dir=folder(tmp_path, "test",
                                                  "trace_compare_test_test.json.gz"))
-    assert control.get_ranks() == [1]
-    assert control.get_iterations() == [1009, 1010]
-    s = control.get_ops_summary(rank=1, iteration=1010, device_type=DeviceType.CPU)
-    assert dict(zip(s["name"], s["counts"])) == {
-        "ProfilerStep#1010": 1, "aten::as_strided": 1, "aten::empty": 1, "cudaEventQuery": 1,
-        "cudaLaunchKernel": 1, "nccl:all_reduce": 1}
-    assert dict(zip(s["name"], s["total_duration"])) == {
-        "ProfilerStep#1010": 122149, "aten::as_strided": 0, "aten::empty": 0,
-        "cudaEventQuery": 4, "cudaLaunchKernel": 4, "nccl:all_reduce": 67}
-    assert len(control.get_ops_summary(1, 1010, DeviceType.GPU)) == 1
+    assert control.ranks() == [1]
+    assert control.iterations() == [1009, 1010]
+    assert len(control.extract_ops(1, 1010, DeviceType.CPU)) == 6
+    assert len(control.extract_ops(1, 1010, DeviceType.GPU)) == 1
+    s = control.get_ops_summary(control.extract_ops(1, 1010, DeviceType.CPU))
+    assert list(s.columns) == ["cat", "name", "short_name", "counts", "total_duration", "cat_id",
+                               "name_id"]
+    s = s.sort_values(by="name")[["name", "counts", "total_duration"]].set_index("name")
+    assert s.to_dict() == {
+        "counts": {"ProfilerStep#1010": 1, "aten::as_strided": 1, "aten::empty": 1,
+                   "cudaEventQuery": 1, "cudaLaunchKernel": 1, "nccl:all_reduce": 1},
+        "total_duration": {"ProfilerStep#1010": 122149, "aten::as_strided": 0, "aten::empty": 0,
+                           "cudaEventQuery": 4, "cudaLaunchKernel": 4, "nccl:all_reduce": 67}}
+    assert LabeledTrace(trace_dir=folder(tmp_path, "unlabeled",
+                                         "trace_compare_base_base.json.gz")).label.startswith("t")
     cpu = TraceDiff.compare_traces(control, test, 1, 1, 1010, 1010, DeviceType.CPU,
                                    use_short_name=True)
     assert list(cpu.columns) == ["control_counts", "control_total_duration", "test_counts",
@@ -150,6 +155,9 @@ def test_trace_diff_reproduces_htas_test(tmp_path):
     assert d["deleted"] == ["nccl:all_reduce"]
     assert d["unchanged"] == ["ProfilerStep#1010", "aten::as_strided", "aten::empty",
                               "cudaEventQuery", "cudaLaunchKernel"]
+    assert d["increased"] == [] and d["decreased"] == []
+    assert TraceDiff.visualize_counts_diff(cpu, show_image=False) is None
+    assert TraceDiff.visualize_duration_diff(cpu, show_image=False) is None
 
 
 def test_trace_dir_ranks_and_stragglers(tmp_path):
@@ -227,3 +235,50 @@ def test_time_blocked_on_a_full_queue_as_hta(negative_queue):
     assert (row["rank"], row["stream"]) == (0, 27)
     assert row["duration_at_max_queue_length"] == 575533.0
     assert round(row["relative_duration_at_max_queue_length"], 4) == 0.5643
+
+
+def test_annotations_allowlist_and_kernels_with_annotations(tmp_path):
+    """A generated rank: ten GPU annotations, two of them Optimizer steps past the top 3;
+    kernels under nested annotations get the innermost."""
+    events = []
+    for k in range(10):
+        name = "Optimizer.step#SGD.step" if k in (8, 9) else "anno%d" % k
+        events.append({"ph": "X", "cat": "gpu_user_annotation", "name": name, "pid": 0,
+                       "tid": 7, "ts": 1000 * k, "dur": 20 if k in (8, 9) else 900 - 10 * k})
+    events.append({"ph": "X", "cat": "gpu_user_annotation", "name": "inner", "pid": 0,
+                   "tid": 7, "ts": 100, "dur": 50})
+    for k, ts in enumerate([120, 500, 5000, 9005]):
+        events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
+                       "tid": 1, "ts": ts - 50, "dur": 5, "args": {"correlation": k + 1}})
+        events.append({"ph": "X", "cat": "kernel", "name": "void k%d<float>(float*)" % k,
+                       "pid": 0, "tid": 7, "ts": ts, "dur": 10,
+                       "args": {"stream": 7, "correlation": k + 1}})
+    p = tmp_path / "annotated.json"
+    p.write_text(json.dumps({"traceEvents": events}))
+    a = TraceAnalysis(trace_files={0: str(p)})
+    plain = a.get_gpu_user_annotation_breakdown(visualize=False, num_kernels=3)
+    allowed = a.get_gpu_user_annotation_breakdown(visualize=False, num_kernels=3,
+                                                  allowlist_patterns=["Optimizer"])
+    assert "Optimizer.step#SGD.step" not in set(plain["name"])
+    assert "Optimizer.step#SGD.step" in set(allowed["name"])
+    assert len(allowed) == len(plain) + 1
+    k = a.get_gpu_kernels_with_user_annotations(rank=0)
+    assert list(k["s_user_annotation"]) == ["inner", "anno0", "anno5", "Optimizer.step#SGD.step"]
+    assert list(k["s_name"]) == ["k0", "k1", "k2", "k3"]
+    assert "gpu_user_annotation" in a.t.symbol_table.sym_index  # (before any get_trace)
+
+
+def test_event_ids_are_htas_positions_in_the_file():
+    """HTA numbers events by their place in the file's traceEvents array (its own test names
+    these four of this trace), and the critical path speaks the same ids."""
+    a = TraceAnalysis(trace_files={0: data(
+        "kineto", "critical_path_cuda_event_sync_event_sync_trace.json.gz")})
+    df = a.t.get_trace(0)
+    names = a.t.symbol_table.get_sym_table()
+    assert {i: names[int(df.loc[i, "name"])] for i in (33, 41, 45, 51)} == {
+        33: "at::cuda::(anonymous namespace)::spin_kernel(long)", 41: "cudaEventSynchronize",
+        45: "cudaEventQuery", 51: "cudaDeviceSynchronize"}
+    kernel = df.loc[33]
+    assert df.loc[kernel["index_correlation"], "correlation"] == kernel["correlation"]
+    g, ok = a.critical_path_analysis(0, "ProfilerStep", 0)
+    assert g.critical_path_events_set <= set(df.index)

@@ -9,14 +9,16 @@
 // category `gpu_user_annotation`, or `user_annotation`, for annotations), with HTA's rule for
 // "others", only when there are more than `top` names: names past the `duration_ratio` quantile
 // (80% by default) of the cumulative sums (taken over rank positions) or past `top` become
-// "others", and every row's statistics are then those of the per-name totals (so a kept name
-// has min = max = mean = sum, and "others" holds the statistics of its names' totals).
+// "others" (but names that contain a pattern of the annotations' `allowlist`), and every row's
+// statistics are then those of the per-name totals (so a kept name has min = max = mean = sum,
+// and "others" holds the statistics of its names' totals).
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -35,7 +37,7 @@ namespace detail {
 /// HTA's rows of (name, duration) pairs (see the header comment).
 inline row_list<kernel_row> name_rows(
     std::span<const std::pair<std::string_view, std::int64_t>> items, std::size_t top,
-    double ratio = 0.8) {
+    double ratio = 0.8, std::span<const std::string> allowlist = {}) {
   std::vector<tracemodel::detail::named_durations> groups =
       tracemodel::detail::durations_by_name(items);
   row_list<kernel_row> kept;
@@ -55,6 +57,9 @@ inline row_list<kernel_row> name_rows(
   const double q = cum[lo] + (h - static_cast<double>(lo)) * (cum[hi] - cum[lo]);
   for (std::size_t k = 0; k < groups.size(); ++k)
     if (cum[k] > q) other[k] = true;
+  for (std::size_t k = 0; k < groups.size(); ++k)  // allowlisted names keep their rows
+    for (const std::string& a : allowlist)
+      if (groups[k].row.name.find(a) != std::string::npos) other[k] = false;
   tracemodel::detail::scratch_vector<std::int64_t> totals;  // of the names that become "others"
   for (std::size_t k = 0; k < groups.size(); ++k) {
     const std::int64_t total = groups[k].row.sum;
@@ -98,6 +103,7 @@ struct annotation_breakdown_options {
   bool on_gpu = true;  ///< HTA's `use_gpu_annotation`
   std::size_t top = 1000;
   double duration_ratio = 0.8;
+  std::vector<std::string> allowlist{};  ///< names containing one of these never become "others"
 };
 
 /// HTA's user annotation breakdown of `f` (see above).
@@ -107,7 +113,7 @@ struct annotation_breakdown_options {
   std::vector<std::pair<std::string_view, std::int64_t>> items;
   for (const row& r : f.rows)
     if ((r.flags & want) != 0) items.emplace_back(r.name, r.end - r.ts);
-  row_list<kernel_row> rows = detail::name_rows(items, o.top, o.duration_ratio);
+  row_list<kernel_row> rows = detail::name_rows(items, o.top, o.duration_ratio, o.allowlist);
   tracemodel::detail::by_name(rows);
   return rows;
 }

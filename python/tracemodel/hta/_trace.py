@@ -3,6 +3,7 @@ their frames as HTA's DataFrames on request, names as ids of one symbol table.""
 
 import glob
 import os
+import warnings
 
 import pandas as pd
 
@@ -66,7 +67,7 @@ class Trace:
         self.trace_files = dict(self._h.paths)
         self.min_ts = self._h.min_ts
         self.symbol_table = TraceSymbolTable()
-        self._sym = {}  # (text -> id, kept in step with symbol_table)
+        self.symbol_table.add_symbols(self._h.symbols())
         self._frames = {}
         _warn_repairs(trace_dir or ", ".join(p for _, p in files), self._h.repairs(),
                       stacklevel=4)
@@ -86,8 +87,11 @@ class Trace:
         applied), names and categories as symbol ids, times in us from the first event of all
         ranks, the event's number as index."""
         if rank not in self._frames:
-            cols = self._h.frame(int(rank), self.symbol_table.sym_index,
-                                 self.symbol_table.sym_table)
+            cols = self._h.frame(int(rank))
+            if not self._h.has_file_ids(int(rank)):
+                warnings.warn("%s: its events cannot be matched to the file's traceEvents array; "
+                              "event ids are tracemodel's table indices, not HTA's"
+                              % self.trace_files.get(rank, rank), stacklevel=3)
             df = pd.DataFrame(cols).set_index("index", drop=False)
             df.index.name = None
             self._frames[rank] = df

@@ -9,6 +9,7 @@ import os
 import numpy as np
 import pandas as pd
 
+from .. import _core
 from ._trace import Trace
 from .critical_path import CPGraph
 from ._plots import show
@@ -107,10 +108,11 @@ class TraceAnalysis:
 
     def _annotations(self, on_gpu, visualize, duration_ratio, num_kernels, allowlist_patterns,
                      image_renderer):
-        if allowlist_patterns:
-            raise NotImplementedError("allowlist_patterns is not supported by tracemodel.hta yet")
+        allow = [str(p) for p in allowlist_patterns or []]
+        if allow and self.exact:
+            raise ValueError("allowlist_patterns is a rule of HTA's, not of the exact breakdown")
         df = _plain(self._h.annotations(on_gpu, int(num_kernels), float(duration_ratio),
-                                        self.exact))
+                                        self.exact, allow))
         if df.empty:
             return None
         df = df.sort_values(["rank", "name"]).reset_index(drop=True)
@@ -223,6 +225,41 @@ class TraceAnalysis:
         from ._stragglers import potential_stragglers
         return potential_stragglers(self, profiler_steps, num_candidates)
 
+    def get_gpu_kernels_with_user_annotations(self, rank, expand_names=True,
+                                              shortern_names=True):
+        """The rank's GPU kernels, each with the innermost GPU user annotation of its thread that
+        overlaps it (``user_annotation``: its name id, -1 for none); ``expand_names`` adds
+        ``s_name``, ``s_cat`` and ``s_user_annotation``, shortened as HTA shortens names with
+        ``shortern_names`` (HTA's spelling). None when the trace has no GPU annotations."""
+        table = self.t.symbol_table.sym_table
+        index = self.t.symbol_table.sym_index
+        if "gpu_user_annotation" not in index:
+            return None
+        df = self.t.get_trace(rank)
+        syncs = [index[n] for n in ("Event Sync", "Context Sync") if n in index]
+        kernels = df[((df["stream"] >= 0) & (df["correlation"] >= 0))
+                     | df["name"].isin(syncs)].copy()
+        notes = df[df["cat"] == index["gpu_user_annotation"]]
+        notes = notes.sort_values("dur", ascending=False, kind="stable")
+        found = np.full(len(kernels), -1, dtype="int64")
+        k_pid, k_tid = kernels["pid"].to_numpy(), kernels["tid"].to_numpy()
+        k_ts = kernels["ts"].to_numpy()
+        k_end = k_ts + kernels["dur"].to_numpy()
+        for pid, tid, ts, dur, name in zip(notes["pid"], notes["tid"], notes["ts"], notes["dur"],
+                                           notes["name"]):
+            hit = (k_pid == pid) & (k_tid == tid) & (k_ts < ts + dur) & (ts < k_end)
+            found[hit] = name  # (shorter ones come later: the innermost wins)
+        kernels["user_annotation"] = found
+        if expand_names:
+            def text(i, shorten):
+                if i < 0:
+                    return ""
+                return _core.short_name(table[i]) if shorten else table[i]
+            kernels["s_name"] = [text(i, shortern_names) for i in kernels["name"]]
+            kernels["s_cat"] = [text(i, False) for i in kernels["cat"]]
+            kernels["s_user_annotation"] = [text(i, False) for i in kernels["user_annotation"]]
+        return kernels
+
     # ---- critical path ----------------------------------------------------------------------
 
     def critical_path_analysis(self, rank, annotation, instance_id, data_load_events=None):
@@ -250,8 +287,8 @@ class TraceAnalysis:
     def get_aten_op_kernels_and_delay(self, *args, **kwargs):
         self._missing("get_aten_op_kernels_and_delay")
 
-    def get_gpu_kernels_with_user_annotations(self, *args, **kwargs):
-        self._missing("get_gpu_kernels_with_user_annotations")
+    def get_op_kernels_and_delay(self, *args, **kwargs):
+        self._missing("get_op_kernels_and_delay")
 
     def get_cupti_counter_data_with_operators(self, *args, **kwargs):
         self._missing("get_cupti_counter_data_with_operators")

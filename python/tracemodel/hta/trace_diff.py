@@ -3,9 +3,11 @@ tracemodel's C++ core: ops counted and timed per name in one iteration of one ra
 between a control and a test run."""
 
 import enum
+import uuid
 
 import pandas as pd
 
+from .. import _core
 from ._trace import Trace
 
 
@@ -16,33 +18,61 @@ class DeviceType(enum.Enum):
 
 
 class LabeledTrace:
-    """A run with a label: its ranks read once, HTA's LabeledTrace (no step filter)."""
+    """A run with a label (HTA's LabeledTrace): its ranks read once, without HTA's last-step
+    filter; ``ranks()``, ``iterations()``, ``extract_ops`` and ``get_ops_summary``."""
 
     def __init__(self, label="", t=None, trace_dir=None, trace_files=None):
-        self.label = label
+        self.label = label or "t" + uuid.uuid4().hex[:8]
         if t is None:
             t = Trace(trace_files=trace_files, trace_dir=trace_dir, filter_steps=False)
         self.t = t
-        self.iterations = list(t._h.steps())
+        self._iterations = list(t._h.steps())
 
-    def get_iterations(self, rank=None):
-        return list(self.iterations)
-
-    def get_ranks(self):
+    def ranks(self):
         return self.t.get_ranks()
 
+    def iterations(self):
+        return list(self._iterations)
+
+    def _rank_and_iteration(self, rank, iteration):
+        rank = self.ranks()[0] if rank is None else int(rank)
+        if iteration is None and self._iterations:
+            iteration = self._iterations[0]
+        return rank, iteration
+
+    def extract_ops(self, rank=None, iteration=None, device_type=DeviceType.ALL):
+        """The rank's events of one iteration (default: the first rank and iteration), those
+        of the host (stream -1), the device or both."""
+        rank, iteration = self._rank_and_iteration(rank, iteration)
+        df = self.t.get_trace(rank)
+        ops = df[df["iteration"] == iteration]
+        device = DeviceType(device_type)
+        if device == DeviceType.CPU:
+            ops = ops[ops["stream"] == -1]
+        elif device == DeviceType.GPU:
+            ops = ops[ops["stream"] != -1]
+        return ops.copy()
+
+    def get_ops_summary(self, ops_df):
+        """Counts and total duration (us) per category and name of ``extract_ops``' rows."""
+        table = self.t.symbol_table.sym_table
+        g = ops_df.groupby(["cat", "name"])["dur"].agg(["count", "sum"]).reset_index()
+        names = [table[i] for i in g["name"]]
+        return pd.DataFrame({
+            "cat": [table[i] for i in g["cat"]],
+            "name": names,
+            "short_name": [_core.short_name(n) for n in names],
+            "counts": g["count"].astype("int64"),
+            "total_duration": g["sum"].astype("int64"),
+            "cat_id": g["cat"],
+            "name_id": g["name"],
+        })
+
     def _totals(self, rank, iteration, device_type, short_names):
-        rank = self.get_ranks()[0] if rank is None else int(rank)
-        if iteration is None and self.iterations:
-            iteration = self.iterations[0]
+        rank, iteration = self._rank_and_iteration(rank, iteration)
         d = self.t._h.op_totals(rank, iteration, DeviceType(device_type).value, short_names)
         return pd.DataFrame({"counts": d["counts"], "total_duration": d["total_duration"]},
                             index=pd.Index(d["name"], name="name", dtype=object))
-
-    def get_ops_summary(self, rank=None, iteration=None, device_type=DeviceType.ALL,
-                        use_short_name=False):
-        """Counts and total duration (us) per name."""
-        return self._totals(rank, iteration, device_type, use_short_name).reset_index()
 
 
 class TraceDiff:
@@ -80,3 +110,34 @@ class TraceDiff:
             "decreased": list(df.index[(t > 0) & (d < 0)]),
             "unchanged": list(df.index[(t > 0) & (d == 0)]),
         }
+
+    @classmethod
+    def visualize_counts_diff(cls, df, show_image=True, export_file_path=""):
+        """A bar chart of the counts' change per name (plotly; shown in a notebook, written to
+        ``export_file_path`` when given as .html or an image)."""
+        return _diff_figure(df, "diff_counts", show_image, export_file_path)
+
+    @classmethod
+    def visualize_duration_diff(cls, df, show_image=True, export_file_path=""):
+        """The same for the total durations."""
+        return _diff_figure(df, "diff_duration", show_image, export_file_path)
+
+
+def _diff_figure(df, column, show_image, export_file_path):
+    from ._plots import _in_notebook
+    try:
+        import plotly.express as px
+    except ImportError:
+        return None
+    if not show_image and not export_file_path:
+        return None
+    changed = df[df[column] != 0].reset_index()
+    fig = px.bar(changed, x=changed.columns[0], y=column, title=column)
+    if export_file_path:
+        if export_file_path.endswith(".html"):
+            fig.write_html(export_file_path)
+        else:
+            fig.write_image(export_file_path)
+    if show_image and _in_notebook():
+        fig.show()
+    return None
