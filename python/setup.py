@@ -13,6 +13,9 @@ if not os.path.isdir(os.path.join(include, "tracemodel")):
     raise SystemExit("tracemodel's headers are not at " + include + ": build from the repository")
 
 ParallelCompile("TRACEMODEL_BUILD_JOBS", default=0).install()
+# TRACEMODEL_PY_OPT=-O0: an unoptimized build that compiles in less time (the test suite's
+# install, which checks the packaging, not the speed).
+opt = os.environ.get("TRACEMODEL_PY_OPT", "-O2")
 sources = [os.path.join("src", f) for f in ("trace.cpp", "analyses.cpp", "hta.cpp")]
 core = Pybind11Extension(
     "tracemodel._core",
@@ -20,6 +23,6 @@ core = Pybind11Extension(
     include_dirs=[include],
     libraries=["simdjson", "fmt", "z"],
     cxx_std=20,
-    extra_compile_args=["-O2", "-g0"],
+    extra_compile_args=[opt, "-g0"],
 )
 setup(ext_modules=[core])

@@ -13,6 +13,8 @@ cp -r "$src/python" "$src/include" "$work/src/"
 rm -rf "$work/src/python/build" "$work/src/python/"*.egg-info "$work/src/python/tracemodel/"_core*.so
 find "$work/src/python" -name __pycache__ -prune -exec rm -rf {} +
 "$py" -m venv --system-site-packages "$work/venv"
-"$work/venv/bin/python" -m pip install --no-build-isolation --no-index --quiet "$work/src/python"
+# (unoptimized: this checks the packaging; the speed is the benchmarks' business)
+TRACEMODEL_PY_OPT=-O0 "$work/venv/bin/python" -m pip install --no-build-isolation --no-index \
+  --quiet "$work/src/python"
 cd "$work"  # (not beside the sources: the installed package is the one imported)
 "$work/venv/bin/python" -c 'import tracemodel, tracemodel.hta; print("installed", tracemodel.__version__, "in", tracemodel.__file__)'
