@@ -167,8 +167,9 @@ def test_trace_dir_ranks_and_stragglers(tmp_path):
     assert a.t.get_ranks() == [0, 1]
     assert sorted(os.path.basename(p) for p in a.t.trace_files.values()) == [
         "trace_filter_sampled_rank-0.json.gz", "trace_filter_sampled_rank-1.json.gz"]
-    stragglers = a.get_potential_stragglers(visualize=False, num_candidates=1)
-    assert len(stragglers) == 1 and stragglers[0] in (0, 1)
+    # HTA's answers: one step of two ranks flags rank 1 (both with two candidates)
+    assert a.get_potential_stragglers(visualize=False, num_candidates=1) == [1]
+    assert sorted(a.get_potential_stragglers(visualize=False)) == [0, 1]
     df = a.get_temporal_breakdown(visualize=True)  # (outside a notebook nothing is drawn)
     assert list(df["rank"]) == [0, 1]
 
@@ -282,3 +283,14 @@ def test_event_ids_are_htas_positions_in_the_file():
     assert df.loc[kernel["index_correlation"], "correlation"] == kernel["correlation"]
     g, ok = a.critical_path_analysis(0, "ProfilerStep", 0)
     assert g.critical_path_events_set <= set(df.index)
+
+
+def test_stragglers_over_several_steps_as_hta():
+    """One rank's file loaded as ranks 0 and 1 (HTA's answers: [0] with one candidate, both
+    with two; fewer than one candidate counts as one)."""
+    f = data("kineto", "negative_queue_length_values_check_rank0.json.gz")
+    a = TraceAnalysis(trace_files={0: f, 1: f})
+    assert a.get_profiler_steps() == [550, 551, 552, 553]
+    assert a.get_potential_stragglers(num_candidates=1, visualize=False) == [0]
+    assert a.get_potential_stragglers(num_candidates=-1, visualize=False) == [0]
+    assert sorted(a.get_potential_stragglers(num_candidates=2, visualize=False)) == [0, 1]
