@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 
 from conftest import data
-from tracemodel import hta
 from tracemodel.hta import LabeledTrace, TraceAnalysis, TraceDiff
 from tracemodel.hta.trace_diff import DeviceType
 

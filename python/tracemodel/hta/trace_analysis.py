@@ -4,7 +4,6 @@ index and dtypes; dictionaries keyed by rank), HTA's rules and quirks included
 (docs/python.md lists them and the exact answers)."""
 
 import enum
-import os
 
 import numpy as np
 import pandas as pd
