@@ -293,3 +293,41 @@ def test_stragglers_over_several_steps_as_hta():
     assert a.get_potential_stragglers(num_candidates=1, visualize=False) == [0]
     assert a.get_potential_stragglers(num_candidates=-1, visualize=False) == [0]
     assert sorted(a.get_potential_stragglers(num_candidates=2, visualize=False)) == [0, 1]
+
+
+def test_op_kernels_and_delay(tmp_path):
+    """Three aten::mm calls (two launch gemm then bias, one launches gemm alone) and an
+    aten::add launching from a nested aten::copy_ (the innermost op that holds the launch
+    counts): each sequence counted, its first launch's delays averaged."""
+    events, corr = [], 0
+
+    def op(name, ts, dur, tid=1):
+        events.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": tid,
+                       "ts": ts, "dur": dur})
+
+    def launch(ts, kernel, kernel_ts, tid=1):
+        nonlocal corr
+        corr += 1
+        events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
+                       "tid": tid, "ts": ts, "dur": 2, "args": {"correlation": corr}})
+        events.append({"ph": "X", "cat": "kernel", "name": kernel, "pid": 0, "tid": 7,
+                       "ts": kernel_ts, "dur": 3, "args": {"stream": 7, "correlation": corr}})
+
+    op("aten::mm", 100, 20); launch(104, "gemm", 130); launch(110, "bias", 140)
+    op("aten::mm", 200, 20); launch(202, "gemm", 220); launch(210, "bias", 230)
+    op("aten::mm", 300, 20); launch(306, "gemm", 320)
+    op("aten::add", 400, 30); op("aten::copy_", 405, 10); launch(407, "copy_kernel", 450)
+    p = tmp_path / "ops.json"
+    p.write_text(json.dumps({"traceEvents": events}))
+    a = TraceAnalysis(trace_files={0: str(p)})
+    df = a.get_op_kernels_and_delay()[0]
+    assert list(df.columns) == ["aten_op_name", "kernel_sequence", "occurrence_count",
+                                "avg_aten_op_launch_delay", "avg_runtime_delay"]
+    rows = {(r.aten_op_name, r.kernel_sequence): (r.occurrence_count, r.avg_aten_op_launch_delay,
+                                                  r.avg_runtime_delay)
+            for r in df.itertuples()}
+    assert rows == {("aten::mm", "gemm -> bias"): (2, 3.0, 22.0),
+                    ("aten::mm", "gemm"): (1, 6.0, 14.0),
+                    ("aten::copy_", "copy_kernel"): (1, 2.0, 43.0)}
+    assert df.iloc[0]["occurrence_count"] == 2  # sorted by the count, most first
+    assert a.get_aten_op_kernels_and_delay()[0].equals(df)

@@ -283,14 +283,45 @@ class TraceAnalysis:
     def get_frequent_cuda_kernel_sequences(self, *args, **kwargs):
         self._missing("get_frequent_cuda_kernel_sequences")
 
-    def get_aten_op_kernels_and_delay(self, *args, **kwargs):
-        self._missing("get_aten_op_kernels_and_delay")
 
-    def get_op_kernels_and_delay(self, *args, **kwargs):
-        self._missing("get_op_kernels_and_delay")
+    def get_op_kernels_and_delay(self, ranks=None, sort_by=None):
+        """Per rank, each ATen op's sequence of kernels: for every kernel launch
+        (``cuda*LaunchKernel*``, ``cuLaunchKernel``, ``runFunction*``), the ATen op that holds it
+        and starts last (on any thread) and the kernel it launched; per op instance (thread,
+        name, start) its kernels' names joined by `` -> ``; per (op name, sequence) the count
+        and the means of the first launch's delays (op start to launch, launch to kernel), in
+        us, rounded to 3 and sorted descending by ``sort_by`` (default: the count). As HTA
+        does, a rank's answer holds the ranks before it too."""
+        from ._op_kernels import op_kernels
+        sort_by = list(sort_by or ["occurrence_count"])
+        out, rows = {}, []
+        for rank in self._ranks(ranks):
+            rows = rows + op_kernels(self.t.get_trace(rank), self.t.symbol_table.sym_table)
+            out[rank] = _summarize_op_kernels(rows, sort_by)
+        return out
+
+    def get_aten_op_kernels_and_delay(self, ranks=None, sort_by=None):
+        """HTA's older name of ``get_op_kernels_and_delay``."""
+        return self.get_op_kernels_and_delay(ranks, sort_by)
 
     def get_cupti_counter_data_with_operators(self, *args, **kwargs):
         self._missing("get_cupti_counter_data_with_operators")
+
+
+def _summarize_op_kernels(rows, sort_by):
+    cols = ["aten_op_name", "kernel_sequence", "occurrence_count", "avg_aten_op_launch_delay",
+            "avg_runtime_delay"]
+    if not rows:
+        return pd.DataFrame(columns=cols)
+    df = pd.DataFrame(rows, columns=["aten_op_name", "kernel_sequence", "aten_op_delay",
+                                     "runtime_delay"])
+    g = df.groupby(["aten_op_name", "kernel_sequence"])
+    out = pd.DataFrame({
+        "occurrence_count": g.size(),
+        "avg_aten_op_launch_delay": g["aten_op_delay"].mean().round(3),
+        "avg_runtime_delay": g["runtime_delay"].mean().round(3),
+    }).reset_index()
+    return out.sort_values(sort_by, ascending=False, kind="stable").reset_index(drop=True)[cols]
 
 
 def _span_of(frame):
