@@ -331,3 +331,9 @@ def test_op_kernels_and_delay(tmp_path):
                     ("aten::copy_", "copy_kernel"): (1, 2.0, 43.0)}
     assert df.iloc[0]["occurrence_count"] == 2  # sorted by the count, most first
     assert a.get_aten_op_kernels_and_delay()[0].equals(df)
+
+
+def test_unknown_arguments_are_said_not_swallowed():
+    with pytest.warns(UserWarning, match="ignores parser_config"):
+        TraceAnalysis(trace_files={0: data("kineto", "trace_filter_sampled_rank-0.json.gz")},
+                      parser_config=object())

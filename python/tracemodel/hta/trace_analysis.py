@@ -4,6 +4,7 @@ index and dtypes; dictionaries keyed by rank), HTA's rules and quirks included
 (docs/python.md lists them and the exact answers)."""
 
 import enum
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -58,6 +59,9 @@ class TraceAnalysis:
         columns and units."""
         if trace_files is None and trace_dir is None:
             raise ValueError("TraceAnalysis needs trace_dir or trace_files")
+        if kwargs:  # (HTA's parser configuration and the like: tracemodel reads every field)
+            warnings.warn("tracemodel.hta.TraceAnalysis ignores %s" % ", ".join(sorted(kwargs)),
+                          stacklevel=2)
         self.t = Trace(trace_files=trace_files, trace_dir=trace_dir,
                        include_last_profiler_step=include_last_profiler_step)
         self._h = self.t._h
