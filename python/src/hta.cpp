@@ -76,32 +76,24 @@ struct hta_trace {
   hta_trace(const std::vector<std::pair<std::int64_t, std::string>>& files, bool include_last_step,
             bool filter) {
     const py::gil_scoped_release unlocked;
-    const bool ranked =
-        std::all_of(files.begin(), files.end(), [](const auto& f) { return f.first >= 0; });
-    std::vector<std::string> paths;
-    for (const auto& f : files) paths.push_back(f.second);
-    if (ranked) {
-      for (const auto& f : files) {
-        auto r = std::make_unique<hta_rank>();
-        r->rank = f.first;
-        r->path = f.second;
-        r->table = about_file(f.second, [&] { return hta::read_trace_file(f.second); });
-        ranks.push_back(std::move(r));
-      }
-    } else {
-      auto read = about_file(paths.size() == 1 ? paths[0] : std::string("the trace files"), [&] {
-        return tmod::for_each_rank(paths, hta::reading(),
-                                   [](std::int64_t, tmod::event_table& t) { return std::move(t); });
-      });
-      std::size_t k = 0;
-      for (auto& [rank, t] : read) {
-        auto r = std::make_unique<hta_rank>();
-        r->rank = rank;
-        r->path = k < paths.size() ? paths[k] : std::string();
-        r->table = std::move(t);
-        ranks.push_back(std::move(r));
-        ++k;
-      }
+    // A file's rank: the one given, else its `distributedInfo.rank`, else the number of a
+    // `rank-N` in its name, else its place in the list (formats/ranks.hpp's rule).
+    for (std::size_t k = 0; k < files.size(); ++k) {
+      const auto& [given, path] = files[k];
+      auto r = std::make_unique<hta_rank>();
+      r->path = path;
+      r->table = about_file(path, [&] { return hta::read_trace_file(path); });
+      std::optional<std::int64_t> rank;
+      if (given >= 0) rank = given;
+      if (!rank) rank = tmod::distributed_rank(r->table);
+      if (!rank) rank = tmod::rank_in_name(path);
+      r->rank = rank.value_or(static_cast<std::int64_t>(k));
+      for (const auto& other : ranks)
+        if (other->rank == r->rank)
+          throw trace_error{
+              "two files of rank " + std::to_string(r->rank) + ": " + other->path + " and " + path,
+              path, -1};
+      ranks.push_back(std::move(r));
     }
     std::sort(ranks.begin(), ranks.end(),
               [](const auto& a, const auto& b) { return a->rank < b->rank; });

@@ -6,9 +6,12 @@ import inspect
 import json
 import os
 import shutil
+import warnings
 
 import pandas as pd
 import pytest
+
+import tracemodel
 
 from conftest import data
 from tracemodel.hta import LabeledTrace, TraceAnalysis, TraceDiff
@@ -337,3 +340,24 @@ def test_unknown_arguments_are_said_not_swallowed():
     with pytest.warns(UserWarning, match="ignores parser_config"):
         TraceAnalysis(trace_files={0: data("kineto", "trace_filter_sampled_rank-0.json.gz")},
                       parser_config=object())
+
+
+def test_a_folders_files_are_matched_to_their_ranks(tmp_path):
+    """Files listed out of rank order: each rank keeps its own file (and its event ids)."""
+    d = tmp_path / "run"
+    d.mkdir()
+    shutil.copy(data("kineto", "trace_filter_sampled_rank-1.json.gz"), d / "a.json.gz")
+    shutil.copy(data("kineto", "trace_filter_sampled_rank-0.json.gz"), d / "b.json.gz")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # (no "cannot be matched" warning)
+        warnings.simplefilter("ignore", tracemodel.RepairWarning)
+        a = TraceAnalysis(trace_dir=str(d))
+        assert {r: os.path.basename(p) for r, p in a.t.trace_files.items()} == {
+            0: "b.json.gz", 1: "a.json.gz"}
+        a.t.get_trace(0)
+        a.t.get_trace(1)
+    assert list(a.get_comm_comp_overlap(visualize=False)["comp_comm_overlap_pctg"]) == [11.81,
+                                                                                       20.05]
+    shutil.copy(d / "b.json.gz", d / "c.json.gz")
+    with pytest.raises(tracemodel.TraceError, match="two files of rank 0"):
+        TraceAnalysis(trace_dir=str(d))
