@@ -79,7 +79,8 @@ struct hta_trace {
     // A file's rank: the one given, else its `distributedInfo.rank`, else the number of a
     // `rank-N` in its name, else its place in the list (formats/ranks.hpp's rule).
     for (std::size_t k = 0; k < files.size(); ++k) {
-      const auto& [given, path] = files[k];
+      const std::int64_t given = files[k].first;
+      const std::string& path = files[k].second;
       auto r = std::make_unique<hta_rank>();
       r->path = path;
       r->table = about_file(path, [&] { return hta::read_trace_file(path); });
