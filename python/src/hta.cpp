@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include <tracemodel/algo/analyze.hpp>
 #include <tracemodel/algo/annotation_breakdown.hpp>
 #include <tracemodel/algo/comm_comp_overlap.hpp>
 #include <tracemodel/algo/idle_time.hpp>
@@ -33,6 +34,7 @@
 #include <tracemodel/hta/queue_length.hpp>
 #include <tracemodel/hta/read.hpp>
 #include <tracemodel/hta/trace_diff.hpp>
+#include <tracemodel/hta/tree.hpp>
 
 #include "binding.hpp"
 
@@ -521,6 +523,92 @@ py::dict critical_path(const hta_trace& h, std::int64_t rank, const std::string&
   return d;
 }
 
+/// HTA's frequent kernel sequences of one rank: for each event whose name contains `op_name`
+/// and lies at the least depth any such event has (in HTA's tree: tracemodel's with HTA's ties,
+/// kernels under their launches), with at least `min_len` kernels below it: its name and its
+/// kernels' names in start order, the kernels' time, its own, and the events of the pattern
+/// (HTA's ids and the table's).
+py::list kernel_sequences(const hta_trace& h, std::int64_t rank, const std::string& op_name,
+                          std::size_t min_len) {
+  const hta_rank& r = h.one(rank);
+  const hta::frame& f = r.frame;
+  tmod::event_table t = r.table;  // (the rank's own table stays without a tree)
+  std::vector<std::int64_t> row_of(t.size(), -1), depth(t.size(), -1);
+  {
+    const py::gil_scoped_release unlocked;
+    tmod::analyze(t, hta::tree{});
+    for (std::size_t k = 0; k < f.rows.size(); ++k)
+      row_of[f.rows[k].event] = static_cast<std::int64_t>(k);
+    for (tmod::event_index e = 0; e < t.size(); ++e) {  // (parents first: walked up, memoized)
+      std::vector<tmod::event_index> chain;
+      tmod::event_index x = e;
+      while (x != tmod::no_event && depth[x] < 0) {
+        chain.push_back(x);
+        x = t.events[x].parent;
+      }
+      std::int64_t d = x == tmod::no_event ? -1 : depth[x];
+      for (auto c = chain.rbegin(); c != chain.rend(); ++c) depth[*c] = ++d;
+    }
+  }
+  std::int64_t least = std::numeric_limits<std::int64_t>::max();
+  std::vector<tmod::event_index> candidates;
+  for (const hta::row& x : f.rows)
+    if (x.name.find(op_name) != std::string_view::npos) {
+      candidates.push_back(x.event);
+      least = std::min(least, depth[x.event]);
+    }
+  py::list out;
+  for (const tmod::event_index root : candidates) {
+    if (depth[root] != least) continue;
+    std::vector<tmod::event_index> below, stack{root};
+    while (!stack.empty()) {
+      const tmod::event_index e = stack.back();
+      stack.pop_back();
+      if (e != root) below.push_back(e);
+      for (const tmod::event_index c : t.children_of(e)) stack.push_back(c);
+    }
+    std::vector<const hta::row*> kernels;
+    for (const tmod::event_index e : below)
+      if (row_of[e] >= 0 && f.rows[static_cast<std::size_t>(row_of[e])].stream != -1)
+        kernels.push_back(&f.rows[static_cast<std::size_t>(row_of[e])]);
+    if (kernels.size() < min_len || row_of[root] < 0) continue;
+    std::stable_sort(kernels.begin(), kernels.end(),
+                     [](const hta::row* a, const hta::row* b) { return a->ts < b->ts; });
+    const hta::row& op = f.rows[static_cast<std::size_t>(row_of[root])];
+    std::string pattern(op.name);
+    std::int64_t gpu = 0;
+    py::list ids, events;
+    ids.append(r.id(root));
+    events.append(root);
+    for (const hta::row* k : kernels) {
+      pattern += "|";
+      pattern += k->name;
+      gpu += k->end - k->ts;
+    }
+    for (const tmod::event_index e : below) {
+      ids.append(r.id(e));
+      events.append(e);
+    }
+    out.append(py::make_tuple(pattern, gpu, op.end - op.ts, ids, events));
+  }
+  return out;
+}
+
+/// Writes `rank`'s trace to `path` with each of `marks`' events (table indices) given the
+/// argument `key` = its value.
+void write_marked(const hta_trace& h, std::int64_t rank, const std::string& path,
+                  const std::string& key,
+                  const std::vector<std::pair<std::uint32_t, std::string>>& marks) {
+  const hta_rank& r = h.one(rank);
+  tmod::export_view v{r.table};
+  for (const auto& [e, value] : marks)
+    if (e < r.table.size()) v.marks.push_back({e, key, value});
+  about_file(path, [&] {
+    tmod::write_chrome_trace_file(v, path);
+    return 0;
+  });
+}
+
 /// Writes each chosen rank's trace with its queue lengths and memory bandwidth as counter
 /// tracks; returns the files written.
 std::vector<std::string> with_counters(const hta_trace& h, const rank_list& want,
@@ -602,7 +690,9 @@ void bind_hta(py::module_& m) {
       .def("steps", &steps)
       .def("op_totals", &op_totals)
       .def("critical_path", &critical_path)
-      .def("with_counters", &with_counters);
+      .def("with_counters", &with_counters)
+      .def("kernel_sequences", &kernel_sequences)
+      .def("write_marked", &write_marked);
 }
 
 }  // namespace tracemodel_py

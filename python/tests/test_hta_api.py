@@ -361,3 +361,52 @@ def test_a_folders_files_are_matched_to_their_ranks(tmp_path):
     shutil.copy(d / "b.json.gz", d / "c.json.gz")
     with pytest.raises(tracemodel.TraceError, match="two files of rank 0"):
         TraceAnalysis(trace_dir=str(d))
+
+
+def test_frequent_kernel_sequences(tmp_path):
+    """Three aten::linear calls at the top of a thread: two launch gemm, bias, relu through
+    aten::addmm, one launches gemm alone; a deeper aten::linear does not count (HTA keeps the
+    least depth); with min_pattern_len 2 the short one is left out."""
+    events, corr = [], 0
+
+    def op(name, ts, dur):
+        events.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1,
+                       "ts": ts, "dur": dur})
+
+    def launch(ts, kernel, kernel_ts, dur=4):
+        nonlocal corr
+        corr += 1
+        events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
+                       "tid": 1, "ts": ts, "dur": 1, "args": {"correlation": corr}})
+        events.append({"ph": "X", "cat": "kernel", "name": kernel, "pid": 0, "tid": 7,
+                       "ts": kernel_ts, "dur": dur, "args": {"stream": 7, "correlation": corr}})
+
+    for start in (100, 200):
+        op("aten::linear", start, 40)
+        op("aten::addmm", start + 2, 30)
+        launch(start + 4, "gemm", start + 50)
+        launch(start + 10, "bias", start + 60)
+        launch(start + 20, "relu", start + 70)
+    op("aten::linear", 300, 20)
+    launch(305, "gemm", 330)
+    op("outer", 400, 50)
+    op("aten::linear", 405, 30)  # (one deeper: not a root)
+    launch(410, "gemm", 460)
+    launch(415, "bias", 470)
+    p = tmp_path / "rank-0.json"
+    p.write_text(json.dumps({"traceEvents": events}))
+    a = TraceAnalysis(trace_files={0: str(p)})
+    out = tmp_path / "out"
+    out.mkdir()
+    df = a.get_frequent_cuda_kernel_sequences("aten::linear", str(out), min_pattern_len=1)
+    assert list(df.columns) == ["pattern", "count", "GPU kernel duration (us)",
+                                "CPU op duration (us)"]
+    assert df.values.tolist() == [["aten::linear|gemm|bias|relu", 2, 24, 80],
+                                  ["aten::linear|gemm", 1, 4, 20]]
+    df = a.get_frequent_cuda_kernel_sequences("aten::linear", "", min_pattern_len=2)
+    assert list(df["pattern"]) == ["aten::linear|gemm|bias|relu"]
+    with open(out / "overlaid_rank-0.json") as f:
+        marked = [e for e in json.load(f)["traceEvents"] if "Patterns" in e.get("args", {})]
+    assert len(marked) == 2 * 8 + 3  # each pattern's ops, launches and kernels
+    assert json.loads(marked[0]["args"]["Patterns"]) in (
+        {"aten::linear|gemm|bias|relu": 2}, {"aten::linear|gemm": 1})

@@ -4,6 +4,8 @@ index and dtypes; dictionaries keyed by rank), HTA's rules and quirks included
 (docs/python.md lists them and the exact answers)."""
 
 import enum
+import json
+import os
 import warnings
 
 import numpy as np
@@ -284,8 +286,39 @@ class TraceAnalysis:
         raise NotImplementedError("tracemodel.hta does not implement %s yet (docs/python.md)"
                                   % name)
 
-    def get_frequent_cuda_kernel_sequences(self, *args, **kwargs):
-        self._missing("get_frequent_cuda_kernel_sequences")
+    def get_frequent_cuda_kernel_sequences(self, operator_name, output_dir, min_pattern_len=3,
+                                           rank=0, top_k=5, visualize=False,
+                                           compress_other_kernels=True):
+        """HTA's frequent kernel sequences of ``rank``: each event whose name contains
+        ``operator_name``, at the least depth such an event has, with at least
+        ``min_pattern_len`` kernels below it, gives the pattern of its name and its kernels' names
+        in start order (joined by ``|``); per pattern the count and the kernels' and the op's
+        time (us), most frequent first. With ``output_dir``, the rank's trace is written there
+        as ``overlaid_<file name>``, the events of the ``top_k`` patterns marked with an argument
+        ``Patterns`` (``{"pattern": count}`` as JSON text)."""
+        rows = self._h.kernel_sequences(int(rank), operator_name, int(min_pattern_len))
+        cols = ["pattern", "count", "GPU kernel duration (us)", "CPU op duration (us)"]
+        found = {}
+        for pattern, gpu, cpu, ids, events in rows:
+            entry = found.setdefault(pattern, [0, 0, 0, set(), set()])
+            entry[0] += 1
+            entry[1] += gpu
+            entry[2] += cpu
+            entry[3].update(ids)
+            entry[4].update(events)
+        df = pd.DataFrame([(p, e[0], e[1], e[2], sorted(e[3])) for p, e in found.items()],
+                          columns=cols + ["pattern_indices"])
+        df = df.sort_values(["count", "pattern"], ascending=[False, True], kind="stable")
+        df = df.reset_index(drop=True)
+        if output_dir:
+            marks = []
+            for p in df["pattern"][: int(top_k)]:
+                text = json.dumps({p: int(found[p][0])})
+                marks += [(e, text) for e in sorted(found[p][4])]
+            name = os.path.basename(self.t.trace_files[int(rank)])
+            self._h.write_marked(int(rank), os.path.join(output_dir, "overlaid_" + name),
+                                 "Patterns", marks)
+        return df[cols]
 
 
     def get_op_kernels_and_delay(self, ranks=None, sort_by=None):
