@@ -23,6 +23,7 @@
 #include <tracemodel/algo/queue_length.hpp>
 #include <tracemodel/algo/temporal_breakdown.hpp>
 #include <tracemodel/formats/chrome_trace_writer.hpp>
+#include <tracemodel/formats/critical_path_overlay.hpp>
 #include <tracemodel/formats/event_positions.hpp>
 #include <tracemodel/formats/export_view.hpp>
 #include <tracemodel/hta/critical_path.hpp>
@@ -594,6 +595,21 @@ py::list kernel_sequences(const hta_trace& h, std::int64_t rank, const std::stri
   return out;
 }
 
+/// Writes `rank`'s trace with HTA's critical path of (`annotation`, `instance`) drawn on it
+/// (formats/critical_path_overlay.hpp) to `path`.
+void write_critical_path_overlay(const hta_trace& h, std::int64_t rank,
+                                 const std::string& annotation, std::size_t instance,
+                                 const std::string& path) {
+  const hta_rank& r = h.one(rank);
+  about_file(path, [&] {
+    const py::gil_scoped_release unlocked;
+    const tmod::critical_path cp =
+        hta::critical_path_of(r.table, r.frame, {.annotation = annotation, .instance = instance});
+    tmod::write_critical_path_overlay(r.table, cp, path);
+    return 0;
+  });
+}
+
 /// Writes `rank`'s trace to `path` with each of `marks`' events (table indices) given the
 /// argument `key` = its value.
 void write_marked(const hta_trace& h, std::int64_t rank, const std::string& path,
@@ -692,7 +708,8 @@ void bind_hta(py::module_& m) {
       .def("critical_path", &critical_path)
       .def("with_counters", &with_counters)
       .def("kernel_sequences", &kernel_sequences)
-      .def("write_marked", &write_marked);
+      .def("write_marked", &write_marked)
+      .def("write_critical_path_overlay", &write_critical_path_overlay);
 }
 
 }  // namespace tracemodel_py

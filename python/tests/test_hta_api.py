@@ -410,3 +410,18 @@ def test_frequent_kernel_sequences(tmp_path):
     assert len(marked) == 2 * 8 + 3  # each pattern's ops, launches and kernels
     assert json.loads(marked[0]["args"]["Patterns"]) in (
         {"aten::linear|gemm|bias|relu": 2}, {"aten::linear|gemm": 1})
+
+
+def test_critical_path_overlay(tmp_path):
+    a = TraceAnalysis(trace_files={0: data(
+        "kineto", "critical_path_cuda_event_sync_event_sync_trace.json.gz")})
+    g, ok = a.critical_path_analysis(0, "ProfilerStep", 0)
+    out = a.overlay_critical_path_analysis(0, g, str(tmp_path))
+    assert os.path.basename(out) == ("overlaid_critical_path_"
+                                     "critical_path_cuda_event_sync_event_sync_trace.json.gz")
+    with gzip.open(out, "rt") as f:
+        events = json.load(f)["traceEvents"]
+    critical = [e for e in events if e.get("args", {}).get("critical") == 1]
+    assert len(critical) == len(g.critical_path_events_set)
+    flows = [e for e in events if e.get("cat") == "critical_path"]
+    assert flows and len(flows) % 2 == 0

@@ -34,9 +34,11 @@ class CPGraph:
     ``critical_path_edges_set`` (source and target events, type), and the breakdown of the
     path's time per edge (``get_critical_path_breakdown``) and per cause (``summary``)."""
 
-    def __init__(self, t, rank, result):
+    def __init__(self, t, rank, result, annotation="", instance_id=0):
         self.t = t
         self.rank = rank
+        self.annotation = annotation
+        self.instance_id = instance_id
         self.edges = pd.DataFrame({k: v for k, v in result["edges"].items()
                                    if not isinstance(v, tuple)})
         codes, texts = result["edges"]["type"]

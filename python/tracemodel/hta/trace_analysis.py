@@ -277,8 +277,21 @@ class TraceAnalysis:
         r = self._h.critical_path(int(rank), annotation or "", int(instance_id or 0))
         if not r["found"]:
             return None
-        g = CPGraph(self.t, int(rank), r)
+        g = CPGraph(self.t, int(rank), r, annotation or "", int(instance_id or 0))
         return g, bool(r["acyclic"])
+
+    def overlay_critical_path_analysis(self, rank, critical_path_graph, output_dir,
+                                       only_show_critical_events=True, show_all_edges=False):
+        """Writes ``output_dir/overlaid_critical_path_<file name>``: the rank's trace with the
+        path's events marked ``critical = 1`` and its edges between events drawn as flows
+        (category ``critical_path``); returns its path. tracemodel keeps every event and draws
+        the critical edges (HTA's ``only_show_critical_events`` and ``show_all_edges`` are not
+        reproduced)."""
+        g = critical_path_graph
+        name = os.path.basename(self.t.trace_files[int(rank)])
+        out = os.path.join(output_dir, "overlaid_critical_path_" + name)
+        self._h.write_critical_path_overlay(int(rank), g.annotation, int(g.instance_id), out)
+        return out
 
     # ---- HTA's analyses that tracemodel does not implement yet --------------------------------
 
