@@ -92,8 +92,14 @@ def test_counters_and_series(negative_queue, tmp_path):
     bw = negative_queue.get_memory_bw_summary()
     assert bw.index.names == ["rank", "name"] and len(bw) == 4
     series = negative_queue.get_queue_length_time_series()
+    assert list(series[0].columns) == ["ts", "pid", "tid", "stream", "queue_length"]
     assert (series[0]["queue_length"] >= 0).all()
+    trace = negative_queue.t.get_trace(0)
+    for stream, g in series[0].groupby("stream"):  # each stream's ids are its kernels'
+        rows = trace[trace["stream"] == stream]
+        assert set(zip(g["pid"], g["tid"])) == {(rows["pid"].iloc[0], rows["tid"].iloc[0])}
     mb = negative_queue.get_memory_bw_time_series()
+    assert list(mb[0].columns) == ["ts", "pid", "name", "memory_bw_gbps"]
     assert set(mb[0]["name"]) == set(bw.index.get_level_values("name"))
     src = tmp_path / "rank0.json.gz"
     shutil.copy(data("kineto", "negative_queue_length_values_check_rank0.json.gz"), src)

@@ -170,11 +170,26 @@ class TraceAnalysis:
             df["ts"] = df["ts"].astype("int64")
         return df
 
+    def _device_ids(self, rank):
+        """Each stream's (pid, tid) as its GPU rows carry them, and the rank's first device pid
+        (HTA's series take theirs from the GPU rows)."""
+        f = self.t.get_trace(rank)
+        gpu = f[f["stream"] != -1].drop_duplicates("stream")
+        by_stream = {s: (p, t) for s, p, t in zip(gpu["stream"], gpu["pid"], gpu["tid"])}
+        return by_stream, (int(gpu["pid"].iloc[0]) if len(gpu) else -1)
+
     def get_queue_length_time_series(self, ranks=None):
+        """{rank: ``ts, pid, tid, stream, queue_length``}: each step of each stream's queue."""
         series, _ = self._once("queues", self._ranks(ranks), 1024, self.exact)
         df = self._series(series)
-        return {int(r): g.drop(columns="rank").reset_index(drop=True)
-                for r, g in df.groupby("rank", sort=True)}
+        out = {}
+        for r, g in df.groupby("rank", sort=True):
+            by_stream, _ = self._device_ids(int(r))
+            ids = [by_stream.get(st, (-1, -1)) for st in g["stream"]]
+            out[int(r)] = pd.DataFrame({
+                "ts": g["ts"].to_numpy(), "pid": [p for p, _ in ids], "tid": [t for _, t in ids],
+                "stream": g["stream"].to_numpy(), "queue_length": g["queue_length"].to_numpy()})
+        return out
 
     def get_queue_length_summary(self, ranks=None):
         _, summary = self._once("queues", self._ranks(ranks), 1024, self.exact)
@@ -202,10 +217,16 @@ class TraceAnalysis:
         return out
 
     def get_memory_bw_time_series(self, ranks=None):
+        """{rank: ``ts, pid, name, memory_bw_gbps``}: each step of each copy kind's bandwidth."""
         series, _ = self._once("bandwidth", self._ranks(ranks), self.exact)
         df = self._series(series)
-        return {int(r): g.drop(columns="rank").reset_index(drop=True)
-                for r, g in df.groupby("rank", sort=True)}
+        out = {}
+        for r, g in df.groupby("rank", sort=True):
+            _, pid = self._device_ids(int(r))
+            out[int(r)] = pd.DataFrame({
+                "ts": g["ts"].to_numpy(), "pid": pid, "name": g["name"].to_numpy(),
+                "memory_bw_gbps": g["memory_bw_gbps"].to_numpy()})
+        return out
 
     def get_memory_bw_summary(self, ranks=None):
         _, summary = self._once("bandwidth", self._ranks(ranks), self.exact)
