@@ -557,13 +557,13 @@ TEST_SUITE("tools") {
     const run_result help = run("--help");
     CHECK(help.status == 0);
     CHECK(help.out.find("usage: tracemodel") != std::string::npos);
-    // The README shows the help as the program prints it.
-    const std::string readme =
-        tmtest::read_file(std::string(TRACEMODEL_TEST_DATA_DIR) + "/../../README.md");
-    const std::size_t from = readme.find("usage: tracemodel");
-    const std::size_t to = readme.find("2 bad usage.\n", from);
+    // docs/program.md shows the help as the program prints it.
+    const std::string page =
+        tmtest::read_file(std::string(TRACEMODEL_TEST_DATA_DIR) + "/../../docs/program.md");
+    const std::size_t from = page.find("usage: tracemodel");
+    const std::size_t to = page.find("2 bad usage.\n", from);
     REQUIRE(to != std::string::npos);
-    CHECK(readme.substr(from, to + 13 - from) == help.out);
+    CHECK(page.substr(from, to + 13 - from) == help.out);
   }
 
   TEST_CASE("tracemodel: what reading repaired, on stderr and in --json") {
