@@ -25,14 +25,19 @@ py::dict critical_path_dict(const tmod::critical_path& cp, std::int64_t per_unit
   };
   std::vector<std::int64_t> from, to, weight, charged;
   std::vector<bool> critical(cp.edges.size());
-  text_column type;
-  for (const std::uint32_t e : cp.path) critical[e] = true;
+  std::vector<std::string_view> edge_cause(cp.edges.size());  // (path edges only)
+  text_column type, bound_by_edge;
+  for (std::size_t k = 0; k < cp.path.size(); ++k) {
+    critical[cp.path[k]] = true;
+    if (k < cp.path_causes.size()) edge_cause[cp.path[k]] = tmod::cp_causes[cp.path_causes[k]];
+  }
   for (const tmod::cp_edge& e : cp.edges) {
     from.push_back(id(cp.nodes[e.from].event));
     to.push_back(id(cp.nodes[e.to].event));
     weight.push_back(e.weight / per_unit);
     charged.push_back(id(e.charged));
     type.push(tmod::cp_edge_type_names[static_cast<std::size_t>(e.type)]);
+    bound_by_edge.push(edge_cause[static_cast<std::size_t>(&e - cp.edges.data())]);
   }
   py::dict edges;
   edges["source"] = numbers<std::int64_t>(from);
@@ -41,6 +46,7 @@ py::dict critical_path_dict(const tmod::critical_path& cp, std::int64_t per_unit
   edges["type"] = type.take();
   edges["event"] = numbers<std::int64_t>(charged);
   edges["critical"] = numbers<bool>(critical);
+  edges["bound_by"] = bound_by_edge.take();
   const auto in_unit = [per_unit](std::int64_t ns) {
     return static_cast<double>(ns) / static_cast<double>(per_unit);
   };

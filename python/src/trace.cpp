@@ -31,6 +31,7 @@ trace::trace(std::string p) : path(std::move(p)) {
     tmod::analyze(table);
     return 0;
   });
+  name_threads();
 }
 
 std::string trace::thread_text(tmod::process_key pid, tmod::thread_key tid) const {
@@ -88,10 +89,9 @@ std::uint32_t name_id_of(const event& e) {
 /// are coded through caches (names by their id, categories by the few texts a table has, kinds
 /// by their place in the schema, threads by the last one seen), so that an event costs no hash
 /// of its texts.
-py::dict event_columns(trace& tr) {
+py::dict event_columns(const trace& tr) {
   const tmod::event_table& t = tr.table;
   const std::size_t n = t.size();
-  if (tr.thread_names.empty()) tr.name_threads();
   text_column name(t.strings.size()), cat, thread, shapes;
   number_column<std::int32_t> kind(n);
   number_column<std::int64_t> pid(n), tid(n), ts(n), dur(n), parent(n), corr(n), stream(n), dev(n),

@@ -17,7 +17,9 @@ struct trace {
   /// The thread's name from the trace's metadata, else its id as text.
   [[nodiscard]] std::string thread_text(tracemodel::process_key pid,
                                         tracemodel::thread_key tid) const;
-  void name_threads();
+
+ private:
+  void name_threads();  // (from the table's metadata, once)
 };
 
 }  // namespace tracemodel_py

@@ -75,6 +75,8 @@ def test_trace_object(negative_queue):
                      "ProfilerStep#553"]
     assert negative_queue.get_profiler_steps() == [550, 551, 552, 553]
     assert set(t.get_all_traces()) == {0}
+    raw = t.get_raw_trace_for_one_rank(0)
+    assert len(raw["traceEvents"]) > len(df)  # (the file's records, metadata and flows too)
 
 
 def test_include_last_profiler_step():

@@ -156,6 +156,10 @@ def test_a_real_trace_and_its_analyses():
     cp = t.critical_path()
     assert cp.length > 0 and cp.edges["critical"].sum() == len(cp.edges[cp.edges["critical"]])
     assert abs(cp.summary().sum() - 100.0) < 1e-6
+    on_path = cp.edges[cp.edges["critical"]]
+    by_cause = on_path.groupby("bound_by")["weight"].sum().to_dict()
+    assert {k: v for k, v in by_cause.items() if v} == {
+        k: v for k, v in cp.bound_by.items() if v}  # each path edge's cause adds up
     pats = t.patterns()
     assert list(pats.columns) == ["pattern", "event", "name", "location"]
     assert len(pats.attrs["summary"]) == 8

@@ -62,6 +62,7 @@ struct critical_path {
   row_list<event_index> events;                  ///< the events on the path, each once, in order
   std::int64_t length = 0;                       ///< ns
   std::map<std::string, std::int64_t> bound_by;  ///< ns per cause
+  row_list<std::uint8_t> path_causes;  ///< per edge of `path`: its cause, an index of cp_causes
   bool acyclic = true;  ///< else the nodes on a cycle (at one instant) are left out of the path
   std::optional<std::pair<std::int64_t, std::int64_t>> window;  ///< [start, end) ns
 };
@@ -161,9 +162,9 @@ inline row_list<std::uint32_t> longest_path(const std::vector<std::uint32_t>& or
   return path;
 }
 
-/// The events on `cp.path`, each once, in order, and `cp.bound_by`: each edge's weight added to
-/// the cause `cause_of(edge)` names (an index of `cp_causes`), as it is or, with `clamp`, at
-/// least 0.
+/// The events on `cp.path`, each once, in order, each path edge's cause `cause_of(edge)` (an
+/// index of `cp_causes`) in `cp.path_causes`, and `cp.bound_by`: each edge's weight added to its
+/// cause, as it is or, with `clamp`, at least 0.
 template <class CauseOf>
 void charge_path(critical_path& cp, std::size_t table_size, CauseOf cause_of, bool clamp) {
   std::vector<unsigned char> seen(table_size, 0);
@@ -176,6 +177,7 @@ void charge_path(critical_path& cp, std::size_t table_size, CauseOf cause_of, bo
         cp.events.push_back(cp.nodes[n].event);
       }
     const std::size_t cause = cause_of(e);
+    cp.path_causes.push_back(static_cast<std::uint8_t>(cause));
     cp.bound_by[std::string(cp_causes[cause])] +=
         clamp ? std::max<std::int64_t>(0, e.weight) : e.weight;
   }

@@ -1,13 +1,10 @@
 """HTA's critical path result (``CPGraph``), from tracemodel's C++ graph under HTA's rules."""
 
-import re
-
 import numpy as np
 import pandas as pd
 
-_COMM = re.compile(r"(^nccl)|(^hip)|(^hccl)|(.*ncclKernel)")
-_DATA_LOAD = re.compile(r"(enumerate\(DataLoader\)#_MultiProcessingDataLoaderIter.__next__)|"
-                        r"(enumerate\(DataLoader\)#_SingleProcessDataLoaderIter.__next__)")
+from ._frames import _plain
+
 _TYPES = {
     "critical_path_operator": "OPERATOR_KERNEL",
     "critical_path_dependency": "DEPENDENCY",
@@ -15,18 +12,6 @@ _TYPES = {
     "critical_path_kernel_kernel_delay": "KERNEL_KERNEL_DELAY",
     "critical_path_sync_dependency": "SYNC_DEPENDENCY",
 }
-
-
-def _bound_by(edge_type, stream, name):
-    if edge_type == "KERNEL_KERNEL_DELAY":
-        return "gpu_kernel_kernel_overhead"
-    if edge_type == "KERNEL_LAUNCH_DELAY":
-        return "gpu_kernel_launch_overhead"
-    if edge_type in ("DEPENDENCY", "SYNC_DEPENDENCY") or name is None:
-        return ""
-    if stream < 0:
-        return "data_loading" if _DATA_LOAD.search(name) else "cpu_bound"
-    return "gpu_communication_bound" if _COMM.match(name) else "gpu_compute_bound"
 
 
 class CPGraph:
@@ -39,10 +24,7 @@ class CPGraph:
         self.rank = rank
         self.annotation = annotation
         self.instance_id = instance_id
-        self.edges = pd.DataFrame({k: v for k, v in result["edges"].items()
-                                   if not isinstance(v, tuple)})
-        codes, texts = result["edges"]["type"]
-        self.edges["type"] = np.asarray(texts, dtype=object)[codes] if len(codes) else []
+        self.edges = _plain(result["edges"])
         self.path = list(result["path"])
         self.node_count = int(result["nodes"])
         self.length = float(result["length"])
@@ -72,11 +54,10 @@ class CPGraph:
                 r = by_event.loc[ev]
                 name = table[int(r["name"])]
                 row.update(s_name=name, cat=table[int(r["cat"])], pid=int(r["pid"]),
-                           tid=int(r["tid"]), stream=int(r["stream"]),
-                           bound_by=_bound_by(ty, int(r["stream"]), name))
+                           tid=int(r["tid"]), stream=int(r["stream"]))
             else:
-                row.update(s_name=None, cat=None, pid=np.nan, tid=np.nan, stream=np.nan,
-                           bound_by=_bound_by(ty, -1, None))
+                row.update(s_name=None, cat=None, pid=np.nan, tid=np.nan, stream=np.nan)
+            row["bound_by"] = e["bound_by"]  # (the C++ path's cause of the edge)
             rows.append(row)
         cols = ["event_idx", "duration", "type", "s_name", "cat", "pid", "tid", "stream",
                 "bound_by"]

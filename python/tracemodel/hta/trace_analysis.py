@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .. import _core
+from ._frames import _plain
 from ._trace import Trace
 from .critical_path import CPGraph
 from ._plots import show
@@ -22,19 +23,6 @@ class TimeSeriesTypes(enum.Flag):
 
     QUEUE_LENGTH = 1
     MEMCPY_BANDWIDTH = 2
-
-
-def _plain(columns):
-    """A DataFrame of the core's columns, texts as Python strings (HTA's object columns)."""
-    data = {}
-    for name, col in columns.items():
-        if isinstance(col, tuple):
-            codes, texts = col
-            texts = np.asarray(texts + [None], dtype=object)
-            data[name] = texts[codes]
-        else:
-            data[name] = col
-    return pd.DataFrame(data)
 
 
 _STATS = ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]
