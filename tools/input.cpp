@@ -1,11 +1,16 @@
 // The program's input step and outputs (input.hpp).
 #include "input.hpp"
 
+#include "program.hpp"
+
 #include <unistd.h>
 
 #include <cstdio>
+#include <exception>
 
 #include <tracemodel/algo/analyze.hpp>
+#include <tracemodel/formats/chrome_trace_writer.hpp>
+#include <tracemodel/formats/perfetto_writer.hpp>
 #include <tracemodel/formats/trace_file.hpp>
 #include <tracemodel/hta/read.hpp>
 
@@ -88,5 +93,31 @@ bool write_file(const std::string& path, std::string_view text) {
 }
 
 std::string file_name(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+
+bool perfetto_name(std::string_view path) {
+  if (path.ends_with(".gz")) path.remove_suffix(3);
+  return path.ends_with(".pftrace") || path.ends_with(".perfetto-trace");
+}
+
+void check_output_name(std::string_view command, const std::string& output) {
+  if (output.empty())
+    throw usage_error{std::string(command) + " needs -o FILE (.json, .pftrace, with .gz or not)"};
+  if (!perfetto_name(output) && !tmod::is_trace_file_name(output))
+    throw usage_error{std::string(command) +
+                      " writes .json or .pftrace (.perfetto-trace) files, gzip as .gz"};
+}
+
+bool write_trace(const tmod::export_view& v, const std::string& output) {
+  try {
+    if (perfetto_name(output))
+      tmod::write_perfetto_trace_file(v, output);
+    else
+      tmod::write_chrome_trace_file(v, output);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tracemodel: %s\n", e.what());
+    return false;
+  }
+  return true;
+}
 
 }  // namespace tracemodel_cli

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include <tracemodel/formats/export_view.hpp>
 #include <tracemodel/formats/json_output.hpp>
 #include <tracemodel/model/table.hpp>
 
@@ -43,6 +44,15 @@ void json_to_stdout(const std::function<void(tmod::json_output&)>& fn);
 
 /// Writes `text` to `path`; false (having said why on stderr) when it cannot.
 bool write_file(const std::string& path, std::string_view text);
+
+/// Whether `path` names a Perfetto trace (`.pftrace`, `.perfetto-trace`, gzip or not).
+[[nodiscard]] bool perfetto_name(std::string_view path);
+/// A usage error unless `output` names a trace file the program writes (.json or .pftrace,
+/// gzip as .gz); `command` names the command in the message.
+void check_output_name(std::string_view command, const std::string& output);
+/// Writes the view as the trace `output` names (Perfetto or Chrome JSON); false (having said why
+/// on stderr) when it cannot.
+bool write_trace(const tmod::export_view& v, const std::string& output);
 
 /// The last component of a path.
 [[nodiscard]] std::string file_name(const std::string& path);

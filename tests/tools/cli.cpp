@@ -4,6 +4,7 @@
 #include <limits>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -16,6 +17,7 @@
 #include <tracemodel/formats/chrome_trace_reader.hpp>
 #include <tracemodel/formats/execution_trace.hpp>
 
+#include "../support/crash_child.hpp"
 #include "../support/oracle.hpp"
 
 using namespace tracemodel;
@@ -494,6 +496,62 @@ TEST_SUITE("tools") {
     CHECK(run("convert " + quoted(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json")) +
               " -o out.txt")
               .status == 2);  // a format it does not write
+  }
+
+  TEST_CASE("tracemodel recover and dump: a killed recorder's crash file, a running one's") {
+    const std::string file = tmtest::crash_temp_path("cli.crash");
+    const std::filesystem::path dir =
+        std::filesystem::path(TRACEMODEL_TEST_BINARY_DIR) / "cli_recover";
+    std::filesystem::create_directories(dir);
+    const std::string dumped = (dir / "dumped.json").string();
+    const std::string recovered = (dir / "recovered.pftrace").string();
+    {
+      tmtest::crash_child c(file, "run", 2, "overwrite");
+      REQUIRE(c.ready());
+      // While it runs: read from the file it maps.
+      const run_result d =
+          run("dump " + std::to_string(c.pid) + " -o " + quoted(dumped) + " --json");
+      CHECK(d.status == 0);
+      CHECK(d.out.find("\"pid\":" + std::to_string(c.pid)) != std::string::npos);
+      ::kill(c.pid, SIGKILL);
+      CHECK(WIFSIGNALED(c.wait()));
+    }
+    CHECK(run("stats --json " + quoted(dumped)).status == 0);
+    const run_result r = run("recover " + quoted(file) + " -o " + quoted(recovered) + " --json");
+    REQUIRE(r.status == 0);
+    simdjson::dom::parser p;
+    simdjson::dom::element root;
+    REQUIRE_FALSE(p.parse(r.out).get(root));
+    const auto ops = std::uint64_t(root["ops"]);
+    CHECK(ops > 0);
+    CHECK(std::uint64_t(root["blocks"]) > 0);
+    CHECK(std::uint64_t(root["torn_records"]) <= 2);
+    CHECK(std::uint64_t(root["lost_blocks"]) == 0);
+    // The counts on stderr too.
+    const run_result said = run("recover " + quoted(file) + " -o " + quoted(recovered), true);
+    CHECK(said.out.find("torn records") != std::string::npos);
+    CHECK(said.out.find("lost blocks") != std::string::npos);
+    // The trace written holds every op recovered.
+    const run_result stats = run("tree --json " + quoted(recovered));
+    REQUIRE(stats.status == 0);
+    REQUIRE_FALSE(p.parse(stats.out).get(root));
+    CHECK(simdjson::dom::array(root["events"]).size() == ops);
+    // Errors: a file that is no crash file, a cut header, a process without one, usage.
+    const run_result not_crash =
+        run("recover " + quoted(tmtest::data_path("pytorch-1.13-kineto/mlp_train.kineto.json")) +
+                " -o " + quoted(dumped),
+            true);
+    CHECK(not_crash.status == 1);
+    CHECK(not_crash.out.find("not a tracemodel crash file") != std::string::npos);
+    std::filesystem::resize_file(file, 1000);
+    CHECK(run("recover " + quoted(file) + " -o " + quoted(dumped)).status == 1);
+    const run_result none =
+        run("dump " + std::to_string(::getpid()) + " -o " + quoted(dumped), true);
+    CHECK(none.status == 1);
+    CHECK(none.out.find("maps no crash file") != std::string::npos);
+    CHECK(run("recover " + quoted(file)).status == 2);  // no -o
+    CHECK(run("dump self -o " + quoted(dumped)).status == 2);
+    std::filesystem::remove(file);
   }
 
   TEST_CASE("tracemodel stats: device time columns, sorted by device time") {

@@ -6,8 +6,6 @@
 #include <string_view>
 #include <vector>
 
-#include <tracemodel/formats/chrome_trace_writer.hpp>
-#include <tracemodel/formats/perfetto_writer.hpp>
 #include <tracemodel/formats/ranks.hpp>
 #include <tracemodel/formats/trace_file.hpp>
 
@@ -17,12 +15,6 @@
 namespace tracemodel_cli {
 namespace convert_command {  // (named: the parts compile in batches)
 
-/// Whether `path` names a Perfetto trace (`.pftrace`, `.perfetto-trace`, gzip or not).
-bool perfetto_name(std::string_view path) {
-  if (path.ends_with(".gz")) path.remove_suffix(3);
-  return path.ends_with(".pftrace") || path.ends_with(".perfetto-trace");
-}
-
 int run(arguments& a) {
   std::string output;
   a.text("-o", output);
@@ -30,21 +22,12 @@ int run(arguments& a) {
   a.parse();
   const std::string& trace = a.one_trace();
   if (output.empty()) throw usage_error{"convert needs -o FILE (.json, .pftrace, with .gz or not)"};
-  if (!perfetto_name(output) && !tmod::is_trace_file_name(output))
-    throw usage_error{"convert writes .json or .pftrace (.perfetto-trace) files, gzip as .gz"};
+  check_output_name("convert", output);
   std::vector<tmod::counter_series> counters;  // a Perfetto trace's counter tracks, kept
   tmod::event_table t = tmod::read_trace_file(trace, {}, &counters);
   tmod::export_view view{t};
   view.counters = std::move(counters);
-  try {
-    if (perfetto_name(output))
-      tmod::write_perfetto_trace_file(view, output);
-    else
-      tmod::write_chrome_trace_file(view, output);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tracemodel: %s\n", e.what());
-    return 1;
-  }
+  if (!write_trace(view, output)) return 1;
   if (a.json)
     json_to_stdout([&](tmod::json_output& out) {
       out.ch('{');

@@ -16,6 +16,7 @@
 #include <concepts>
 #include <cstdint>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "tracemodel/collect/concepts.hpp"
@@ -142,6 +143,9 @@ template <approx_clock Clock>
 class piecewise_time_converter {
  public:
   piecewise_time_converter() { points_.push_back(clock_sync_point::take<Clock>()); }
+  /// Through points taken earlier (a crash file's), in order; at least one.
+  explicit piecewise_time_converter(std::vector<clock_sync_point> points)
+      : points_(std::move(points)) {}
   /// A sync point now: a new stretch once the last one is `stretch_ns` old, else the last point
   /// moves here. At most 4,096 points are kept (the oldest half after the first goes).
   void sync(std::int64_t stretch_ns = 100'000'000) {
@@ -155,6 +159,7 @@ class piecewise_time_converter {
   }
   /// `t` in nanoseconds since the Unix epoch, by the line of its stretch (the first or last
   /// stretch's beyond the points).
+  [[nodiscard]] const std::vector<clock_sync_point>& points() const noexcept { return points_; }
   [[nodiscard]] std::int64_t operator()(approx_time t) const {
     const std::size_t n = points_.size();
     if (n == 1) return time_converter::through<Clock>(points_[0], points_[0])(t);

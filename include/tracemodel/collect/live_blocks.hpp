@@ -4,6 +4,7 @@
 // seals a thread's blocks when it exits.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "tracemodel/collect/crash_file.hpp"
 #include "tracemodel/collect/records.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/storage/block_pool.hpp"
@@ -38,8 +40,10 @@ enum class side_kind : std::uint8_t { inputs = 1, call_stack, modules, extra_arg
 /// them) when they fill more than half a pool block and fit in one, from the heap otherwise.
 struct pooled_deleter {
   bool pooled = false;
+  bool borrowed = false;  ///< in a crash file's mapping: not freed
   template <class T>
   void operator()(T* p) const noexcept {
+    if (borrowed) return;
     if (pooled)
       block_pool::instance().release(p);
     else
@@ -58,10 +62,17 @@ pooled_array<T> make_pooled_array(std::size_t n) {
   return pooled_array<T>(std::make_unique_for_overwrite<T[]>(n).release());
 }
 
+template <class T>
+pooled_array<T> borrowed_array(T* p) {
+  return pooled_array<T>(p, pooled_deleter{false, true});
+}
+
 struct alignas(64) live_block {
   pooled_array<op_record> records;
-  std::unique_ptr<char[]> names;
+  pooled_array<char> names;
   pooled_array<std::uint64_t> side;
+  crash_block* file = nullptr;  ///< its slot's header in the crash file, if the queue has one
+  std::uint32_t slot = 0;       ///< (its slot's number)
   std::uint64_t id_start = 0;
   std::uint32_t count = 0;  ///< records written (final once sealed)
   std::uint32_t names_used = 0;
@@ -74,6 +85,16 @@ struct alignas(64) live_block {
   std::uint32_t tail_records = 0, tail_side = 0;  ///< read by cuts while current (the consumer's)
   std::uint64_t tid = 0;                          ///< the thread that wrote it
   std::chrono::steady_clock::time_point sealed_at{};
+
+  /// The published word: the crash file's when there is one.
+  [[nodiscard]] std::atomic<std::uint64_t>& pub() noexcept {
+    return file != nullptr ? file->published : published;
+  }
+  /// Records published (without the bit of one being written) and side words.
+  [[nodiscard]] std::uint32_t published_records() noexcept {
+    return static_cast<std::uint32_t>(pub().load(std::memory_order_acquire)) &
+           static_cast<std::uint32_t>(crash_writing - 1);
+  }
 };
 
 /// A block's side area as the encoder's word store: what does not fit sets `full`.
@@ -113,10 +134,25 @@ inline void bump(std::atomic<std::uint64_t>& c) noexcept {
   c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
+/// An op or end dropped (no block under the cap): counted by its thread, and in the crash file.
+inline void lost(std::atomic<std::uint64_t>& c, crash_mapping* file, bool end) noexcept {
+  bump(c);
+  if (file != nullptr)
+    (end ? file->header().lost_ends : file->header().lost_ops)
+        .fetch_add(1, std::memory_order_relaxed);
+}
+
 struct live_thread {
   std::uint64_t tid = 0;
   // The owner's alone:
   live_block* block = nullptr;
+  std::atomic<std::uint64_t>* pub = nullptr;  ///< its block's published word
+  /// With a crash file: names written into the current block's names (by address and length).
+  struct name_slot {
+    const char* p;
+    std::size_t len;
+  };
+  std::array<name_slot, 32> named{};
   std::uint64_t id_start = 0;
   std::uint32_t count = 0, capacity = 0, names_used = 0, name_room = 0, side_used = 0,
                 side_room = 0;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -68,6 +69,94 @@ struct live_carried_end {
   live_late end;
   bool only_if_open;
 };
+/// What a cut reads of a thread's current block beyond what earlier cuts read: the records and
+/// side words published (under the queue's lock: a current block is neither sealed nor
+/// recycled meanwhile). The block remembers how far it was read; its drain, once sealed, goes
+/// on from there.
+template <bool HasSide>
+void live_read_tail(live_block& b, std::vector<live_tail_op>& out,
+                    std::vector<std::uint64_t>& side) {
+  const std::uint32_t n = b.published_records();
+  for (std::uint32_t k = b.tail_records; k < n; ++k) {
+    op_record& r = b.records[k];
+    live_tail_op& o = out.emplace_back();
+    o.tid = b.tid;
+    if ((r.flags & late_end_flag) != 0) {
+      o.late_end = true;
+      o.id = r.start;
+      o.end = {r.end, r.end_tid};
+      continue;
+    }
+    o.id = b.id_start + k;
+    // Field by field: the owner may be writing its end (read below, atomically).
+    o.record.start = r.start;
+    o.record.sequence_number = r.sequence_number;
+    o.record.fwd_thread_id = r.fwd_thread_id;
+    o.record.debug_handle = r.debug_handle;
+    o.record.name_len = r.name_len;
+    o.record.scope = r.scope;
+    o.record.flags = r.flags;
+    o.name.assign(r.name == nullptr ? "" : r.name, r.name_len);
+    o.end.end = std::atomic_ref(r.end).load(std::memory_order_acquire);
+    o.end.tid = o.end.end != 0 ? std::atomic_ref(r.end_tid).load(std::memory_order_relaxed) : 0;
+  }
+  // The side words published after the ends were read: an op seen ended has every entry its
+  // thread wrote before the end (entries of ops not read yet wait for them by id).
+  const auto words = static_cast<std::uint32_t>(b.pub().load(std::memory_order_acquire) >> 32);
+  if constexpr (HasSide) side.insert(side.end(), b.side.get() + b.tail_side, b.side.get() + words);
+  b.tail_records = n;
+  b.tail_side = words;
+}
+
+/// A sealed block overwritten: its open ops are carried, its ended ops counted as lost (the ends
+/// and side entries of ops elsewhere carried too).
+inline void live_evict(live_block& b, std::vector<live_pending>& carried,
+                       std::vector<live_carried_end>& carried_ends,
+                       std::vector<std::uint64_t>& carried_side, std::uint64_t& evicted) {
+  for (std::uint32_t k = 0; k < b.count; ++k) {
+    const op_record& r = b.records[k];
+    const bool read = k < b.tail_records;  // by a cut: the consumer has it
+    if ((r.flags & late_end_flag) != 0) {
+      if (read) continue;
+      bool found = false;
+      for (live_pending& c : carried)  // (few carried ops)
+        if (c.id == r.start) {
+          c.flags |= op_flag::end_borrowed;  // ended: lost with its end
+          found = true;
+        }
+      // The end of an op elsewhere (held open by the consumer, or in a block to come).
+      if (!found) carried_ends.push_back({r.start, {r.end, r.end_tid}, false});
+      continue;
+    }
+    if (read) {  // the consumer holds the op open, or handed it out ended already
+      if (r.end != 0) carried_ends.push_back({b.id_start + k, {r.end, r.end_tid}, true});
+      continue;
+    }
+    if (r.end == 0)
+      carried.push_back(live_pending::of(r, b.id_start + k, b.tid));
+    else
+      ++evicted;
+  }
+  std::erase_if(carried, [&](const live_pending& c) {
+    if ((c.flags & op_flag::end_borrowed) == 0) return false;
+    ++evicted;
+    return true;
+  });
+  // Side entries: kept for the ops carried and for ops recorded in other blocks; those of the
+  // ops overwritten go with them.
+  for (std::uint32_t k = b.tail_side; k + 2 <= b.side_used;) {
+    const std::uint64_t* e = b.side.get() + k;
+    const std::uint32_t n = 2 + static_cast<std::uint32_t>(e[0] >> 8);
+    const std::uint64_t id = e[1];
+    // (ops a cut read are the consumer's: their entries go to it too)
+    const bool here = id - b.id_start < b.count && id - b.id_start >= b.tail_records;
+    if (!here || std::any_of(carried.begin(), carried.end(),
+                             [&](const live_pending& c) { return c.id == id; }))
+      carried_side.insert(carried_side.end(), e, e + n);
+    k += n;
+  }
+}
+
 /// What a part is: a drain's (ended ops), a cut's (open ops as unfinished copies too), the
 /// last one's (open ops unfinished, ends without their op counted).
 enum class live_part_kind : std::uint8_t { drain, cut, last };
@@ -148,6 +237,15 @@ class live_pairing {
 
   /// Ops begun and not ended yet (held across parts).
   [[nodiscard]] std::size_t open() const noexcept { return open_.size(); }
+  /// A sync point now, and the points so far (a crash file keeps them).
+  void sync() { to_ns_.sync(); }
+  [[nodiscard]] const std::vector<clock_sync_point>& points() const { return to_ns_.points(); }
+  /// The ops held open and the ends waiting for their op (a crash file keeps them).
+  template <class Op, class End>
+  void for_each_held(Op&& op, End&& end) const {
+    for (const auto& [id, p] : open_) op(p);
+    for (const auto& [id, e] : early_) end(id, e);
+  }
   /// A time of the queue's clock in nanoseconds (after the last part's sync).
   [[nodiscard]] std::int64_t to_ns(approx_time t) { return to_ns_(t); }
 

@@ -6,34 +6,15 @@
 //   // another thread, now and then:
 //   queue.drain([&](tracemodel::event_table&& part) { stream.write(part); });
 //
-// The protocol (docs/recording.md, "Always-on recording"): a block of records is written only by
-// the thread that owns it, and only while it is that thread's current block. A full block is
-// sealed: handed to the queue, never written again, read by the consumer and then recycled. An
-// op that ends while its record is still in its thread's current block gets its end written in
-// place; any other end (after the block was sealed, or on another thread) is a record of its
-// own, a late end, in the ending thread's current block, naming the op by its correlation id.
-// The consumer matches late ends to their ops by id, in whatever order the blocks come: an op
-// is handed out once its end is known; ops still open wait for their end across drains, and are
-// handed out unfinished only by `close`. Correlation ids are taken per block incarnation from
-// the process-wide source, so an id never names two ops, whatever was recycled.
-//
-// Memory: `max_blocks` caps the blocks the queue holds (current, sealed, being drained; 0: no
-// cap). When a thread needs a block and the cap is reached, `when_full` decides: drop the newest
-// (the thread records nothing until a block is free again, and counts what it dropped),
-// overwrite the oldest sealed block (a flight recorder: its open ops are carried, the rest is
-// counted as lost), or wait up to `block_timeout`, then drop. Nothing is lost silently: every
-// begun op is handed out (ended or, at `close`, unfinished) or counted as lost, exactly
-// (`live_counts`).
-//
-// Threads: a thread's first record takes a lock once; a thread that exits seals its block and
-// gives its memory back. `flush(timeout)` asks every thread to seal its current block at its
-// next call and waits for those that record; one that does not (idle, blocked) is reported.
-// `start`/`stop` switch recording without joining anything; an op begun before a stop still
-// gets its end. The queue must outlive the threads' use of it (make it static).
+// The protocol, the memory cap, threads, flushes and cuts: docs/recording.md ("Always-on
+// recording"). In short: a block of records is written only by its thread while it is that
+// thread's current block; a full block is sealed, read by the consumer and recycled; an end is
+// written in place while the op's record is in its thread's current block, else appended as a
+// late end naming the op by its correlation id. Nothing is lost silently (`live_counts`).
 //
 // Its parts: the blocks and per-thread state (live_blocks.hpp), the pairing of begins and ends
 // (live_pairing.hpp) and the side data (live_side.hpp) on the consumer's side, the tables of
-// parts (table_sink.hpp).
+// parts (table_sink.hpp), the crash file (crash_file.hpp, read by crash_recover.hpp).
 #pragma once
 
 #include <algorithm>
@@ -94,6 +75,11 @@ struct live_queue_options {
   /// How often a consumer waiting in `wait_sealed` looks for sealed blocks (sealing one does
   /// not wake it: the recording threads make no system call for it).
   std::chrono::microseconds poll_interval{1000};
+  /// A file to keep the blocks in (a shared mapping, `collect/crash_file.hpp`), for
+  /// `tracemodel recover` after the process dies or while it runs; empty: none. It needs a cap
+  /// (`max_blocks`: 256 when 0), all of it in the file. Names not copied are copied into the
+  /// block at their first use in it.
+  std::string crash_file{};
 };
 
 /// Returned by `begin_op`; pass it to `end_op`.
@@ -144,6 +130,7 @@ class live_queue {
       : o_(o), id_(detail::next_live_queue_id.fetch_add(1, std::memory_order_relaxed)) {
     if (o_.block_records < 2) o_.block_records = 2;
     if constexpr (!has_side) o_.side_words = 0;
+    if (!o_.crash_file.empty()) open_crash_file();
     state_.store(o_.start_stopped ? 0 : 1, std::memory_order_relaxed);
     detail::live_registry& r = detail::live_registry::instance();
     const std::lock_guard lock(r.mutex);
@@ -195,15 +182,19 @@ class live_queue {
     detail::live_thread& t = thread();
     if (t.seen != s || t.count == t.capacity) [[unlikely]]
       if (!make_room(t, s)) {
-        detail::bump(t.dropped_ops);
+        detail::lost(t.dropped_ops, crash_.get(), false);
         return {};
       }
     std::string_view name = info.name;
-    if (info.copy_name) [[unlikely]]
+    if (info.copy_name) [[unlikely]] {
       if (!copy_name(t, name)) {
-        detail::bump(t.dropped_ops);
+        detail::lost(t.dropped_ops, crash_.get(), false);
         return {};
       }
+    } else if (crash_ != nullptr && !known_name(t, name)) {
+      detail::lost(t.dropped_ops, crash_.get(), false);
+      return {};
+    }
     return take_record(t, name, info);
   }
 
@@ -242,8 +233,9 @@ class live_queue {
     detail::live_thread& t = thread();
     std::string_view name = info.name;
     if (((t.seen != s || t.count == t.capacity) && !make_room(t, s)) ||
-        !with_inputs(t, name, info.copy_name, inputs)) {
-      detail::bump(t.dropped_ops);
+        !with_inputs(t, name, info.copy_name, inputs) ||
+        (crash_ != nullptr && !info.copy_name && !known_name(t, name))) {
+      detail::lost(t.dropped_ops, crash_.get(), false);
       return {};
     }
     return take_record(t, name, info);
@@ -365,8 +357,7 @@ class live_queue {
         c.begun += t->begun.load(std::memory_order_relaxed);
         if (t->current != nullptr)  // its current block: the records published, less late ends
           c.begun +=
-              static_cast<std::uint32_t>(t->current->published.load(std::memory_order_acquire)) -
-              t->late_in_block.load(std::memory_order_relaxed);
+              t->current->published_records() - t->late_in_block.load(std::memory_order_relaxed);
         c.dropped_ops += t->dropped_ops.load(std::memory_order_relaxed);
         c.dropped_ends += t->dropped_ends.load(std::memory_order_relaxed);
         c.ended_twice += t->ended_twice.load(std::memory_order_relaxed);
@@ -451,50 +442,24 @@ class live_queue {
       side_index_.index_side(tail_side.data(), tail_side.size());
     }
     event_table part = convert(taken, carried, carried_ends, tail, kind);
+    save_held();
     if (!part.events.empty() || part.anomalies.total() != 0) sink(std::move(part));
+    // Recycled once the sink has the part: a crash file keeps them until then.
+    {
+      const std::lock_guard lock(mutex_);
+      for (detail::live_block* b : taken) {
+        if (crash_ != nullptr) crash_->set(b->slot, detail::crash_state::free);
+        free_.push_back(b);
+      }
+      save_carried();
+    }
+    free_cv_.notify_all();
   }
 
-  /// What the threads' current blocks hold beyond what earlier cuts read: the records and side
-  /// words published (under the queue's lock: a current block is neither sealed nor recycled
-  /// meanwhile). Each block remembers how far it was read; its drain, once sealed, goes on
-  /// from there.
+  /// What the threads' current blocks hold beyond what earlier cuts read (live_read_tail).
   void read_tails(std::vector<tail_op>& out, std::vector<std::uint64_t>& side) {
-    for (const auto& t : threads_) {
-      detail::live_block* b = t->current;
-      if (b == nullptr) continue;
-      const auto n = static_cast<std::uint32_t>(b->published.load(std::memory_order_acquire));
-      for (std::uint32_t k = b->tail_records; k < n; ++k) {
-        op_record& r = b->records[k];
-        tail_op& o = out.emplace_back();
-        o.tid = b->tid;
-        if ((r.flags & detail::late_end_flag) != 0) {
-          o.late_end = true;
-          o.id = r.start;
-          o.end = {r.end, r.end_tid};
-          continue;
-        }
-        o.id = b->id_start + k;
-        // Field by field: the owner may be writing its end (read below, atomically).
-        o.record.start = r.start;
-        o.record.sequence_number = r.sequence_number;
-        o.record.fwd_thread_id = r.fwd_thread_id;
-        o.record.debug_handle = r.debug_handle;
-        o.record.name_len = r.name_len;
-        o.record.scope = r.scope;
-        o.record.flags = r.flags;
-        o.name.assign(r.name == nullptr ? "" : r.name, r.name_len);
-        o.end.end = std::atomic_ref(r.end).load(std::memory_order_acquire);
-        o.end.tid = o.end.end != 0 ? std::atomic_ref(r.end_tid).load(std::memory_order_relaxed) : 0;
-      }
-      // The side words published after the ends were read: an op seen ended has every entry
-      // its thread wrote before the end (entries of ops not read yet wait for them by id).
-      const auto words =
-          static_cast<std::uint32_t>(b->published.load(std::memory_order_acquire) >> 32);
-      if constexpr (has_side)
-        side.insert(side.end(), b->side.get() + b->tail_side, b->side.get() + words);
-      b->tail_records = n;
-      b->tail_side = words;
-    }
+    for (const auto& t : threads_)
+      if (t->current != nullptr) detail::live_read_tail<has_side>(*t->current, out, side);
   }
 
   /// The op's record in the thread's current block (room made), published for cuts.
@@ -502,6 +467,7 @@ class live_queue {
                                                    const op_info& info) {
     op_record* r = &t.block->records[t.count];
     const std::uint64_t id = t.id_start + t.count;
+    announce(t);
     ++t.count;
     detail::begin_op_record(r, name, info);
     r->start = clock::now();
@@ -512,10 +478,18 @@ class live_queue {
   /// release store, a plain store on x86).
   TRACEMODEL_ALWAYS_INLINE static void publish(detail::live_thread& t) noexcept {
     if constexpr (has_side)
-      t.block->published.store(t.count | std::uint64_t{t.side_used} << 32,
-                               std::memory_order_release);
+      t.pub->store(t.count | std::uint64_t{t.side_used} << 32, std::memory_order_release);
     else
-      t.block->published.store(t.count, std::memory_order_release);
+      t.pub->store(t.count, std::memory_order_release);
+  }
+  /// The record at the count is being written (for a crash file's reader: a death now leaves a
+  /// torn record, which it counts instead of reading).
+  TRACEMODEL_ALWAYS_INLINE static void announce(detail::live_thread& t) noexcept {
+    if constexpr (has_side)
+      t.pub->store(t.count | detail::crash_writing | std::uint64_t{t.side_used} << 32,
+                   std::memory_order_release);
+    else
+      t.pub->store(t.count | detail::crash_writing, std::memory_order_release);
   }
 
   /// The slow path of a record: answer a flush, seal a full block, take a new one.
@@ -549,9 +523,10 @@ class live_queue {
   TRACEMODEL_NOINLINE bool late_end(detail::live_thread& t, std::uint64_t id, approx_time now) {
     const std::uint64_t s = state_.load(std::memory_order_relaxed);
     if ((t.seen != s || t.block == nullptr || t.count == t.capacity) && !make_room(t, s)) {
-      detail::bump(t.dropped_ends);
+      detail::lost(t.dropped_ends, crash_.get(), true);
       return false;
     }
+    announce(t);
     op_record* r = &t.block->records[t.count++];
     r->name = nullptr;
     r->name_len = 0;
@@ -633,6 +608,7 @@ class live_queue {
 
   /// Copies `name` into the thread's block (a new block when there is no room left).
   bool copy_name(detail::live_thread& t, std::string_view& name) {
+    if (crash_ != nullptr) return add_name(t, name, true);
     if (name.size() > o_.name_bytes) name = name.substr(0, o_.name_bytes);
     if (t.name_room - t.names_used < name.size()) {
       seal(t);
@@ -643,6 +619,51 @@ class live_queue {
     t.names_used += static_cast<std::uint32_t>(name.size());
     name = {p, name.size()};
     return true;
+  }
+
+  // ---- the crash file ------------------------------------------------------------------
+  void open_crash_file() {
+    if (o_.max_blocks == 0) o_.max_blocks = 256;
+    o_.name_bytes = std::max<std::uint32_t>(o_.name_bytes, 64) / 8 * 8;
+    crash_ = detail::crash_mapping::open<Features, value_traits_type, clock>(
+        o_.crash_file, o_.block_records, o_.name_bytes, o_.side_words,
+        static_cast<std::uint32_t>(o_.max_blocks));
+    pairing_.sync();  // two points: a reader converts ticks without a consumer's drain
+    crash_->points(pairing_.points());
+  }
+  /// Whether the name is in the thread's current block (crash files): else it is written there.
+  TRACEMODEL_ALWAYS_INLINE bool known_name(detail::live_thread& t, std::string_view& name) {
+    const auto& s =
+        t.named[((reinterpret_cast<std::uintptr_t>(name.data()) >> 3) ^ name.size()) & 31];
+    return (s.p == name.data() && s.len == name.size()) || add_name(t, name, false);
+  }
+  /// A name entry in the thread's block: the name's address in this process, its length, its
+  /// bytes (`copy`: the name becomes those bytes). A new block when there is no room.
+  TRACEMODEL_NOINLINE bool add_name(detail::live_thread& t, std::string_view& name, bool copy) {
+    if (name.size() + 16 > o_.name_bytes) name = name.substr(0, o_.name_bytes - 16);
+    const std::uint32_t need = 16 + static_cast<std::uint32_t>((name.size() + 7) / 8 * 8);
+    if (t.block == nullptr || t.name_room - t.names_used < need) {
+      seal(t);
+      if (!acquire(t)) return false;
+    }
+    const std::string_view kept =
+        detail::crash_name_entry(t.block->names.get() + t.names_used, name, copy);
+    t.names_used += need;
+    t.block->file->names_used.store(t.names_used, std::memory_order_release);
+    if (copy) name = kept;
+    t.named[((reinterpret_cast<std::uintptr_t>(name.data()) >> 3) ^ name.size()) & 31] = {
+        name.data(), name.size()};
+    return true;
+  }
+  /// The consumer's held ops (before the blocks they came from are recycled;
+  /// collect/crash_file.hpp).
+  void save_held() {
+    if (crash_ != nullptr) detail::crash_save_held(*crash_, pairing_, side_index_);
+  }
+  /// The ops carried out of overwritten blocks (under the lock).
+  void save_carried() {
+    if (crash_ != nullptr)
+      detail::crash_save_carried(*crash_, carried_, carried_ends_, carried_side_);
   }
 
   /// Hands the thread's current block to the queue (never written again).
@@ -661,9 +682,11 @@ class live_queue {
     t.late_in_block.store(0, std::memory_order_relaxed);
     t.current = nullptr;
     if (b->count == 0 && b->side_used == 0 && b->tail_records == 0) {
+      if (crash_ != nullptr) crash_->set(b->slot, detail::crash_state::free);
       free_.push_back(b);
       free_cv_.notify_one();
     } else {
+      if (crash_ != nullptr) crash_->set(b->slot, detail::crash_state::sealed);
       b->sealed_at = std::chrono::steady_clock::now();
       sealed_.push_back(b);
       if (o_.policy == when_full::overwrite_oldest && o_.keep_for.count() > 0)
@@ -671,8 +694,10 @@ class live_queue {
           detail::live_block* old = sealed_.front();
           sealed_.pop_front();
           evict(*old);
+          if (crash_ != nullptr) crash_->set(old->slot, detail::crash_state::free);
           free_.push_back(old);
         }
+      save_carried();
       // A consumer waiting (`wait_sealed`) is woken only when half the cap is sealed.
       if (o_.max_blocks != 0 && sealed_.size() == std::max<std::size_t>(1, o_.max_blocks / 2))
         sealed_cv_.notify_all();
@@ -691,9 +716,14 @@ class live_queue {
     b->tail_records = b->tail_side = 0;
     b->published.store(0, std::memory_order_relaxed);
     b->id_start = usable::id_source::take(o_.block_records);
+    if (crash_ != nullptr) {
+      crash_->take(b->slot, b->id_start, t.tid);
+      t.named.fill({});
+    }
     t.current = b;
     lock.unlock();
     t.block = b;
+    t.pub = &b->pub();
     t.id_start = b->id_start;
     t.count = 0;
     t.capacity = o_.block_records;
@@ -715,9 +745,17 @@ class live_queue {
       }
       if (o_.max_blocks == 0 || held_ < o_.max_blocks) {
         auto b = std::make_unique<detail::live_block>();
-        b->records = detail::make_pooled_array<op_record>(o_.block_records);
-        b->names = std::make_unique_for_overwrite<char[]>(o_.name_bytes);
-        if (o_.side_words > 0) b->side = detail::make_pooled_array<std::uint64_t>(o_.side_words);
+        if (crash_ != nullptr) {  // its slot in the file
+          b->slot = static_cast<std::uint32_t>(blocks_.size());
+          b->file = &crash_->block(b->slot);
+          b->records = detail::borrowed_array(crash_->records(b->slot));
+          b->names = detail::borrowed_array(crash_->names(b->slot));
+          if (o_.side_words > 0) b->side = detail::borrowed_array(crash_->side(b->slot));
+        } else {
+          b->records = detail::make_pooled_array<op_record>(o_.block_records);
+          b->names = detail::make_pooled_array<char>(o_.name_bytes);
+          if (o_.side_words > 0) b->side = detail::make_pooled_array<std::uint64_t>(o_.side_words);
+        }
         detail::live_block* p = b.get();
         blocks_.push_back(std::move(b));
         ++held_;
@@ -727,6 +765,7 @@ class live_queue {
         detail::live_block* b = sealed_.front();
         sealed_.pop_front();
         evict(*b);
+        save_carried();
         return b;
       }
       if (o_.policy != when_full::wait ||
@@ -737,48 +776,10 @@ class live_queue {
 
   /// A sealed block overwritten: its open ops are carried, its ended ops counted as lost.
   void evict(detail::live_block& b) {
-    for (std::uint32_t k = 0; k < b.count; ++k) {
-      const op_record& r = b.records[k];
-      const bool read = k < b.tail_records;  // by a cut: the consumer has it
-      if ((r.flags & detail::late_end_flag) != 0) {
-        if (read) continue;
-        bool carried = false;
-        for (pending_op& c : carried_)  // (few carried ops)
-          if (c.id == r.start) {
-            c.flags |= op_flag::end_borrowed;  // ended: lost with its end
-            carried = true;
-          }
-        // The end of an op elsewhere (held open by the consumer, or in a block to come).
-        if (!carried) carried_ends_.push_back({r.start, {r.end, r.end_tid}, false});
-        continue;
-      }
-      if (read) {  // the consumer holds the op open, or handed it out ended already
-        if (r.end != 0) carried_ends_.push_back({b.id_start + k, {r.end, r.end_tid}, true});
-        continue;
-      }
-      if (r.end == 0)
-        carried_.push_back(pending_op::of(r, b.id_start + k, b.tid));
-      else
-        ++evicted_ops_;
-    }
-    std::erase_if(carried_, [&](const pending_op& c) {
-      if ((c.flags & op_flag::end_borrowed) == 0) return false;
-      ++evicted_ops_;
-      return true;
-    });
-    // Side entries: kept for the ops carried and for ops recorded in other blocks; those of the
-    // ops overwritten go with them.
-    for (std::uint32_t k = b.tail_side; k + 2 <= b.side_used;) {
-      const std::uint64_t* e = b.side.get() + k;
-      const std::uint32_t n = 2 + static_cast<std::uint32_t>(e[0] >> 8);
-      const std::uint64_t id = e[1];
-      // (ops a cut read are the consumer's: their entries go to it too)
-      const bool here = id - b.id_start < b.count && id - b.id_start >= b.tail_records;
-      if (!here || std::any_of(carried_.begin(), carried_.end(),
-                               [&](const pending_op& c) { return c.id == id; }))
-        carried_side_.insert(carried_side_.end(), e, e + n);
-      k += n;
-    }
+    const std::uint64_t before = evicted_ops_;
+    detail::live_evict(b, carried_, carried_ends_, carried_side_, evicted_ops_);
+    if (crash_ != nullptr)
+      crash_->header().lost_ops.fetch_add(evicted_ops_ - before, std::memory_order_relaxed);
   }
 
   /// A thread exited: its block is sealed (it was its owner), its counts stay.
@@ -803,7 +804,6 @@ class live_queue {
     std::uint64_t dropped = 0, dropped_ends = 0, evicted = 0, lost_side = 0;
     {
       const std::lock_guard lock(mutex_);
-      for (detail::live_block* b : taken) free_.push_back(b);
       for (const auto& t : threads_) {
         dropped += t->dropped_ops.load(std::memory_order_relaxed);
         dropped_ends += t->dropped_ends.load(std::memory_order_relaxed);
@@ -826,7 +826,6 @@ class live_queue {
         return true;
       });
     }
-    free_cv_.notify_all();
     part.anomalies.add(anomaly::lost_op, dropped + evicted - lost_ops_taken_);
     part.anomalies.add(anomaly::lost_end, dropped_ends - lost_ends_taken_);
     part.anomalies.add(anomaly::orphan_end, n.orphans);
@@ -871,6 +870,7 @@ class live_queue {
   const std::uint32_t id_;
   std::atomic<std::uint64_t> state_{1};  ///< bit 0: recording; the rest: the flush epoch
   std::atomic<bool> dump_requested_{false};
+  std::unique_ptr<detail::crash_mapping> crash_;  ///< the crash file, if any
   static_assert(std::atomic<bool>::is_always_lock_free, "request_dump must be signal-safe");
   mutable std::mutex mutex_;  ///< blocks, threads, sealed and carried
   std::condition_variable sealed_cv_, free_cv_;

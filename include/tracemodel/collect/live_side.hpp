@@ -58,6 +58,11 @@ class live_side_index {
     return n;
   }
 
+  /// The entries kept for ops not handed out yet (a crash file keeps them).
+  template <class F>
+  void for_each_kept(F&& f) const {
+    for (const auto& [id, words] : side_) f(words);
+  }
   /// Indexes the block's side entries (beyond what cuts read): those of its own ops by record,
   /// the others by id.
   void index_block(const live_block& b) {

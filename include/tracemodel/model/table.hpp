@@ -54,6 +54,8 @@ enum class anomaly : std::uint8_t {
                             ///< the old block taken as freed then)
   negative_memory_total,    ///< an allocation with a negative total allocated or reserved: kept
   free_size_mismatch,       ///< a free of another size than its allocation's: the allocation's kept
+  torn_record,  ///< a crash file's record its recorder's death cut in the middle: counted, not read
+  lost_block,   ///< a crash file's block that cannot be read (cut off, inconsistent): counted
   count_
 };
 inline constexpr std::array<std::string_view, static_cast<std::size_t>(anomaly::count_)>
@@ -81,7 +83,9 @@ inline constexpr std::array<std::string_view, static_cast<std::size_t>(anomaly::
                   "free_without_allocation",
                   "allocation_reused",
                   "negative_memory_total",
-                  "free_size_mismatch"};
+                  "free_size_mismatch",
+                  "torn_record",
+                  "lost_block"};
 
 struct anomaly_counts {
   std::array<std::uint64_t, static_cast<std::size_t>(anomaly::count_)> n{};
