@@ -14,6 +14,8 @@ RATIOS = [
     ("record/op_prefaulted", "record/floor", 1.1),
     ("record/op_fresh", "record/floor_fresh", 1.1),
     ("record/op_3_inputs", "record/op", 2.0),
+    ("record/op_crashfile", "record/floor", 1.1),
+    ("record/op_crashfile_inputs", "record/op_3_inputs", 1.15),
     ("postprocess/baseline/10M", "postprocess/tracemodel/10M", 8.0),  # speed-up, >=
     ("postprocess/baseline/1M", "postprocess/tracemodel/1M", None),
     ("patterns/per_pattern", "patterns/one_pass", None),

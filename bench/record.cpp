@@ -1,6 +1,8 @@
 // Recording cost, measured against the cheapest possible recording in the same run.
 // record/op_draining: a live queue (collect/live_queue.hpp) with a thread draining it meanwhile;
 // drain/event: the live queue's consumer turning sealed blocks into a table, per event.
+// record/op_crashfile(_inputs): a live queue keeping its blocks in a crash file, as a flight
+// recorder; recover/event: reading such a file back, per event.
 //
 // One iteration = one begin+end pair (or one materialized event). Fixed iteration counts so
 // that every repetition writes the same amount of memory; run with --benchmark_repetitions
@@ -14,11 +16,14 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include <tracemodel/collect.hpp>
+#include <tracemodel/collect/crash_recover.hpp>
 #include <tracemodel/collect/live_queue.hpp>
 #include <tracemodel/memory.hpp>
 
@@ -297,6 +302,63 @@ void drain_event_3_inputs(benchmark::State& state) {
   });
 }
 
+// ---- the crash file ---------------------------------------------------------------------------
+/// Where the benchmarks' crash files go: shared memory where the system has it (as the docs
+/// advise), the temporary folder otherwise.
+std::string crash_path(const char* name) {
+  const std::filesystem::path shm = "/dev/shm";
+  const std::filesystem::path dir =
+      std::filesystem::is_directory(shm) ? shm : std::filesystem::temp_directory_path();
+  return (dir / (std::string("tracemodel_bench_") + name)).string();
+}
+
+/// `record(q)` per iteration into a live queue with a crash file, as a flight recorder (no
+/// consumer: the recording thread overwrites the oldest block once the file is full, the
+/// steady state of an always-on recorder).
+template <class Queue, class Record>
+void record_crashfile(benchmark::State& state, const char* name, Record record) {
+  const std::string file = crash_path(name);
+  {
+    Queue q({.max_blocks = 64, .policy = tmod::when_full::overwrite_oldest, .crash_file = file});
+    for (std::int64_t i = 0; i < 128 * 1024; ++i) record(q);  // the file full: overwriting
+    for (auto _ : state) {
+      record(q);
+      benchmark::ClobberMemory();
+    }
+  }
+  std::filesystem::remove(file);
+}
+void record_op_crashfile(benchmark::State& state) {
+  record_crashfile<tmod::live_queue<>>(state, "op.crash", [](auto& queue) {
+    queue.end_op(queue.begin_op({.name = "aten::add", .sequence_number = 1}));
+  });
+}
+void record_op_crashfile_inputs(benchmark::State& state) {
+  record_crashfile<live_inputs_t>(state, "inputs.crash", [](auto& queue) {
+    queue.end_op(queue.begin_op({.name = "aten::addmm", .sequence_number = 1},
+                                std::span<const tensor>(three_inputs)));
+  });
+}
+
+/// Reading a crash file of 200,000 events (an op and a nested one per pair), per event; the
+/// file's bytes per second beside it.
+void recover_event(benchmark::State& state) {
+  const std::string file = crash_path("recover.crash");
+  tmod::live_queue<> q({.max_blocks = 256, .crash_file = file});
+  record_nested_pairs(q, per_drain / 2);
+  std::int64_t events = 0;
+  for (auto _ : state) {
+    const tmod::recovered_trace r = tmod::recover_crash_file(file);
+    events += static_cast<std::int64_t>(r.table.size());
+    benchmark::DoNotOptimize(r.table.events.data());
+  }
+  state.counters["s_per_event"] = benchmark::Counter(
+      static_cast<double>(events), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  std::filesystem::remove(file);
+}
+
 }  // namespace
 
 BENCHMARK(record_floor)->Name("record/floor")->Iterations(pairs);
@@ -311,6 +373,9 @@ BENCHMARK(materialize_event)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(record_op_draining)->Name("record/op_draining")->Iterations(pairs);
 BENCHMARK(record_op_3_inputs_draining)->Name("record/op_3_inputs_draining")->Iterations(pairs);
+BENCHMARK(record_op_crashfile)->Name("record/op_crashfile")->Iterations(pairs);
+BENCHMARK(record_op_crashfile_inputs)->Name("record/op_crashfile_inputs")->Iterations(pairs);
+BENCHMARK(recover_event)->Name("recover/event")->Iterations(10)->Unit(benchmark::kMillisecond);
 BENCHMARK(drain_event)->Name("drain/event")->Iterations(10)->Unit(benchmark::kMillisecond);
 BENCHMARK(drain_event_3_inputs)
     ->Name("drain/event_3_inputs")

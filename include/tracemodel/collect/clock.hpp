@@ -142,10 +142,15 @@ class time_converter {
 template <approx_clock Clock>
 class piecewise_time_converter {
  public:
-  piecewise_time_converter() { points_.push_back(clock_sync_point::take<Clock>()); }
+  piecewise_time_converter() {
+    points_.push_back(clock_sync_point::take<Clock>());
+    last_line();
+  }
   /// Through points taken earlier (a crash file's), in order; at least one.
   explicit piecewise_time_converter(std::vector<clock_sync_point> points)
-      : points_(std::move(points)) {}
+      : points_(std::move(points)) {
+    last_line();
+  }
   /// A sync point now: a new stretch once the last one is `stretch_ns` old, else the last point
   /// moves here. At most 4,096 points are kept (the oldest half after the first goes).
   void sync(std::int64_t stretch_ns = 100'000'000) {
@@ -156,15 +161,21 @@ class piecewise_time_converter {
     else if (now.approx > points_.back().approx)
       points_.back() = now;
     if (points_.size() > 4096) points_.erase(points_.begin() + 1, points_.begin() + 2049);
+    last_line();
   }
   /// `t` in nanoseconds since the Unix epoch, by the line of its stretch (the first or last
   /// stretch's beyond the points).
   [[nodiscard]] const std::vector<clock_sync_point>& points() const noexcept { return points_; }
-  [[nodiscard]] std::int64_t operator()(approx_time t) const {
+  [[nodiscard]] TRACEMODEL_ALWAYS_INLINE std::int64_t operator()(approx_time t) const {
+    if (t >= from_) [[likely]]  // most ticks: the last stretch
+      return last_(t);
+    return earlier(t);
+  }
+
+ private:
+  [[nodiscard]] TRACEMODEL_NOINLINE std::int64_t earlier(approx_time t) const {
     const std::size_t n = points_.size();
-    if (n == 1) return time_converter::through<Clock>(points_[0], points_[0])(t);
-    if (t >= points_[n - 2].approx)  // most ticks: the last stretch
-      return time_converter::through<Clock>(points_[n - 2], points_[n - 1])(t);
+    if (n == 1) return last_(t);
     const auto it =
         std::upper_bound(points_.begin(), points_.end(), t,
                          [](approx_time x, const clock_sync_point& p) { return x < p.approx; });
@@ -173,8 +184,18 @@ class piecewise_time_converter {
     return time_converter::through<Clock>(points_[hi - 1], points_[hi])(t);
   }
 
- private:
+  /// The last stretch's line, and where it starts.
+  void last_line() {
+    const std::size_t n = points_.size();
+    if (n == 0) return;
+    last_ = n == 1 ? time_converter::through<Clock>(points_[0], points_[0])
+                   : time_converter::through<Clock>(points_[n - 2], points_[n - 1]);
+    from_ = n == 1 ? 0 : points_[n - 2].approx;
+  }
+
   std::vector<clock_sync_point> points_;
+  time_converter last_;
+  approx_time from_ = 0;
 };
 
 namespace detail {

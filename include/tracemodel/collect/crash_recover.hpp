@@ -13,6 +13,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -22,7 +23,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "tracemodel/collect/clock.hpp"
@@ -32,6 +32,8 @@
 #include "tracemodel/collect/records.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/detail/assert.hpp"
+#include "tracemodel/detail/flat_map.hpp"
+#include "tracemodel/detail/radix_sort.hpp"
 #include "tracemodel/model/table.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
@@ -86,6 +88,11 @@ class crash_reader {
   recovered_trace read() {
     header();
     held();
+    std::size_t taken = 0;  // (room for the blocks that hold records)
+    for (std::uint32_t k = 0; k < blocks_; ++k)
+      taken +=
+          (shared(layout_.blocks_offset + std::uint64_t{k} * layout_.block_stride) & 0xff) != 0;
+    ops_.reserve(taken * h_.block_records);
     for (std::uint32_t k = 0; k < blocks_; ++k) block(k);
     return finish();
   }
@@ -95,11 +102,21 @@ class crash_reader {
     std::uint64_t tid = 0;
     approx_time start = 0, end = 0;
     std::uint64_t end_tid = 0;
-    name_id name{};
     std::int64_t seq = -1, debug = -1;
     std::uint64_t fwd = 0;
+    name_id name{};
     op_scope scope = op_scope::function;
     std::uint8_t flags = 0;
+    bool valid = false;  ///< an op (a late end's slot is not)
+  };
+  /// A block's ops in `ops_`: its records' slots, by id.
+  struct id_range {
+    std::uint64_t id_start;
+    std::uint32_t first, n;
+  };
+  struct name_entry {
+    std::uint64_t len;
+    name_id id;
   };
   struct end_rec {
     std::uint64_t id;
@@ -190,10 +207,6 @@ class crash_reader {
     ns_ticks_ = at<std::uint32_t>(offsetof(crash_header, ticks_are_ns)) != 0;
     points_ = std::move(pts);
   }
-  [[nodiscard]] std::int64_t to_ns(approx_time t) const {
-    if (ns_ticks_) return piecewise_time_converter<steady_clock_source>(points_)(t);
-    return piecewise_time_converter<crash_file_ticks>(points_)(t);
-  }
 
   /// The held areas: ops the consumer held open (and ends before their op, side entries), and
   /// ops carried out of overwritten blocks.
@@ -239,7 +252,8 @@ class crash_reader {
           o.debug = static_cast<std::int64_t>(w[k + 6]);
           o.name = out_.table.strings.intern(
               std::string_view(reinterpret_cast<const char*>(w.data() + k + 7), len));
-          ops_.try_emplace(id, o);  // (a block's copy, read later, is the same op)
+          o.valid = true;
+          held_.emplace_back(id, o);  // (a block's copy of it, if any, is taken instead)
           k += 8 + words;
           break;
         }
@@ -289,97 +303,157 @@ class crash_reader {
       const std::size_t recs = at_block + crash_block_header;
       const std::size_t names = recs + std::uint64_t{h_.block_records} * 64;
       const std::size_t words = names + crash_round(h_.name_bytes, 8);
-      records_.resize(n);
-      if (n > 0) std::memcpy(static_cast<void*>(records_.data()), p_ + recs, n * sizeof(op_record));
-      names_.assign(p_ + names, p_ + names + names_used);
-      block_side_.resize(side);
-      if (side > 0) std::memcpy(block_side_.data(), p_ + words, side * 8);
-      if (shared(at_block + offsetof(crash_block, state)) != s1) continue;  // recycled meanwhile
+      // Read where it is, then taken back if the block was recycled meanwhile.
+      const std::size_t ops = ops_.size(), ends = ends_.size(), side_words = side_.size();
+      const std::uint64_t unknown = counts_.unknown_names;
+      take_block(id_start, tid, {reinterpret_cast<const op_record*>(p_ + recs), n},
+                 {p_ + names, names_used},
+                 {reinterpret_cast<const std::uint64_t*>(p_ + words), side});
+      if (shared(at_block + offsetof(crash_block, state)) != s1) {
+        ops_.resize(ops);
+        ends_.resize(ends);
+        side_.resize(side_words);
+        ranges_.pop_back();
+        counts_.unknown_names = unknown;
+        continue;
+      }
+      counts_.records += n;
       ++counts_.blocks;
       if ((pub & crash_writing) != 0) ++counts_.torn_records;
-      take_block(id_start, tid);
       return;
     }
     ++counts_.lost_blocks;
   }
 
-  void take_block(std::uint64_t id_start, std::uint64_t tid) {
+  void take_block(std::uint64_t id_start, std::uint64_t tid, std::span<const op_record> records,
+                  std::string_view names, std::span<const std::uint64_t> block_side) {
     // Its names: address in the recorder, length, bytes.
-    std::unordered_map<std::uint64_t, std::pair<std::uint64_t, name_id>> names;
-    for (std::size_t k = 0; k + 16 <= names_.size();) {
+    names_map_.clear();
+    for (std::size_t k = 0; k + 16 <= names.size();) {
       std::uint64_t head[2];
-      std::memcpy(head, names_.data() + k, sizeof head);
-      if (head[1] > names_.size() - k - 16) break;  // cut: the rest is not read
-      names.insert_or_assign(
-          head[0],
-          std::pair{head[1], out_.table.strings.intern(std::string_view(
-                                 names_.data() + k + 16, static_cast<std::size_t>(head[1])))});
+      std::memcpy(head, names.data() + k, sizeof head);
+      if (head[1] > names.size() - k - 16) break;  // cut: the rest is not read
+      const std::string_view text(names.data() + k + 16, static_cast<std::size_t>(head[1]));
+      names_map_.insert_or_assign(head[0], {head[1], out_.table.strings.intern(text)});
       k += 16 + static_cast<std::size_t>((head[1] + 7) / 8 * 8);
     }
-    approx_time& last = last_[tid];
-    for (std::uint32_t k = 0; k < records_.size(); ++k) {
-      const op_record& r = records_[k];
-      ++counts_.records;
+    approx_time last = 0;
+    const auto first = static_cast<std::uint32_t>(ops_.size());
+    ranges_.push_back({id_start, first, static_cast<std::uint32_t>(records.size())});
+    struct cached {
+      std::uint64_t ptr = 1;  // (no name's address is odd... and 1 is none)
+      name_entry e{};
+    };
+    std::array<cached, 16> cache{};
+    for (const op_record& r : records) {
       if ((r.flags & late_end_flag) != 0) {
         ends_.push_back({r.start, r.end, r.end_tid, false});
         last = std::max(last, r.end);
+        ops_.push_back(op{});  // (the slot of its id)
         continue;
       }
-      op o;
-      o.tid = tid;
-      o.start = r.start;
-      o.end = r.end;
-      o.end_tid = r.end_tid;
-      o.seq = r.sequence_number;
-      o.fwd = r.fwd_thread_id;
-      o.debug = r.debug_handle;
-      o.scope = r.scope;
-      o.flags = r.flags;
-      const auto it = names.find(reinterpret_cast<std::uint64_t>(r.name));
-      if (it != names.end() && it->second.first == r.name_len) {
-        o.name = it->second.second;
-      } else {
-        ++counts_.unknown_names;
-        o.name = out_.table.strings.intern("?");
+      const auto ptr = reinterpret_cast<std::uint64_t>(r.name);
+      cached& c = cache[(ptr >> 3) & 15];
+      if (c.ptr != ptr) {
+        const name_entry* e = names_map_.find(ptr);
+        c = {ptr, e != nullptr ? *e : name_entry{~std::uint64_t{0}, {}}};
       }
+      name_id name = c.e.id;
+      if (c.e.len != r.name_len) {
+        ++counts_.unknown_names;
+        name = out_.table.strings.intern("?");
+      }
+      ops_.push_back(op{tid, r.start, r.end, r.end_tid, r.sequence_number, r.debug_handle,
+                        r.fwd_thread_id, name, r.scope, r.flags, true});
       last = std::max({last, r.start, r.end});
-      if (auto [at, inserted] = ops_.try_emplace(id_start + k, o); !inserted && at->second.end == 0)
-        at->second = o;  // a held copy: the block's record may have its end
     }
+    approx_time* thread_last = last_.try_emplace(tid, last).first;
+    *thread_last = std::max(*thread_last, last);
     // Side entries, whole ones only.
-    for (std::size_t k = 0; k + 2 <= block_side_.size();) {
-      const std::uint64_t n = 2 + (block_side_[k] >> 8);
-      if (n > block_side_.size() - k) break;
-      side_.insert(side_.end(), block_side_.begin() + static_cast<std::ptrdiff_t>(k),
-                   block_side_.begin() + static_cast<std::ptrdiff_t>(k + n));
-      k += static_cast<std::size_t>(n);
+    std::size_t whole = 0;
+    while (whole + 2 <= block_side.size() &&
+           2 + (block_side[whole] >> 8) <= block_side.size() - whole)
+      whole += static_cast<std::size_t>(2 + (block_side[whole] >> 8));
+    side_.insert(side_.end(), block_side.begin(),
+                 block_side.begin() + static_cast<std::ptrdiff_t>(whole));
+  }
+
+  /// The op of `id`: in a block read, or held; null when neither has it.
+  op* find(std::uint64_t id) {
+    const auto it =
+        std::upper_bound(ranges_.begin(), ranges_.end(), id,
+                         [](std::uint64_t x, const id_range& r) { return x < r.id_start; });
+    if (it != ranges_.begin()) {
+      const id_range& r = *std::prev(it);
+      if (id - r.id_start < r.n && ops_[r.first + (id - r.id_start)].valid)
+        return &ops_[r.first + (id - r.id_start)];
     }
+    if (const std::uint32_t* k = held_index_.find(id); k != nullptr) return &ops_[*k];
+    return nullptr;
   }
 
   recovered_trace finish() {
+    std::sort(ranges_.begin(), ranges_.end(),
+              [](const id_range& a, const id_range& b) { return a.id_start < b.id_start; });
+    for (auto& [id, o] : held_)  // the ops held out of drained or overwritten blocks
+      if (find(id) == nullptr) {
+        held_index_.insert_or_assign(id, static_cast<std::uint32_t>(ops_.size()));
+        ops_.push_back(o);
+        ids_of_held_.push_back(id);
+      }
     for (const end_rec& e : ends_) {
-      const auto it = ops_.find(e.id);
-      if (it == ops_.end()) {
+      op* o = find(e.id);
+      if (o == nullptr) {
         if (!e.only_if_open) ++counts_.orphan_ends;
-      } else if (it->second.end == 0) {
-        it->second.end = e.end;
-        it->second.end_tid = e.tid;
-      } else if (it->second.end != e.end && !e.only_if_open) {
+      } else if (o->end == 0) {
+        o->end = e.end;
+        o->end_tid = e.tid;
+      } else if (o->end != e.end && !e.only_if_open) {
         ++counts_.ended_twice;
       }
     }
-    std::vector<std::pair<approx_time, std::uint64_t>> order;
-    order.reserve(ops_.size());
-    for (const auto& [id, o] : ops_) order.emplace_back(o.start, id);
-    std::sort(order.begin(), order.end());
+    // Each op's id: a block's by its slot, a held one's kept.
+    std::vector<std::uint64_t> id_of(ops_.size());
+    for (const id_range& r : ranges_)
+      for (std::uint32_t k = 0; k < r.n; ++k) id_of[r.first + k] = r.id_start + k;
+    const std::size_t blocks_end = ops_.size() - ids_of_held_.size();
+    for (std::size_t k = 0; k < ids_of_held_.size(); ++k) id_of[blocks_end + k] = ids_of_held_[k];
+    // In start order (ties: by id); the slots of late ends (no op) last, then dropped.
+    approx_time latest = 0;
+    for (const op& o : ops_) latest = std::max(latest, o.start);
+    struct starts {
+      const scratch_vector<op>& ops;
+      approx_time none;
+      [[nodiscard]] std::size_t size() const noexcept { return ops.size(); }
+      std::int64_t operator[](std::size_t i) const noexcept {
+        return static_cast<std::int64_t>(ops[i].valid ? ops[i].start : none);
+      }
+    };
+    auto order = stable_order(starts{ops_, latest});
+    std::erase_if(order, [&](std::uint32_t k) { return !ops_[k].valid; });
+    for (std::size_t i = 0; i + 1 < order.size();) {  // (equal starts: rare)
+      std::size_t j = i + 1;
+      while (j < order.size() && ops_[order[j]].start == ops_[order[i]].start) ++j;
+      if (j - i > 1)
+        std::sort(order.begin() + static_cast<std::ptrdiff_t>(i),
+                  order.begin() + static_cast<std::ptrdiff_t>(j),
+                  [&](std::uint32_t a, std::uint32_t b) { return id_of[a] < id_of[b]; });
+      i = j;
+    }
     event_table& t = out_.table;
     t.events.reserve(order.size());
     live_side_index<true, crash_dtype_names> side;
     crash_dtype_names::table = dtypes_;
     side.begin_part();
     side.index_side(side_.data(), side_.size());
-    for (const auto& [start, id] : order) {
-      const op& o = ops_.at(id);
+    const bool any_side = side.any();
+    const bool ns_ticks = ns_ticks_;
+    const piecewise_time_converter<steady_clock_source> ns(points_);
+    const piecewise_time_converter<crash_file_ticks> ticks(points_);
+    auto to_ns = [&](approx_time x) { return ns_ticks ? ns(x) : ticks(x); };
+    for (const std::uint32_t k : order) {
+      const op& o = ops_[k];
+      const std::uint64_t id = id_of[k];
       auto& e = t.events.emplace_back();
       e.start_ns = to_ns(o.start);
       e.tid = o.tid;
@@ -392,10 +466,11 @@ class crash_reader {
       f.fwd_thread_id = o.fwd;
       f.correlation_id = id;
       f.debug_handle = o.debug;
-      if (side.any()) side.attach_side(t, e, f, id, false);
+      if (any_side) side.attach_side(t, e, f, id, false);
       if (o.end == 0) {  // unfinished: its thread's last time
         f.flags |= op_flag::unfinished;
-        f.end_ns = std::max(e.start_ns, to_ns(std::max(o.start, last_[o.tid])));
+        const approx_time* last = last_.find(o.tid);
+        f.end_ns = std::max(e.start_ns, to_ns(std::max(o.start, last != nullptr ? *last : 0)));
         f.end_tid = o.tid;
         t.anomalies.add(anomaly::unfinished_op);
         ++counts_.unfinished;
@@ -429,13 +504,15 @@ class crash_reader {
   bool ns_ticks_ = false;
   std::vector<clock_sync_point> points_;
   const char (*dtypes_)[crash_dtype_bytes] = nullptr;
-  std::unordered_map<std::uint64_t, op> ops_;
-  std::unordered_map<std::uint64_t, approx_time> last_;  ///< the last time of each thread
+  scratch_vector<op> ops_;        ///< every record slot of the blocks read, then held ops
+  std::vector<id_range> ranges_;  ///< the blocks' ids
+  std::vector<std::pair<std::uint64_t, op>> held_;  ///< the held areas' ops
+  flat_map<std::uint32_t> held_index_;  ///< held ops not in a block: their slot in `ops_`
+  std::vector<std::uint64_t> ids_of_held_;
+  flat_map<approx_time> last_;      ///< the last time of each thread
+  flat_map<name_entry> names_map_;  ///< the names of the block being read
   std::vector<end_rec> ends_;
   std::vector<std::uint64_t> side_;
-  std::vector<op_record> records_;  ///< the block being read (copied)
-  std::string names_;
-  std::vector<std::uint64_t> block_side_;
   recover_counts counts_;
   recovered_trace out_;
 };
@@ -467,7 +544,12 @@ inline recovered_trace recover_crash_file(const std::string& path) {
     ::close(fd);
     throw input_error("empty crash file " + path);
   }
-  void* m = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+#if defined(MAP_POPULATE)
+  const int populate = MAP_POPULATE;  // (its pages mapped at once, not one fault each)
+#else
+  const int populate = 0;
+#endif
+  void* m = ::mmap(nullptr, size, PROT_READ, MAP_SHARED | populate, fd, 0);
   ::close(fd);
   if (m == MAP_FAILED) throw input_error("cannot map crash file " + path);
   struct unmap {

@@ -84,6 +84,7 @@ struct alignas(64) live_block {
   char published_line_[64 - sizeof(std::atomic<std::uint64_t>)]{};
   std::uint32_t tail_records = 0, tail_side = 0;  ///< read by cuts while current (the consumer's)
   std::uint64_t tid = 0;                          ///< the thread that wrote it
+  bool self_contained = false;  ///< sealed with every op ended in place, no other op's entry
   std::chrono::steady_clock::time_point sealed_at{};
 
   /// The published word: the crash file's when there is one.
@@ -158,6 +159,8 @@ struct live_thread {
                 side_room = 0;
   std::uint64_t seen = 0;  ///< the state word last acted on
   std::uint32_t retry = 0;
+  std::uint32_t ended_here = 0;  ///< ops of the current block ended in place
+  bool foreign_side = false;     ///< the current block has side entries of another block's ops
   // Read by others:
   std::atomic<std::uint64_t> acked{0};  ///< the flush epoch answered
   /// Ops begun in the blocks sealed (per op: the current block's count less its late ends).

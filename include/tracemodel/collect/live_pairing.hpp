@@ -113,9 +113,20 @@ void live_read_tail(live_block& b, std::vector<live_tail_op>& out,
 inline void live_evict(live_block& b, std::vector<live_pending>& carried,
                        std::vector<live_carried_end>& carried_ends,
                        std::vector<std::uint64_t>& carried_side, std::uint64_t& evicted) {
-  for (std::uint32_t k = 0; k < b.count; ++k) {
-    const op_record& r = b.records[k];
-    const bool read = k < b.tail_records;  // by a cut: the consumer has it
+  if (b.self_contained && b.tail_records == 0) {  // every op ended, lost with its entries
+    evicted += b.count;
+    return;
+  }
+  const op_record* records = b.records.get();
+  const std::uint32_t count = b.count, tail = b.tail_records;
+  std::uint64_t ended = 0;  // ended in place, not handed out: lost with the block
+  for (std::uint32_t k = 0; k < count; ++k) {
+    const op_record& r = records[k];
+    const bool read = k < tail;  // by a cut: the consumer has it
+    if ((r.flags & late_end_flag) == 0 && r.end != 0 && !read) [[likely]] {
+      ++ended;
+      continue;
+    }
     if ((r.flags & late_end_flag) != 0) {
       if (read) continue;
       bool found = false;
@@ -132,11 +143,9 @@ inline void live_evict(live_block& b, std::vector<live_pending>& carried,
       if (r.end != 0) carried_ends.push_back({b.id_start + k, {r.end, r.end_tid}, true});
       continue;
     }
-    if (r.end == 0)
-      carried.push_back(live_pending::of(r, b.id_start + k, b.tid));
-    else
-      ++evicted;
+    carried.push_back(live_pending::of(r, b.id_start + k, b.tid));  // open: carried
   }
+  evicted += ended;
   std::erase_if(carried, [&](const live_pending& c) {
     if ((c.flags & op_flag::end_borrowed) == 0) return false;
     ++evicted;

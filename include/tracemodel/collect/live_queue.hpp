@@ -217,6 +217,7 @@ class live_queue {
       std::atomic_ref(h.record->end_tid)
           .store(static_cast<std::uint32_t>(t.tid), std::memory_order_relaxed);
       std::atomic_ref(h.record->end).store(now, std::memory_order_release);
+      ++t.ended_here;
       return true;
     }
     return late_end(t, h.id, now);
@@ -588,6 +589,7 @@ class live_queue {
           head[0] = static_cast<std::uint64_t>(kind) | std::uint64_t{w.used - t.side_used - 2} << 8;
           head[1] = h.id;
           t.side_used = w.used;
+          t.foreign_side |= h.id - t.id_start >= t.count;  // (an op of another block)
           publish(t);
           return;
         }
@@ -675,8 +677,12 @@ class live_queue {
     b->side_used = t.side_used;
     const std::uint32_t begins =
         t.count - static_cast<std::uint32_t>(t.late_in_block.load(std::memory_order_relaxed));
+    // Every op ended in place, no entry for another block's op: evicted without a walk.
+    b->self_contained = t.ended_here == t.count && !t.foreign_side;
     t.block = nullptr;
     t.capacity = t.count = t.names_used = t.name_room = t.side_used = t.side_room = 0;
+    t.ended_here = 0;
+    t.foreign_side = false;
     const std::lock_guard lock(mutex_);
     t.begun.store(t.begun.load(std::memory_order_relaxed) + begins, std::memory_order_relaxed);
     t.late_in_block.store(0, std::memory_order_relaxed);
