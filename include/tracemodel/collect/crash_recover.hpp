@@ -27,6 +27,7 @@
 
 #include "tracemodel/collect/clock.hpp"
 #include "tracemodel/collect/crash_file.hpp"
+#include "tracemodel/collect/kind_records.hpp"
 #include "tracemodel/collect/live_blocks.hpp"
 #include "tracemodel/collect/live_side.hpp"
 #include "tracemodel/collect/records.hpp"
@@ -43,6 +44,7 @@ struct recover_counts {
   std::uint64_t blocks = 0;         ///< blocks read (being written or sealed, not drained)
   std::uint64_t records = 0;        ///< whole records read (ops and late ends)
   std::uint64_t ops = 0;            ///< ops in the table
+  std::uint64_t other = 0;          ///< allocations, out-of-memory and device records in it
   std::uint64_t unfinished = 0;     ///< ops begun and not ended (their thread's last time)
   std::uint64_t torn_records = 0;   ///< records being written when the file was read (or the
                                     ///< recorder died): counted, not read
@@ -345,7 +347,14 @@ class crash_reader {
       name_entry e{};
     };
     std::array<cached, 16> cache{};
-    for (const op_record& r : records) {
+    for (std::size_t k = 0; k < records.size(); ++k) {
+      const op_record& r = records[k];
+      if ((r.flags & kind_flag) != 0) {  // another kind's record (its slots have no op)
+        ops_.push_back(op{});
+        if (const std::uint32_t n = slots_of(kind_of(r)); n > 0 && records.size() - k >= n)
+          take_kind(records.data() + k, tid, last);
+        continue;
+      }
       if ((r.flags & late_end_flag) != 0) {
         ends_.push_back({r.start, r.end, r.end_tid, false});
         last = std::max(last, r.end);
@@ -376,6 +385,29 @@ class crash_reader {
       whole += static_cast<std::size_t>(2 + (block_side[whole] >> 8));
     side_.insert(side_.end(), block_side.begin(),
                  block_side.begin() + static_cast<std::ptrdiff_t>(whole));
+  }
+
+  /// An allocation, out-of-memory or device record.
+  void take_kind(const op_record* slots, std::uint64_t tid, approx_time& last) {
+    kind_rec& k = kinds_.emplace_back();
+    k.kind = kind_of(slots[0]);
+    k.tid = tid;
+    if (k.kind == live_kind::allocation) {
+      k.a = get_kind<allocation_record>(slots);
+      last = std::max(last, k.a.time);
+    } else if (k.kind == live_kind::out_of_memory) {
+      k.o = get_kind<oom_record>(slots);
+      last = std::max(last, k.o.time);
+    } else {
+      k.d = get_kind<device_record>(slots);
+      const name_entry* e = names_map_.find(reinterpret_cast<std::uint64_t>(k.d.name));
+      if (e != nullptr && e->len == k.d.name_len) {
+        k.name = e->id;
+      } else {
+        ++counts_.unknown_names;
+        k.name = out_.table.strings.intern("?");
+      }
+    }
   }
 
   /// The op of `id`: in a block read, or held; null when neither has it.
@@ -483,6 +515,30 @@ class crash_reader {
     }
     crash_dtype_names::table = nullptr;
     counts_.ops = t.events.size();
+    device_keys keys;
+    for (const kind_rec& k : kinds_) {  // (then all in start order)
+      auto& e = t.events.emplace_back();
+      e.tid = k.tid;
+      e.pid = out_.pid;
+      if (k.kind == live_kind::allocation) {
+        e.start_ns = to_ns(k.a.time);
+        allocation_fields(e, k.a);
+      } else if (k.kind == live_kind::out_of_memory) {
+        e.start_ns = to_ns(k.o.time);
+        oom_fields(e, k.o);
+      } else {  // (a host call keeps its OS thread id: the file has no map to the runtime's)
+        e.start_ns = to_ns(k.d.start);
+        if (!k.d.host_thread) {
+          e.tid = k.d.tid;
+          e.pid = k.d.pid;
+        }
+        device_fields(t, e, k.d, k.name, std::max(e.start_ns, to_ns(k.d.end)), keys);
+      }
+    }
+    counts_.other = kinds_.size();
+    if (!kinds_.empty())
+      std::stable_sort(t.events.begin(), t.events.end(),
+                       [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
     t.anomalies.add(anomaly::torn_record, counts_.torn_records);
     t.anomalies.add(anomaly::lost_block, counts_.lost_blocks + counts_.lost_held);
     t.anomalies.add(anomaly::orphan_end, counts_.orphan_ends);
@@ -512,6 +568,15 @@ class crash_reader {
   flat_map<approx_time> last_;      ///< the last time of each thread
   flat_map<name_entry> names_map_;  ///< the names of the block being read
   std::vector<end_rec> ends_;
+  struct kind_rec {
+    live_kind kind{};
+    std::uint64_t tid = 0;
+    allocation_record a{};
+    oom_record o{};
+    device_record d{};
+    name_id name{};
+  };
+  std::vector<kind_rec> kinds_;  ///< allocations, out-of-memory and device records
   std::vector<std::uint64_t> side_;
   recover_counts counts_;
   recovered_trace out_;

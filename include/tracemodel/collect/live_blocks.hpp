@@ -166,6 +166,8 @@ struct live_thread {
   /// Ops begun in the blocks sealed (per op: the current block's count less its late ends).
   std::atomic<std::uint64_t> begun{0};
   std::atomic<std::uint64_t> late_in_block{0};  ///< late ends in the current block (bump)
+  std::atomic<std::uint64_t> kind_in_block{0};  ///< slots of other kinds' records in it (bump)
+  std::uint64_t os_tid = 0, pthread_id32 = 0;   ///< how device records name the thread
   std::atomic<std::uint64_t> dropped_ops{0}, dropped_ends{0}, ended_twice{0},
       lost_side{0};  // (bump)
   std::atomic<bool> retired{false};

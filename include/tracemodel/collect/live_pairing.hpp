@@ -6,8 +6,10 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <string>
 #include <string_view>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "tracemodel/collect/clock.hpp"
+#include "tracemodel/collect/kind_records.hpp"
 #include "tracemodel/collect/live_blocks.hpp"
 #include "tracemodel/collect/records.hpp"
 #include "tracemodel/config.hpp"
@@ -62,6 +65,8 @@ struct live_tail_op {
   std::string name;
   live_late end{0, 0};
   bool late_end = false;
+  bool kind = false;               ///< another kind's record, in `raw`
+  std::array<op_record, 3> raw{};  ///< (its slots)
 };
 /// An end taken out of an overwritten block for the consumer.
 struct live_carried_end {
@@ -79,6 +84,20 @@ void live_read_tail(live_block& b, std::vector<live_tail_op>& out,
   const std::uint32_t n = b.published_records();
   for (std::uint32_t k = b.tail_records; k < n; ++k) {
     op_record& r = b.records[k];
+    if ((r.flags & kind_flag) != 0) {  // another kind's record: its slots as they are
+      const std::uint32_t slots = slots_of(kind_of(r));
+      if (slots == 0 || n - k < slots) continue;
+      live_tail_op& o = out.emplace_back();
+      o.tid = b.tid;
+      o.kind = true;
+      std::memcpy(static_cast<void*>(o.raw.data()), &r, slots * sizeof(op_record));
+      if (kind_of(r) == live_kind::device) {
+        const auto d = get_kind<device_record>(&r);
+        o.name.assign(d.name == nullptr ? "" : d.name, d.name_len);
+      }
+      k += slots - 1;
+      continue;
+    }
     live_tail_op& o = out.emplace_back();
     o.tid = b.tid;
     if ((r.flags & late_end_flag) != 0) {
@@ -112,7 +131,8 @@ void live_read_tail(live_block& b, std::vector<live_tail_op>& out,
 /// and side entries of ops elsewhere carried too).
 inline void live_evict(live_block& b, std::vector<live_pending>& carried,
                        std::vector<live_carried_end>& carried_ends,
-                       std::vector<std::uint64_t>& carried_side, std::uint64_t& evicted) {
+                       std::vector<std::uint64_t>& carried_side, std::uint64_t& evicted,
+                       std::uint64_t& evicted_other) {
   if (b.self_contained && b.tail_records == 0) {  // every op ended, lost with its entries
     evicted += b.count;
     return;
@@ -123,8 +143,12 @@ inline void live_evict(live_block& b, std::vector<live_pending>& carried,
   for (std::uint32_t k = 0; k < count; ++k) {
     const op_record& r = records[k];
     const bool read = k < tail;  // by a cut: the consumer has it
-    if ((r.flags & late_end_flag) == 0 && r.end != 0 && !read) [[likely]] {
+    if ((r.flags & (late_end_flag | kind_flag)) == 0 && r.end != 0 && !read) [[likely]] {
       ++ended;
+      continue;
+    }
+    if ((r.flags & kind_flag) != 0) {  // another kind's record: lost with the block
+      evicted_other += !read && kind_of(r) != live_kind::continuation;
       continue;
     }
     if ((r.flags & late_end_flag) != 0) {
@@ -177,7 +201,7 @@ class live_pairing {
  public:
   /// What a part's pairing counted.
   struct counts {
-    std::uint64_t ended = 0, unfinished = 0, orphans = 0, twice = 0, handed_open = 0;
+    std::uint64_t ended = 0, unfinished = 0, orphans = 0, twice = 0, handed_open = 0, other = 0;
   };
 
   /// The events of a part, in start order: the taken blocks' ops (each block in the order its
@@ -191,6 +215,7 @@ class live_pairing {
                    counts& n) {
     to_ns_.sync();  // a sync point for this part: each stretch between two has its own slope
     part_ = {};
+    device_keys_ = {};
     event_table& part = part_;
     pid_ = process_id();
     names_.clear();
@@ -202,7 +227,12 @@ class live_pairing {
       if constexpr (HasSide) side.index_block(*b);
       for (std::uint32_t k = 0; k < b->count; ++k) {
         const op_record& r = b->records[k];
-        if ((r.flags & late_end_flag) != 0) continue;
+        if ((r.flags & (late_end_flag | kind_flag)) != 0) {
+          if ((r.flags & kind_flag) != 0 && k >= b->tail_records &&
+              kind_of(r) != live_kind::continuation)
+            emit_kind(&r, b->tid, n);
+          continue;
+        }
         const live_late end{r.end, r.end_tid};
         if constexpr (HasSide) side.select(k);
         if (r.end != 0 && k >= b->tail_records && early_.empty()) [[likely]] {  // the most
@@ -218,7 +248,9 @@ class live_pairing {
     }
     side.deselect();
     for (const live_tail_op& o : tail)
-      if (!o.late_end) {
+      if (o.kind) {
+        emit_kind(o.raw.data(), o.tid, n, o.name);
+      } else if (!o.late_end) {
         op_record r = o.record;
         r.name = o.name.data();
         begun(o.id, o.tid, r, o.end.end != 0 ? &o.end : nullptr, side, n);
@@ -244,6 +276,12 @@ class live_pairing {
     return std::move(part_);
   }
 
+  /// A thread that recorded: how a device record's host call may name it (its OS id, the low
+  /// 32 bits of its pthread id), and the runtime's id it stands for.
+  void note_thread(std::uint64_t os_tid, std::uint64_t pthread_id32, std::uint64_t tid) {
+    os_to_tid_.try_emplace(os_tid, tid);
+    pthread_to_tid_.try_emplace(pthread_id32, tid);
+  }
   /// Ops begun and not ended yet (held across parts).
   [[nodiscard]] std::size_t open() const noexcept { return open_.size(); }
   /// A sync point now, and the points so far (a crash file keeps them).
@@ -313,6 +351,47 @@ class live_pairing {
       if (end_ns < e.start_ns) part.anomalies.add(anomaly::end_before_start);
       f.end_tid = end->tid;
       ++n.ended;
+    }
+  }
+  /// Another kind's record (allocation, out-of-memory, device) as an event of the part; a
+  /// device record's name is in its block, or given (a cut's copy).
+  void emit_kind(const op_record* slots, std::uint64_t tid, counts& n,
+                 std::string_view copied = {}) {
+    event_table& part = part_;
+    auto& e = part.events.emplace_back();
+    e.tid = tid;
+    e.pid = pid_;
+    ++n.other;
+    switch (kind_of(slots[0])) {
+      case live_kind::allocation: {
+        const auto r = get_kind<allocation_record>(slots);
+        e.start_ns = to_ns_(r.time);
+        allocation_fields(e, r);
+        break;
+      }
+      case live_kind::out_of_memory: {
+        const auto r = get_kind<oom_record>(slots);
+        e.start_ns = to_ns_(r.time);
+        oom_fields(e, r);
+        break;
+      }
+      default: {
+        const auto r = get_kind<device_record>(slots);
+        e.start_ns = to_ns_(r.start);
+        if (r.host_thread) {
+          const std::uint64_t* small = os_to_tid_.find(r.tid);
+          if (small == nullptr) small = pthread_to_tid_.find(r.tid);
+          e.tid = small != nullptr ? *small : r.tid;
+        } else {
+          e.tid = r.tid;
+          e.pid = r.pid;
+        }
+        const std::int64_t end_ns = to_ns_(r.end);
+        if (end_ns < e.start_ns) part.anomalies.add(anomaly::end_before_start);
+        const name_id name =
+            copied.data() != nullptr ? part.strings.intern(copied) : intern({r.name, r.name_len});
+        device_fields(part, e, r, name, std::max(e.start_ns, end_ns), device_keys_);
+      }
     }
   }
   void emit_pending(const live_pending& p, const live_late* end, bool copy, SideIndex& side,
@@ -385,6 +464,8 @@ class live_pairing {
   event_table part_;                       ///< the part being made
   process_key pid_ = 0;
   flat_map<cached_name> names_{1024};
+  flat_map<std::uint64_t> os_to_tid_, pthread_to_tid_;  ///< a host call's thread -> the runtime's
+  device_keys device_keys_;
 };
 
 }  // namespace detail

@@ -36,7 +36,9 @@
 
 #include "tracemodel/collect/clock.hpp"
 #include "tracemodel/collect/encoder.hpp"
+#include "tracemodel/collect/kind_records.hpp"
 #include "tracemodel/collect/live_blocks.hpp"
+#include "tracemodel/collect/live_options.hpp"
 #include "tracemodel/collect/live_pairing.hpp"
 #include "tracemodel/collect/live_side.hpp"
 #include "tracemodel/collect/record_queue.hpp"
@@ -50,67 +52,8 @@
 
 TRACEMODEL_BEGIN_NAMESPACE
 
-/// What a thread does when it needs a block and the queue holds `max_blocks`.
-enum class when_full : std::uint8_t {
-  drop_newest,       ///< record nothing until a block is free; count what was dropped
-  overwrite_oldest,  ///< take the oldest sealed block (a flight recorder)
-  wait,              ///< wait up to `block_timeout` for a free block, then drop
-};
-
-struct live_queue_options {
-  /// Records per block: a block of the block pool, `TRACEMODEL_BLOCK_BYTES` (64 KiB: 1,024
-  /// records), by default.
-  std::uint32_t block_records = block_bytes / sizeof(op_record);
-  std::uint32_t name_bytes = 16384;  ///< room per block for names copied (`op_info::copy_name`)
-  /// Room per block, in 8-byte words, for the ops' side data (inputs, call stacks, module
-  /// frames, extra args) when the queue's features record any.
-  std::uint32_t side_words = 8192;
-  std::size_t max_blocks = 0;  ///< 0: no cap
-  when_full policy = when_full::drop_newest;
-  std::chrono::milliseconds block_timeout{100};
-  /// With `overwrite_oldest`: sealed blocks older than this are overwritten too, so that a
-  /// flight recorder keeps about the last `keep_for` (0: as many blocks as the cap allows).
-  std::chrono::milliseconds keep_for{0};
-  bool start_stopped = false;
-  /// How often a consumer waiting in `wait_sealed` looks for sealed blocks (sealing one does
-  /// not wake it: the recording threads make no system call for it).
-  std::chrono::microseconds poll_interval{1000};
-  /// A file to keep the blocks in (a shared mapping, `collect/crash_file.hpp`), for
-  /// `tracemodel recover` after the process dies or while it runs; empty: none. It needs a cap
-  /// (`max_blocks`: 256 when 0), all of it in the file. Names not copied are copied into the
-  /// block at their first use in it.
-  std::string crash_file{};
-};
-
-/// Returned by `begin_op`; pass it to `end_op`.
-struct live_handle {
-  op_record* record = nullptr;
-  std::uint64_t id = 0;  ///< the op's correlation id
-  explicit operator bool() const noexcept { return record != nullptr; }
-};
-
-/// What a queue handed out and lost, since its creation.
-struct live_counts {
-  std::uint64_t begun = 0;         ///< ops recorded (with a record)
-  std::uint64_t ended = 0;         ///< ops handed out with their end
-  std::uint64_t unfinished = 0;    ///< ops handed out without an end (by `close`, or a dump)
-  std::uint64_t dropped_ops = 0;   ///< ops not recorded: no block under the cap
-  std::uint64_t dropped_ends = 0;  ///< ends not recorded: no block under the cap
-  std::uint64_t evicted_ops = 0;   ///< ops recorded, then overwritten before a drain
-  std::uint64_t orphan_ends = 0;   ///< ends whose op was never handed over (by `close`)
-  std::uint64_t ended_twice = 0;   ///< second ends of an op (the first is kept)
-  std::uint64_t lost_side = 0;     ///< side data (inputs, stacks, args) without room: not kept
-  std::uint64_t open = 0;          ///< ops the consumer holds open now (their end to come)
-  std::uint64_t handed_open = 0;   ///< open ops handed out as unfinished copies by `cut`/`dump`
-};
-
-/// `Features` and `Policies` as `record_queue`'s: side data (inputs through the value traits,
-/// call stacks, module frames, extra args) is kept in each block's side area, named by the op's
-/// correlation id, and stays with its op across drains. `AddressOnlyEnds` is a deliberately
-/// broken variant for the tests: an end is written in place whenever the record's address lies
-/// in the thread's current block, without checking the op's id, so a handle that outlived its
-/// block's recycling ends another op (the value checks of tests/concurrency/live_queue.cpp must
-/// catch it; ThreadSanitizer cannot).
+/// `Features` and `Policies` as `record_queue`'s. `AddressOnlyEnds`: a broken variant for the
+/// tests, ending an op in place by its record's address alone (tests/concurrency/live_queue.cpp).
 template <record_features Features = record_features{}, class Policies = default_record_policies,
           bool AddressOnlyEnds = false>
 class live_queue {
@@ -128,7 +71,7 @@ class live_queue {
 
   explicit live_queue(live_queue_options o = {})
       : o_(o), id_(detail::next_live_queue_id.fetch_add(1, std::memory_order_relaxed)) {
-    if (o_.block_records < 2) o_.block_records = 2;
+    if (o_.block_records < 4) o_.block_records = 4;  // (a device record takes three)
     if constexpr (!has_side) o_.side_words = 0;
     if (!o_.crash_file.empty()) open_crash_file();
     state_.store(o_.start_stopped ? 0 : 1, std::memory_order_relaxed);
@@ -278,6 +221,27 @@ class live_queue {
     });
   }
 
+  // ---- other kinds (as record_queue's) -------------------------------------------------
+  void record_allocation(std::uint64_t ptr, std::int64_t alloc_size, std::int64_t total_allocated,
+                         std::int64_t total_reserved, std::int8_t device_type = 0,
+                         std::int8_t device_index = -1) {
+    if (active())
+      put_kind(detail::live_kind::allocation,
+               allocation_record{clock::now(), ptr, alloc_size, total_allocated, total_reserved,
+                                 device_type, device_index});
+  }
+  void record_out_of_memory(std::int64_t alloc_size, std::int64_t total_allocated,
+                            std::int64_t total_reserved, std::int8_t device_type = 0,
+                            std::int8_t device_index = -1) {
+    if (active())
+      put_kind(detail::live_kind::out_of_memory,
+               oom_record{clock::now(), alloc_size, total_allocated, total_reserved, device_type,
+                          device_index});
+  }
+  /// A device record (times in the queue's ticks), recorded whether or not the queue records
+  /// now, its name copied; a host call's thread becomes the runtime's id, as in materialize.
+  void record_device(const device_record& r) { put_kind(detail::live_kind::device, r); }
+
   // ---- draining ------------------------------------------------------------------------
   /// Hands the ops of the blocks sealed so far to `sink` as one event table (a part; none when
   /// there is nothing new): every op whose end is known, each once. Open ops wait for their
@@ -288,10 +252,8 @@ class live_queue {
     hand_out(sink, part_kind::drain);
   }
 
-  /// Waits until a block is sealed, or `timeout` passed: a consumer's pace. Returns whether
-  /// one is. Sealing a block does not wake the consumer (a recording thread makes no system
-  /// call for it): the consumer looks every `poll_interval` (options), and is woken only when half
-  /// the cap is sealed, by a flush and by a thread's exit.
+  /// Waits until a block is sealed, or `timeout` passed (a consumer's pace; it looks every
+  /// `poll_interval`, woken only at half the cap, a flush or a thread's exit). Whether one is.
   bool wait_sealed(std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     std::unique_lock lock(mutex_);
@@ -314,11 +276,9 @@ class live_queue {
     hand_out(sink, part_kind::last);
   }
 
-  /// A part that stands on its own, for the end of a session (`stop` then `cut`) or a dump:
-  /// flushes (waiting up to `timeout`), drains, and hands out the ops still open as unfinished
-  /// copies, so that the part's tree keeps its roots. They stay open: when an end comes, the op
-  /// is handed out again in a later part, ended, with the same correlation id (`table_sink`
-  /// replaces the copy), and its end is not lost. Early ends wait for their op as in `drain`.
+  /// A part that stands on its own (a session's end, a dump): flushed, drained, and the ops still
+  /// open handed out as unfinished copies (they stay open; their end comes in a later part, with
+  /// the same correlation id, which `table_sink` keeps).
   template <class Sink>
   void cut(Sink&& sink, std::chrono::milliseconds timeout = std::chrono::milliseconds{100}) {
     flush(timeout);
@@ -357,8 +317,9 @@ class live_queue {
       for (const auto& t : threads_) {
         c.begun += t->begun.load(std::memory_order_relaxed);
         if (t->current != nullptr)  // its current block: the records published, less late ends
-          c.begun +=
-              t->current->published_records() - t->late_in_block.load(std::memory_order_relaxed);
+          c.begun += t->current->published_records() -
+                     t->late_in_block.load(std::memory_order_relaxed) -
+                     t->kind_in_block.load(std::memory_order_relaxed);
         c.dropped_ops += t->dropped_ops.load(std::memory_order_relaxed);
         c.dropped_ends += t->dropped_ends.load(std::memory_order_relaxed);
         c.ended_twice += t->ended_twice.load(std::memory_order_relaxed);
@@ -370,12 +331,14 @@ class live_queue {
       c.dropped_ends += retired_.dropped_ends;
       c.ended_twice += retired_.ended_twice + late_twice_;
       c.evicted_ops = evicted_ops_;
+      c.evicted_other = evicted_other_;
     }
     c.ended = ended_.load(std::memory_order_relaxed);
     c.unfinished = unfinished_.load(std::memory_order_relaxed);
     c.orphan_ends = orphans_.load(std::memory_order_relaxed);
     c.open = open_count_.load(std::memory_order_relaxed);
     c.handed_open = handed_open_.load(std::memory_order_relaxed);
+    c.other = other_.load(std::memory_order_relaxed);
     return c;
   }
   /// Blocks the queue holds now (recording, sealed, being drained).
@@ -409,6 +372,8 @@ class live_queue {
   TRACEMODEL_NOINLINE detail::live_thread& thread_slow() {
     auto t = std::make_unique<detail::live_thread>();
     t->tid = current_thread_id();
+    t->os_tid = detail::os_thread_id();
+    t->pthread_id32 = detail::pthread_thread_id32();
     detail::live_thread* p = t.get();
     {
       const std::lock_guard lock(mutex_);
@@ -436,6 +401,7 @@ class live_queue {
       carried_ends.swap(carried_ends_);
       carried_side.swap(carried_side_);
       if (kind != part_kind::drain) read_tails(tail, tail_side);
+      for (const auto& t : threads_) pairing_.note_thread(t->os_tid, t->pthread_id32, t->tid);
     }
     if constexpr (has_side) {
       side_index_.begin_part();
@@ -519,6 +485,32 @@ class live_queue {
     const cache& c = cache_;
     if (c.key != id_ || (c.ref->seen >> 1) == (s >> 1)) return;
     (void)make_room(*c.ref, s);
+  }
+
+  /// Another kind's record in the thread's current block (a device record's name copied first).
+  template <class T>
+  TRACEMODEL_NOINLINE void put_kind(detail::live_kind k, T r) {
+    constexpr std::uint32_t n = detail::kind_slots<T>;
+    detail::live_thread& t = thread();
+    const std::uint64_t s = state_.load(std::memory_order_relaxed);
+    if (t.block != nullptr && t.capacity - t.count < n) seal(t);
+    std::string_view name;
+    if constexpr (std::is_same_v<T, device_record>) name = {r.name, r.name_len};
+    if (((t.seen != s || t.block == nullptr) && !make_room(t, s)) ||
+        (!name.empty() && !copy_name(t, name))) {
+      detail::lost(t.dropped_ops, crash_.get(), false);
+      return;
+    }
+    if constexpr (std::is_same_v<T, device_record>) {
+      r.name = name.data();
+      r.name_len = static_cast<std::uint32_t>(name.size());
+    }
+    announce(t);
+    detail::put_kind(&t.block->records[t.count], k, r);
+    t.count += n;
+    t.kind_in_block.store(t.kind_in_block.load(std::memory_order_relaxed) + n,
+                          std::memory_order_relaxed);  // (before the count, as late ends)
+    publish(t);
   }
 
   TRACEMODEL_NOINLINE bool late_end(detail::live_thread& t, std::uint64_t id, approx_time now) {
@@ -657,8 +649,7 @@ class live_queue {
         name.data(), name.size()};
     return true;
   }
-  /// The consumer's held ops (before the blocks they came from are recycled;
-  /// collect/crash_file.hpp).
+  /// The consumer's held ops, kept in the crash file before their blocks are recycled.
   void save_held() {
     if (crash_ != nullptr) detail::crash_save_held(*crash_, pairing_, side_index_);
   }
@@ -676,7 +667,8 @@ class live_queue {
     b->names_used = t.names_used;
     b->side_used = t.side_used;
     const std::uint32_t begins =
-        t.count - static_cast<std::uint32_t>(t.late_in_block.load(std::memory_order_relaxed));
+        t.count - static_cast<std::uint32_t>(t.late_in_block.load(std::memory_order_relaxed) +
+                                             t.kind_in_block.load(std::memory_order_relaxed));
     // Every op ended in place, no entry for another block's op: evicted without a walk.
     b->self_contained = t.ended_here == t.count && !t.foreign_side;
     t.block = nullptr;
@@ -686,6 +678,7 @@ class live_queue {
     const std::lock_guard lock(mutex_);
     t.begun.store(t.begun.load(std::memory_order_relaxed) + begins, std::memory_order_relaxed);
     t.late_in_block.store(0, std::memory_order_relaxed);
+    t.kind_in_block.store(0, std::memory_order_relaxed);
     t.current = nullptr;
     if (b->count == 0 && b->side_used == 0 && b->tail_records == 0) {
       if (crash_ != nullptr) crash_->set(b->slot, detail::crash_state::free);
@@ -783,9 +776,11 @@ class live_queue {
   /// A sealed block overwritten: its open ops are carried, its ended ops counted as lost.
   void evict(detail::live_block& b) {
     const std::uint64_t before = evicted_ops_;
-    detail::live_evict(b, carried_, carried_ends_, carried_side_, evicted_ops_);
+    const std::uint64_t other = evicted_other_;
+    detail::live_evict(b, carried_, carried_ends_, carried_side_, evicted_ops_, evicted_other_);
     if (crash_ != nullptr)
-      crash_->header().lost_ops.fetch_add(evicted_ops_ - before, std::memory_order_relaxed);
+      crash_->header().lost_ops.fetch_add(evicted_ops_ - before + evicted_other_ - other,
+                                          std::memory_order_relaxed);
   }
 
   /// A thread exited: its block is sealed (it was its owner), its counts stay.
@@ -818,12 +813,13 @@ class live_queue {
       dropped += retired_.dropped_ops;
       dropped_ends += retired_.dropped_ends;
       lost_side += retired_.lost_side;
-      evicted = evicted_ops_;
+      evicted = evicted_ops_ + evicted_other_;
       late_twice_ += n.twice;
       // Threads that exited: their block was sealed (and is in this drain or an earlier one);
       // their counts stay in the queue's.
       std::erase_if(threads_, [&](const std::unique_ptr<detail::live_thread>& t) {
         if (!t->retired.load(std::memory_order_acquire)) return false;
+        pairing_.note_thread(t->os_tid, t->pthread_id32, t->tid);  // (its blocks may be to come)
         retired_.begun += t->begun.load(std::memory_order_relaxed);
         retired_.dropped_ops += t->dropped_ops.load(std::memory_order_relaxed);
         retired_.dropped_ends += t->dropped_ends.load(std::memory_order_relaxed);
@@ -859,6 +855,7 @@ class live_queue {
     unfinished_.fetch_add(n.unfinished, std::memory_order_relaxed);
     orphans_.fetch_add(n.orphans, std::memory_order_relaxed);
     handed_open_.fetch_add(n.handed_open, std::memory_order_relaxed);
+    other_.fetch_add(n.other, std::memory_order_relaxed);
     open_count_.store(pairing_.open(), std::memory_order_relaxed);
     return part;
   }
@@ -888,7 +885,7 @@ class live_queue {
   std::vector<carried_end> carried_ends_;    ///< ends kept out of evicted blocks
   std::vector<std::unique_ptr<detail::live_thread>> threads_;
   std::size_t held_ = 0;
-  std::uint64_t evicted_ops_ = 0, late_twice_ = 0;
+  std::uint64_t evicted_ops_ = 0, evicted_other_ = 0, late_twice_ = 0;
   live_counts retired_{};  ///< the counts of threads that exited and were let go
   // The consumer's:
   std::mutex drain_mutex_;
@@ -896,7 +893,7 @@ class live_queue {
   detail::live_pairing<clock, has_side, side_index> pairing_;
   std::uint64_t lost_ops_taken_ = 0, lost_ends_taken_ = 0, lost_side_taken_ = 0;
   std::atomic<std::uint64_t> ended_{0}, unfinished_{0}, orphans_{0}, handed_open_{0},
-      open_count_{0};
+      open_count_{0}, other_{0};
 };
 
 TRACEMODEL_END_NAMESPACE

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "tracemodel/collect/kind_records.hpp"
 #include "tracemodel/collect/record_queue.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/detail/flat_map.hpp"
@@ -286,13 +287,7 @@ class materializer {
         e.start_ns = conv_(r.time);
         e.tid = sq.tid;
         e.pid = pid;
-        auto& f = e.fields.template emplace<I>();
-        f.ptr = r.ptr;
-        f.alloc_size = r.alloc_size;
-        f.total_allocated = r.total_allocated;
-        f.total_reserved = r.total_reserved;
-        f.device_type = r.device_type;
-        f.device_index = r.device_index;
+        allocation_fields(e, r);
       }
     } else if constexpr (same_kind<K, event_kind::out_of_memory>) {
       for (const oom_record& r : store.list) {
@@ -300,12 +295,7 @@ class materializer {
         e.start_ns = conv_(r.time);
         e.tid = sq.tid;
         e.pid = pid;
-        auto& f = e.fields.template emplace<I>();
-        f.alloc_size = r.alloc_size;
-        f.total_allocated = r.total_allocated;
-        f.total_reserved = r.total_reserved;
-        f.device_type = r.device_type;
-        f.device_index = r.device_index;
+        oom_fields(e, r);
       }
     } else if constexpr ((same_kind<K, event_kind::script_call> ||
                           same_kind<K, event_kind::native_call>)) {
@@ -338,7 +328,6 @@ class materializer {
   }
 
   void build_device(const device_record& r, process_key pid) {
-    constexpr std::size_t I = Schema::template index_of<event_kind::device_activity>;
     event_t& e = slot();
     e = event_t{};
     e.start_ns = conv_(r.start);
@@ -351,32 +340,8 @@ class materializer {
       e.tid = r.tid;
       e.pid = r.pid;
     }
-    auto& f = e.fields.template emplace<I>();
-    f.name = intern(r.name, r.name_len);
-    f.activity = r.activity;
-    f.flow_type = r.flow_type;
-    f.flow_start = r.flow_start;
-    f.device = r.device;
-    f.end_ns = checked_end(e.start_ns, conv_(r.end));
-    f.correlation_id = r.correlation_id;
-    f.external_id = r.external_id;
-    f.flow_id = r.flow_id;
-    f.stream = r.stream;
-    f.bytes = r.bytes;
-    if (keys_[0] == empty_name) {
-      const char* names[] = {"context",       "cbid",     "grid", "block", "registers per thread",
-                             "shared memory", "copy kind"};
-      for (std::size_t k = 0; k < 7; ++k) keys_[k] = t_.strings.intern(names[k]);
-    }
-    if (r.context != 0) t_.add_int_attr(e, keys_[0], r.context);
-    if (r.cbid != 0) t_.add_int_attr(e, keys_[1], r.cbid);
-    if (r.activity == activity_type::kernel) {
-      t_.add_int_list_attr(e, keys_[2], r.grid);
-      t_.add_int_list_attr(e, keys_[3], r.block);
-      t_.add_int_attr(e, keys_[4], r.registers);
-      t_.add_int_attr(e, keys_[5], r.shared_memory);
-    }
-    if (r.activity == activity_type::gpu_memcpy) t_.add_int_attr(e, keys_[6], r.copy_kind);
+    detail::device_fields(t_, e, r, intern(r.name, r.name_len),
+                          checked_end(e.start_ns, conv_(r.end)), keys_);
   }
 
   template <class Store>
@@ -417,7 +382,7 @@ class materializer {
   flat_map<index_range> stacks_, modules_, args_map_;
   std::vector<arg_record> args_;
   name_id scalar_name_{};
-  name_id keys_[7]{};  // attribute keys of device records
+  device_keys keys_;  // attribute keys of device records
   name_id dtype_names_[256]{};
   bool dtype_known_[256]{};
 };

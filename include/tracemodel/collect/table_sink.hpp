@@ -35,6 +35,8 @@ struct table_sink {
       if (auto* f = c.template get_if<event_kind::op>()) {
         f->name = table.strings.intern(part.strings.view(f->name));
         f->inputs = copy_inputs(part, f->inputs);
+      } else if (auto* d = c.template get_if<event_kind::device_activity>()) {
+        d->name = table.strings.intern(part.strings.view(d->name));
       }
       for (const attribute& a : part.attrs_of(e)) {
         attribute& to = table.add_attr(c, part.strings.view(a.key), a.type);
@@ -42,6 +44,12 @@ struct table_sink {
         to = a;
         to.key = key;
         if (a.type == attr_type::string) to.s = table.strings.intern(part.strings.view(a.s));
+        if (a.type == attr_type::int_list) {
+          const auto first = static_cast<std::uint32_t>(table.ints.size());
+          for (std::uint32_t k = 0; k < a.list.size; ++k)
+            table.ints.push_back(part.ints[a.list.first + k]);
+          to.list = {first, a.list.size};
+        }
         if (a.type == attr_type::string_list) {
           const auto first = static_cast<std::uint32_t>(table.name_lists.size());
           for (const name_id n : part.string_list(a))
