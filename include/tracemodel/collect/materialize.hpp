@@ -156,6 +156,12 @@ class materializer {
     return v->id;
   }
 
+  /// A name by its text: device records' names are copies, one address each, which a cache
+  /// by address would only grow with (a table of millions at 10M events).
+  name_id intern_text(const char* p, std::uint32_t len) {
+    return p == nullptr || len == 0 ? empty_name : t_.strings.intern(std::string_view(p, len));
+  }
+
   event_t& slot() { return t_.events[rank_[seq_++]]; }
 
   /// The end of a span, repaired when it lies before its start.
@@ -340,7 +346,7 @@ class materializer {
       e.tid = r.tid;
       e.pid = r.pid;
     }
-    detail::device_fields(t_, e, r, intern(r.name, r.name_len),
+    detail::device_fields(t_, e, r, intern_text(r.name, r.name_len),
                           checked_end(e.start_ns, conv_(r.end)), keys_);
   }
 
