@@ -2,7 +2,9 @@
 // live queue with a crash file until it is killed, or dies by its own hand inside an op.
 //
 //   crash_child FILE MODE THREADS POLICY
-//     MODE: run (until killed), segv or abort (raised inside an op by thread 0 after 300 ops)
+//     MODE: run (until killed), segv or abort (raised inside an op by thread 0 after 300 ops),
+//           serve (no crash file: FILE is ignored; the main thread writes a dump when
+//           `live_dump_signal` asks for one, as docs/recording.md shows)
 //     POLICY: drop (drop_newest) or overwrite (overwrite_oldest)
 //
 // Every op carries its thread's index (`fwd_thread_id`) and its number on that thread
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include <tracemodel/collect/live_queue.hpp>
+#include <tracemodel/formats/chrome_trace_writer.hpp>
 
 #include "../collect/test_values.hpp"
 
@@ -30,6 +33,8 @@ struct policies : tracemodel::default_record_policies {
   using value_traits = tmtest::value_traits;
 };
 using queue_t = tracemodel::live_queue<tracemodel::record_features{.inputs = true}, policies>;
+queue_t* queue = nullptr;
+extern "C" void on_dump_signal(int) { queue->request_dump(); }
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -40,17 +45,18 @@ int main(int argc, char** argv) {
   const std::string mode = argv[2];
   const int threads = std::atoi(argv[3]);
   const bool overwrite = std::strcmp(argv[4], "overwrite") == 0;
-  static queue_t* queue = nullptr;
+  const bool serve = mode == "serve";
   queue = new queue_t({.block_records = 256,
                        .side_words = 2048,
                        .max_blocks = 48,
                        .policy = overwrite ? tracemodel::when_full::overwrite_oldest
                                            : tracemodel::when_full::drop_newest,
-                       .crash_file = argv[1]});
+                       .crash_file = serve ? std::string() : std::string(argv[1])});
+  if (serve) std::signal(tracemodel::live_dump_signal, on_dump_signal);
   std::atomic<int> started{0};
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
-    pool.emplace_back([t, threads, &started, &mode] {
+    pool.emplace_back([t, threads, serve, &started, &mode] {
       for (std::int64_t k = 0;; ++k) {
         const tmtest::value in[1]{tmtest::value::tensor({k % 7, t}, {}, 0)};
         const auto fwd = static_cast<std::uint64_t>(t);
@@ -73,8 +79,14 @@ int main(int argc, char** argv) {
           (void)!::write(1, &ready, 1);
         }
         if (mode != "run" && t != 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
+        if (serve) std::this_thread::sleep_for(std::chrono::microseconds(200));
       }
     });
+  while (serve) {  // the process's own consumer answers dumps asked for from outside
+    if (queue->take_dump_request())
+      tracemodel::write_chrome_trace_file(queue->dump(), tracemodel::live_dump_path(::getpid()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
   for (std::thread& th : pool) th.join();  // (never: killed, or dead by its own hand)
   return 0;
 }

@@ -549,6 +549,21 @@ TEST_SUITE("tools") {
         run("dump " + std::to_string(::getpid()) + " -o " + quoted(dumped), true);
     CHECK(none.status == 1);
     CHECK(none.out.find("maps no crash file") != std::string::npos);
+    // A process without a crash file whose own consumer serves dumps asked for by the signal.
+    {
+      tmtest::crash_child c("-", "serve", 2, "drop");
+      REQUIRE(c.ready());
+      const std::string asked = (dir / "asked.json").string();
+      const run_result d =
+          run("dump " + std::to_string(c.pid) + " -o " + quoted(asked) + " --json", true);
+      CHECK(d.status == 0);
+      CHECK(d.out.find("\"answered_by\":\"consumer\"") != std::string::npos);
+      const run_result tree = run("tree --json " + quoted(asked));
+      CHECK(tree.status == 0);
+      CHECK(tree.out.find("\"name\":\"outer\"") != std::string::npos);
+      ::kill(c.pid, SIGKILL);
+      c.wait();
+    }
     CHECK(run("recover " + quoted(file)).status == 2);  // no -o
     CHECK(run("dump self -o " + quoted(dumped)).status == 2);
     std::filesystem::remove(file);

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <chrono>
+#include <csignal>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "tracemodel/collect/records.hpp"
@@ -67,5 +69,22 @@ struct live_counts {
   std::uint64_t other = 0;          ///< allocations, out-of-memory and device records handed out
   std::uint64_t evicted_other = 0;  ///< those overwritten before a drain (lost)
 };
+
+/// Where a process writes the dump that `tracemodel dump PID` asks for with `live_dump_signal`,
+/// when its queue has no crash file to read instead: the temporary folder (`TMPDIR`, else
+/// `/tmp`), `tracemodel-dump-PID.json`. The process's own consumer writes it (docs/recording.md,
+/// "Dumps asked for from outside"); the signal's handler only calls `request_dump`.
+inline std::string live_dump_path(std::int64_t pid) {
+  const char* dir = std::getenv("TMPDIR");
+  return std::string(dir != nullptr && *dir != 0 ? dir : "/tmp") + "/tracemodel-dump-" +
+         std::to_string(pid) + ".json";
+}
+/// The signal `tracemodel dump PID` sends (SIGUSR2): a process that handles it asks its queue for
+/// a dump there.
+#if defined(SIGUSR2)
+inline constexpr int live_dump_signal = SIGUSR2;
+#else
+inline constexpr int live_dump_signal = 0;
+#endif
 
 TRACEMODEL_END_NAMESPACE
