@@ -309,7 +309,7 @@ class crash_mapping {
 
   /// Writes a held area's next slot with `fill(crash_held_writer&)`, then makes it the whole one.
   template <class Fill>
-  void held(int area, Fill&& fill) {
+  void held(std::uint64_t area, Fill&& fill) {
     crash_header& h = header();
     char* a = base_ + h.held_offset + area * (sizeof(crash_held_area) + 2 * h.held_slot_bytes);
     auto& head = *reinterpret_cast<crash_held_area*>(a);

@@ -213,7 +213,7 @@ class crash_reader {
   /// The held areas: ops the consumer held open (and ends before their op, side entries), and
   /// ops carried out of overwritten blocks.
   void held() {
-    for (int area = 0; area < 2; ++area) {
+    for (std::uint64_t area = 0; area < 2; ++area) {
       const std::uint64_t a =
           layout_.held_offset + area * (sizeof(crash_held_area) + 2 * layout_.held_slot_bytes);
       if (a + sizeof(crash_held_area) + 2 * layout_.held_slot_bytes > size_) {
