@@ -400,6 +400,11 @@ class crash_reader {
       last = std::max(last, k.o.time);
     } else {
       k.d = get_kind<device_record>(slots);
+      for (bool* b : {&k.d.host_thread, &k.d.flow_start}) {  // (bytes of a file: any value)
+        unsigned char c = 0;
+        std::memcpy(&c, b, 1);
+        *b = c != 0;
+      }
       const name_entry* e = names_map_.find(reinterpret_cast<std::uint64_t>(k.d.name));
       if (e != nullptr && e->len == k.d.name_len) {
         k.name = e->id;

@@ -220,6 +220,8 @@ class io_decoder {
           std::uint64_t bits = 0;
           if (read(bits)) {
             v.scalar.kind = static_cast<scalar_value::type>(io_header::byte(w, 1));
+            // (a boolean is its low byte, 0 or 1, whatever the words: they may come from a file)
+            if (v.scalar.kind == scalar_value::type::boolean) bits = (bits & 0xff) != 0 ? 1 : 0;
             std::memcpy(&v.scalar.i, &bits, sizeof bits);
           }
           break;

@@ -177,8 +177,7 @@ class live_queue {
     detail::live_thread& t = thread();
     std::string_view name = info.name;
     if (((t.seen != s || t.count == t.capacity) && !make_room(t, s)) ||
-        !with_inputs(t, name, info.copy_name, inputs) ||
-        (crash_ != nullptr && !info.copy_name && !known_name(t, name))) {
+        !with_inputs(t, name, info.copy_name, inputs)) {
       detail::lost(t.dropped_ops, crash_.get(), false);
       return {};
     }
@@ -532,16 +531,16 @@ class live_queue {
     return true;
   }
 
-  /// Copies the name if asked and writes the inputs' entry, in one block: when the entry does not
-  /// fit, the block is sealed and both go to a new one; inputs that do not fit a whole block are
-  /// not kept (counted: `lost_side`). False when no block could be had.
+  /// Copies the name if asked (else, with a crash file, writes its entry) and writes the inputs'
+  /// entry, in one block: when they do not fit, the block is sealed and all go to a new one; inputs
+  /// that do not fit a whole block are not kept (`lost_side`). False when no block could be had.
   template <class V>
   TRACEMODEL_NOINLINE bool with_inputs(detail::live_thread& t, std::string_view& name, bool copy,
                                        std::span<const V> inputs) {
     const std::string_view given = name;
     for (;;) {
       name = given;
-      if (copy && !copy_name(t, name)) return false;
+      if (copy ? !copy_name(t, name) : crash_ != nullptr && !known_name(t, name)) return false;
       const bool fresh = t.count == 0 && t.side_used == 0;
       detail::side_words w{t.block->side.get(), t.side_used, t.side_room};
       if (std::uint64_t* head = w.append_contiguous(2); head != nullptr) {
