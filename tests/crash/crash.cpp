@@ -122,9 +122,11 @@ TEST_CASE("crash: SIGSEGV and abort inside an op: the op is recovered, unfinishe
     CHECK((WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0)));
     const recovered_trace r = recover_crash_file(file);
     bool found = false;
-    std::int64_t thread0 = -1;  // thread 0's outer ops before the crash: 0..299
+    std::int64_t thread0 = -1;    // thread 0's outer ops before the crash: 0..299
+    std::size_t unfinished0 = 0;  // thread 0's: the op it died in alone
     for (const auto& e : r.table.events) {
       const extra_fields<event_kind::op>& f = *e.get_if<event_kind::op>();
+      unfinished0 += f.fwd_thread_id == 0 && (f.flags & op_flag::unfinished) != 0;
       if (r.table.name(e) == "crashing") {
         found = true;
         CHECK(f.sequence_number == 300);
@@ -140,8 +142,9 @@ TEST_CASE("crash: SIGSEGV and abort inside an op: the op is recovered, unfinishe
     }
     CHECK(found);
     CHECK(thread0 == 299);
-    CHECK(r.counts.torn_records == 0);
-    CHECK(r.counts.unfinished == 1);
+    // The other threads record on until the process is gone: one record each may be torn.
+    CHECK(r.counts.torn_records <= 3);
+    CHECK(unfinished0 == 1);
     std::filesystem::remove(file);
   }
 }
