@@ -17,6 +17,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -157,12 +158,12 @@ struct ns_policies : default_record_policies {
 using full_queue = live_queue<record_features::all(), ns_policies>;
 
 /// The Chrome trace of `t`, one entry per line: the line without its times, and the times (µs).
-/// Sorted by the line (ids make it unique). A drain's sync point after a recovery may move the
+/// Sorted by the line, then the start. A drain's sync point after a recovery may move the
 /// conversion by a few nanoseconds (a new stretch when 100 ms passed, as under a sanitizer).
 struct trace_line {
   std::string text;
   double ts = 0, dur = 0;
-  bool operator<(const trace_line& o) const { return text < o.text; }
+  bool operator<(const trace_line& o) const { return std::tie(text, ts) < std::tie(o.text, o.ts); }
 };
 std::vector<trace_line> chrome_lines(const event_table& t) {
   std::vector<trace_line> lines;
