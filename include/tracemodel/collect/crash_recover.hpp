@@ -315,6 +315,7 @@ class crash_reader {
         ops_.resize(ops);
         ends_.resize(ends);
         side_.resize(side_words);
+        while (!side_spans_.empty() && side_spans_.back().at >= side_words) side_spans_.pop_back();
         ranges_.pop_back();
         counts_.unknown_names = unknown;
         continue;
@@ -383,6 +384,7 @@ class crash_reader {
     while (whole + 2 <= block_side.size() &&
            2 + (block_side[whole] >> 8) <= block_side.size() - whole)
       whole += static_cast<std::size_t>(2 + (block_side[whole] >> 8));
+    side_spans_.push_back({id_start, side_.size(), whole});
     side_.insert(side_.end(), block_side.begin(),
                  block_side.begin() + static_cast<std::ptrdiff_t>(whole));
   }
@@ -482,7 +484,15 @@ class crash_reader {
     live_side_index<true, crash_dtype_names> side;
     crash_dtype_names::table = dtypes_;
     side.begin_part();
-    side.index_side(side_.data(), side_.size());
+    // The held entries first, then the blocks' in the order they were taken (their first ids),
+    // as a drain meets them: an op's entries are decoded in that order.
+    std::stable_sort(
+        side_spans_.begin(), side_spans_.end(),
+        [](const side_span& a, const side_span& b) { return a.id_start < b.id_start; });
+    std::size_t held_words = side_.size();
+    for (const side_span& sp : side_spans_) held_words = std::min(held_words, sp.at);
+    side.index_side(side_.data(), held_words);
+    for (const side_span& sp : side_spans_) side.index_side(side_.data() + sp.at, sp.n);
     const bool any_side = side.any();
     const bool ns_ticks = ns_ticks_;
     const piecewise_time_converter<steady_clock_source> ns(points_);
@@ -582,6 +592,11 @@ class crash_reader {
     name_id name{};
   };
   std::vector<kind_rec> kinds_;  ///< allocations, out-of-memory and device records
+  struct side_span {
+    std::uint64_t id_start;
+    std::size_t at, n;
+  };
+  std::vector<side_span> side_spans_;  ///< each block's side words in `side_`
   std::vector<std::uint64_t> side_;
   recover_counts counts_;
   recovered_trace out_;
