@@ -218,8 +218,7 @@ class crash_mapping {
     h.base = reinterpret_cast<std::uint64_t>(base_);
     h.created_ns = wall_ns();
     process_name(h.process_name, sizeof h.process_name);
-    std::atomic_thread_fence(std::memory_order_release);
-    std::atomic_ref(h.magic).store(crash_magic, std::memory_order_release);
+    std::atomic_ref(h.magic).store(crash_magic, std::memory_order_release);  // (the rest before)
 #else
     (void)path, (void)block_records, (void)name_bytes, (void)side_words, (void)blocks,
         (void)features, (void)ticks_are_ns;
@@ -279,9 +278,8 @@ class crash_mapping {
   void points(const std::vector<clock_sync_point>& p) {
     crash_header& h = header();
     const std::size_t n = std::min<std::size_t>(p.size(), crash_max_points);
-    const std::uint64_t s = h.points_seq.load(std::memory_order_relaxed);
-    h.points_seq.store(s + 1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_release);
+    // Odd while the points are written (an acquiring read-modify-write: they come after it).
+    const std::uint64_t s = h.points_seq.fetch_add(1, std::memory_order_acq_rel);
     std::copy(p.end() - static_cast<std::ptrdiff_t>(n), p.end(), h.point);
     h.points = n;
     h.points_seq.store(s + 2, std::memory_order_release);
