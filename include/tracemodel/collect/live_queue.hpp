@@ -694,8 +694,8 @@ class live_queue {
           evict(*old);
           if (crash_ != nullptr) crash_->set(old->slot, detail::crash_state::free);
           free_.push_back(old);
+          save_carried();  // (only what an eviction carried changes the file's held ops)
         }
-      save_carried();
       // A consumer waiting (`wait_sealed`) is woken only when half the cap is sealed.
       if (o_.max_blocks != 0 && sealed_.size() == std::max<std::size_t>(1, o_.max_blocks / 2))
         sealed_cv_.notify_all();
