@@ -525,6 +525,7 @@ TEST_SUITE("tools") {
     const auto ops = std::uint64_t(root["ops"]);
     CHECK(ops > 0);
     CHECK(std::uint64_t(root["blocks"]) > 0);
+    CHECK(std::uint64_t(root["other"]) == 0);  // (the child records ops alone)
     CHECK(std::uint64_t(root["torn_records"]) <= 2);
     CHECK(std::uint64_t(root["lost_blocks"]) == 0);
     // The counts on stderr too.

@@ -34,6 +34,7 @@ void report(const std::string& file, const tmod::recovered_trace& r, const std::
       out.raw(",\"output\":").string(output).raw(",\"pid\":").integer(r.pid);
       out.raw(",\"process\":").string(r.process_name);
       const std::pair<const char*, std::uint64_t> fields[]{{"ops", c.ops},
+                                                           {"other", c.other},
                                                            {"unfinished", c.unfinished},
                                                            {"blocks", c.blocks},
                                                            {"records", c.records},
