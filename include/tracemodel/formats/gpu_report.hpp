@@ -69,6 +69,18 @@ struct gpu_rank {
   anomaly_counts repairs;        ///< what reading repaired
 };
 
+/// One rank's share of a report, made where the rank is read (a thread, another process, a
+/// cluster's worker) and gathered with the other ranks' (`gather_gpu_report`); formats/
+/// rank_parts.hpp sends it as bytes.
+struct gpu_rank_part {
+  std::string file;  ///< the file the rank was read from (named by errors of the gathering)
+  gpu_rank result;   ///< the exact rules'; HTA's: without the last step
+  // HTA's rules (hta/report.hpp): whether to drop the last step is known once every rank's
+  // step names are.
+  std::vector<std::string> steps;     ///< the rank's step names
+  std::optional<gpu_rank> all_steps;  ///< with every step, when the rank names fewer than two
+};
+
 /// Every rank's results, and those across ranks, each time in `Unit` (`Unit::name`, and
 /// `Unit::in_ns` nanoseconds each) but the timeline's and the spread's (ns).
 template <class Unit>
@@ -97,6 +109,18 @@ inline void drop_series(gpu_rank& r) {
   // (`= {}` would pick the initializer-list assignment: emptied, the memory kept)
   for (stream_queue& q : r.queues) row_list<queue_step>().swap(q.steps);
   for (memory_bandwidth_series& m : r.bandwidth) row_list<bandwidth_step>().swap(m.steps);
+}
+/// The parts in rank order (a stable sort); input_error naming both files when two hold one
+/// rank.
+inline void sort_parts(std::vector<gpu_rank_part>& parts) {
+  if (parts.empty()) throw input_error("no trace files in the paths given");
+  std::stable_sort(parts.begin(), parts.end(), [](const gpu_rank_part& a, const gpu_rank_part& b) {
+    return a.result.rank < b.result.rank;
+  });
+  for (std::size_t k = 1; k < parts.size(); ++k)
+    if (parts[k - 1].result.rank == parts[k].result.rank)
+      throw input_error("rank " + std::to_string(parts[k].result.rank) +
+                        " is in two files: " + parts[k - 1].file + " and " + parts[k].file);
 }
 /// The results across ranks, from each rank's (moved in).
 template <class Report>
@@ -133,26 +157,54 @@ template <class Schema>
   return r;
 }
 
+/// A rank's part of the report, from its table (`o.each_rank` called with it).
+template <class Schema>
+[[nodiscard]] gpu_rank_part gpu_rank_part_of(std::int64_t rank, basic_event_table<Schema>& t,
+                                             const gpu_report_options& o = {}) {
+  gpu_rank_part p;
+  p.result = gpu_rank_of(t, o.series);
+  p.result.rank = rank;
+  if (o.each_rank) o.each_rank(rank, t);
+  return p;
+}
+
+/// Reads one file and makes its part: the rank found as formats/ranks.hpp finds it, `place`
+/// being the file's place in its list. input_error names the file.
+[[nodiscard]] inline gpu_rank_part read_gpu_rank_part(const std::string& file, std::int64_t place,
+                                                      const gpu_report_options& o = {}) {
+  try {
+    event_table t = read_trace_file(file, o);
+    gpu_rank_part p = gpu_rank_part_of(rank_of(t, file, place), t, o);
+    p.file = file;
+    return p;
+  } catch (const input_error& e) {
+    throw input_error(file + ": " + e.what(), e.offset());
+  }
+}
+
+/// The report of the ranks whose parts these are (in any order).
+[[nodiscard]] inline gpu_report gather_gpu_report(std::vector<gpu_rank_part> parts) {
+  detail::sort_parts(parts);
+  std::vector<gpu_rank> each;
+  each.reserve(parts.size());
+  for (gpu_rank_part& p : parts) each.push_back(std::move(p.result));
+  gpu_report out;
+  detail::gather_ranks(out, std::move(each));
+  return out;
+}
+
 /// Reads `paths` (files or folders of one rank each) and analyses every rank.
 [[nodiscard]] inline gpu_report make_gpu_report(const std::vector<std::string>& paths,
                                                 const gpu_report_options& o = {}) {
   const std::vector<std::string> files = trace_files(paths);
   if (files.empty()) throw input_error("no trace files in the paths given");
   auto ranks = for_each_rank(
-      files, o,
-      [&](std::int64_t rank, event_table& t) {
-        gpu_rank r = gpu_rank_of(t, o.series);
-        r.rank = rank;
-        if (o.each_rank) o.each_rank(rank, t);
-        return r;
-      },
+      files, o, [&](std::int64_t rank, event_table& t) { return gpu_rank_part_of(rank, t, o); },
       o.analysed_at_once);
-  std::vector<gpu_rank> each;
-  each.reserve(ranks.size());
-  for (auto& [rank, r] : ranks) each.push_back(std::move(r));
-  gpu_report out;
-  detail::gather_ranks(out, std::move(each));
-  return out;
+  std::vector<gpu_rank_part> parts;
+  parts.reserve(ranks.size());
+  for (auto& [rank, p] : ranks) parts.push_back(std::move(p));
+  return gather_gpu_report(std::move(parts));
 }
 
 TRACEMODEL_END_NAMESPACE

@@ -100,6 +100,15 @@ template <class Schema>
   return std::nullopt;
 }
 
+/// The rank of a trace read from `path`: its `distributedInfo.rank`, else the number of a
+/// `rank-N` in its name, else `place` (the file's place in the list it came in).
+template <class Schema>
+[[nodiscard]] std::int64_t rank_of(const basic_event_table<Schema>& t, std::string_view path,
+                                   std::int64_t place) {
+  if (const std::optional<std::int64_t> r = distributed_rank(t)) return *r;
+  return rank_in_name(path).value_or(place);
+}
+
 /// Reads each file, finds its rank and calls `fn(rank, table)`; returns the results as (rank,
 /// result) pairs ordered by rank. The first error (a file that cannot be read, a rank given
 /// twice) is thrown, naming the file(s). `at_once` (0: no limit) caps the calls of `fn` that run
@@ -155,9 +164,7 @@ template <class Fn>
         std::size_t table_bytes = 0;
         {
           event_table t = read_trace_file(files[i], one);
-          const std::optional<std::int64_t> r = distributed_rank(t);
-          const std::optional<std::int64_t> n = r ? r : rank_in_name(files[i]);
-          slots[i].rank = n ? *n : static_cast<std::int64_t>(i);
+          slots[i].rank = rank_of(t, files[i], static_cast<std::int64_t>(i));
           const turn held(m, turn_free, turns, at_once > 0);
           slots[i].value.emplace(fn(slots[i].rank, t));
           table_bytes = t.memory_bytes();

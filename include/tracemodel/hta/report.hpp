@@ -74,47 +74,78 @@ template <class Schema>
   return r;
 }
 
-/// Reads `paths` (files or folders of one rank each) and analyses every rank (see above).
-[[nodiscard]] inline gpu_report make_gpu_report(const std::vector<std::string>& paths,
-                                                const gpu_report_options& o = {}) {
-  struct both {
-    gpu_rank kept[2];  // all steps, the last one dropped
-    std::vector<std::string> steps;
-  };
-  const std::size_t files = trace_files(paths).size();
-  auto ranks = read_ranks(
-      paths, o,
-      [&](std::int64_t rank, event_table& t) {
-        both b;
-        // Known now if this rank names two steps, else both ways are taken.
-        b.steps = step_names(t);
-        std::optional<frame> all(std::in_place, t);
-        // One rank read at a time on two threads: its analyses take both.
-        const thread_options split{files > 1 ? 1u : tracemodel::detail::thread_budget(o),
-                                   o.start_thread};
-        if (b.steps.size() < 2) b.kept[0] = gpu_rank_of(t, *all, o.series, split);
-        const frame filtered = std::move(*all).without_last_step();
-        all.reset();
-        b.kept[1] = gpu_rank_of(t, filtered, o.series, split);
-        b.kept[0].rank = b.kept[1].rank = rank;
-        if (o.each_rank) o.each_rank(rank, t);
-        return b;
-      },
-      o.analysed_at_once);
-  if (ranks.empty()) throw input_error("no trace files in the paths given");
+/// A rank's part of the report, from its table (see above: both ways when the rank names
+/// fewer than two steps); `o.each_rank` called with it. `threads`: as `gpu_rank_of` takes them.
+template <class Schema>
+[[nodiscard]] gpu_rank_part gpu_rank_part_of(std::int64_t rank, basic_event_table<Schema>& t,
+                                             const gpu_report_options& o,
+                                             const thread_options& threads = {1, {}}) {
+  gpu_rank_part p;
+  // Known now if this rank names two steps, else both ways are taken.
+  p.steps = step_names(t);
+  std::optional<frame> all(std::in_place, t);
+  if (p.steps.size() < 2) p.all_steps = gpu_rank_of(t, *all, o.series, threads);
+  const frame filtered = std::move(*all).without_last_step();
+  all.reset();
+  p.result = gpu_rank_of(t, filtered, o.series, threads);
+  p.result.rank = rank;
+  if (p.all_steps) p.all_steps->rank = rank;
+  if (o.each_rank) o.each_rank(rank, t);
+  return p;
+}
+
+/// Reads one file in the file's order and makes its part (its analyses on as many threads as
+/// `o` allows); input_error names the file.
+[[nodiscard]] inline gpu_rank_part read_gpu_rank_part(const std::string& file, std::int64_t place,
+                                                      const gpu_report_options& o = {}) {
+  try {
+    event_table t = read_trace_file(file, o);
+    gpu_rank_part p = hta::gpu_rank_part_of(rank_of(t, file, place), t, o,
+                                            {tracemodel::detail::thread_budget(o), o.start_thread});
+    p.file = file;
+    return p;
+  } catch (const input_error& e) {
+    throw input_error(file + ": " + e.what(), e.offset());
+  }
+}
+
+/// The report of the ranks whose parts these are (in any order): the last step dropped when
+/// the ranks together name two or more steps.
+[[nodiscard]] inline gpu_report gather_gpu_report(std::vector<gpu_rank_part> parts) {
+  tracemodel::detail::sort_parts(parts);
   std::vector<std::string> steps;
-  for (const auto& [rank, b] : ranks) steps.insert(steps.end(), b.steps.begin(), b.steps.end());
+  for (const gpu_rank_part& p : parts) steps.insert(steps.end(), p.steps.begin(), p.steps.end());
   std::sort(steps.begin(), steps.end());
   const bool drop = std::unique(steps.begin(), steps.end()) - steps.begin() >= 2;
   std::vector<gpu_rank> each;
-  each.reserve(ranks.size());
-  for (auto& [rank, b] : ranks) each.push_back(std::move(b.kept[drop ? 1 : 0]));
+  each.reserve(parts.size());
+  for (gpu_rank_part& p : parts) {
+    if (!drop && !p.all_steps)  // (a part that names two steps says so itself)
+      throw input_error("rank part of " + p.file + ": its steps and its results disagree");
+    each.push_back(std::move(drop ? p.result : *p.all_steps));
+  }
   gpu_report out;
   tracemodel::detail::gather_ranks(out, std::move(each));
   class_sets sum;
   for (const gpu_rank& r : out.ranks) sum += {r.class_sets, r.class_sets_seen};
   out.kernel_types = kernel_type_rows(sum);
   return out;
+}
+
+/// Reads `paths` (files or folders of one rank each) and analyses every rank (see above).
+[[nodiscard]] inline gpu_report make_gpu_report(const std::vector<std::string>& paths,
+                                                const gpu_report_options& o = {}) {
+  const std::size_t files = trace_files(paths).size();
+  // One rank read at a time on two threads: its analyses take both.
+  const thread_options split{files > 1 ? 1u : tracemodel::detail::thread_budget(o), o.start_thread};
+  auto ranks = read_ranks(
+      paths, o,
+      [&](std::int64_t rank, event_table& t) { return hta::gpu_rank_part_of(rank, t, o, split); },
+      o.analysed_at_once);
+  std::vector<gpu_rank_part> parts;
+  parts.reserve(ranks.size());
+  for (auto& [rank, p] : ranks) parts.push_back(std::move(p));
+  return hta::gather_gpu_report(std::move(parts));
 }
 
 /// A rank's queue and bandwidth series in nanoseconds (HTA's microseconds times 1000), for what
