@@ -16,7 +16,7 @@ ParallelCompile("TRACEMODEL_BUILD_JOBS", default=0).install()
 # TRACEMODEL_PY_OPT=-O0: an unoptimized build that compiles in less time (the test suite's
 # install, which checks the packaging, not the speed).
 opt = os.environ.get("TRACEMODEL_PY_OPT", "-O2")
-sources = [os.path.join("src", f) for f in ("trace.cpp", "analyses.cpp", "hta.cpp")]
+sources = [os.path.join("src", f) for f in ("trace.cpp", "analyses.cpp", "hta.cpp", "cluster.cpp")]
 core = Pybind11Extension(
     "tracemodel._core",
     sources,

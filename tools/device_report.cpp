@@ -7,12 +7,36 @@
 #include <cstdio>
 #include <memory>
 
+#include "cluster.hpp"
 #include "input.hpp"
+#include "program.hpp"
 
 namespace tracemodel_cli {
 
 device_report read_device_report(const std::vector<std::string>& paths, bool hta,
-                                 tmod::gpu_report_options options) {
+                                 tmod::gpu_report_options options,
+                                 const std::string& scheduler_file) {
+  if (!scheduler_file.empty()) {
+    if (options.each_rank)
+      throw usage_error{
+          "--scheduler-file: this command's work on each rank's events is not done "
+          "on a cluster (docs/cluster.md)"};
+    const std::vector<std::string> files = tmod::trace_files(paths);
+    if (files.empty()) throw tmod::input_error("no trace files in the paths given");
+    device_report r;
+    auto parts = cluster_parts(scheduler_file, files, hta, options.series, r.unread);
+    for (const auto& [file, reason] : r.unread)
+      std::fprintf(stderr, "tracemodel: %s: not read: %s\n", file.c_str(), reason.c_str());
+    if (parts.empty()) throw tmod::input_error("no rank could be read");
+    if (hta)
+      r.hta = tmod::hta::gather_gpu_report(std::move(parts));
+    else
+      r.exact = tmod::gather_gpu_report(std::move(parts));
+    const report_view v = r.view();
+    report_repairs(files.size() == 1 ? files[0] : std::to_string(v.ranks.size()) + " ranks",
+                   v.repairs);
+    return r;
+  }
   // Progress on a terminal when there are several ranks: "ranks: k/n" as each is done.
   const std::size_t files = tmod::trace_files(paths).size();
   if (::isatty(STDERR_FILENO) && files > 1) {

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <tracemodel/formats/gpu_report.hpp>
@@ -17,14 +18,20 @@ namespace tracemodel_cli {
 struct device_report {
   std::optional<tmod::gpu_report> exact;
   std::optional<tmod::hta::gpu_report> hta;
+  std::vector<std::pair<std::string, std::string>> unread;  ///< file, reason (a cluster's run)
   [[nodiscard]] report_view view() const {
-    return exact ? report_view::of(*exact) : report_view::of(*hta);
+    report_view v = exact ? report_view::of(*exact) : report_view::of(*hta);
+    v.unread = unread;
+    return v;
   }
 };
 
 /// Reads and analyses `paths` (`options` as `make_gpu_report` takes them), with a progress line
-/// on a terminal when there are several ranks, and says what reading repaired.
+/// on a terminal when there are several ranks, and says what reading repaired. With
+/// `scheduler_file`, on that Dask cluster (cluster.hpp): a file that fails is said on stderr and
+/// kept in `unread` while the other ranks' results come back.
 [[nodiscard]] device_report read_device_report(const std::vector<std::string>& paths, bool hta,
-                                               tmod::gpu_report_options options);
+                                               tmod::gpu_report_options options,
+                                               const std::string& scheduler_file = {});
 
 }  // namespace tracemodel_cli

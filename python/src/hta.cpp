@@ -145,31 +145,6 @@ struct hta_trace {
 
 using rank_list = std::optional<std::vector<std::int64_t>>;
 
-/// Columns of pandas' describe() (count, mean, std, min, 25%, 50%, 75%, max).
-struct stats_columns {
-  std::vector<double> count, mean, std, min, q25, q50, q75, max;
-  void push(const tmod::interval_stats& s) {
-    count.push_back(static_cast<double>(s.count));
-    mean.push_back(s.mean);
-    std.push_back(s.std);
-    min.push_back(s.min);
-    q25.push_back(s.q25);
-    q50.push_back(s.q50);
-    q75.push_back(s.q75);
-    max.push_back(s.max);
-  }
-  void into(py::dict& d) const {
-    d["count"] = numbers<double>(count);
-    d["mean"] = numbers<double>(mean);
-    d["std"] = numbers<double>(std);
-    d["min"] = numbers<double>(min);
-    d["25%"] = numbers<double>(q25);
-    d["50%"] = numbers<double>(q50);
-    d["75%"] = numbers<double>(q75);
-    d["max"] = numbers<double>(max);
-  }
-};
-
 py::dict temporal(const hta_trace& h, const rank_list& want, bool exact) {
   std::vector<std::int64_t> rank;
   std::vector<double> idle, compute, non, kernel, ip, cp, np;
@@ -239,36 +214,6 @@ py::dict idle(const hta_trace& h, const rank_list& want, std::int64_t threshold,
   st.into(d);
   return d;
 }
-
-/// Rows of names with their statistics (kernels or annotations), with a rank column.
-struct name_rows {
-  std::vector<std::int64_t> rank;
-  std::vector<double> sum, max, min, mean, std;
-  text_column name, type;
-  double unit = 1;
-  void push(std::int64_t rk, const tmod::kernel_row& k, bool typed) {
-    rank.push_back(rk);
-    name.push(k.name);
-    if (typed) type.push(tmod::to_string(k.cls));
-    sum.push_back(static_cast<double>(k.sum) * unit);
-    max.push_back(static_cast<double>(k.max) * unit);
-    min.push_back(static_cast<double>(k.min) * unit);
-    mean.push_back(k.mean * unit);
-    std.push_back(k.std * unit);
-  }
-  py::dict take(bool typed) {
-    py::dict d;
-    d["name"] = name.take();
-    d["sum (us)"] = numbers<double>(sum);
-    d["max (us)"] = numbers<double>(max);
-    d["min (us)"] = numbers<double>(min);
-    d["stddev"] = numbers<double>(std);
-    d["mean (us)"] = numbers<double>(mean);
-    if (typed) d["kernel_type"] = type.take();
-    d["rank"] = numbers<std::int64_t>(rank);
-    return d;
-  }
-};
 
 py::tuple kernels(const hta_trace& h, std::size_t top, double ratio, bool include_memory,
                   bool exact) {

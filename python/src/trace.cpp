@@ -262,4 +262,5 @@ PYBIND11_MODULE(_core, m) {
   tracemodel_py::bind_trace(m);
   tracemodel_py::bind_analyses(m);
   tracemodel_py::bind_hta(m);
+  tracemodel_py::bind_cluster(m);
 }

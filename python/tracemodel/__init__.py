@@ -17,10 +17,11 @@ import warnings
 
 import pandas as pd
 
-from ._errors import RepairWarning, TraceError
+from ._errors import RankWarning, RepairWarning, TraceError
 from . import _core
 
-__all__ = ["read", "diff", "Trace", "CriticalPath", "TraceError", "RepairWarning"]
+__all__ = ["read", "diff", "gpu_report", "Trace", "CriticalPath", "GpuReport", "TraceError",
+           "RepairWarning", "RankWarning"]
 __version__ = "0.1.0"
 
 
@@ -160,3 +161,6 @@ def diff(control, test, control_iteration=None, test_iteration=None, device="all
     iterations select ``ProfilerStep#N``."""
     return _frame(_core.diff(control._t, test._t, control_iteration, test_iteration, device,
                              short_names))
+
+
+from .cluster import GpuReport, gpu_report  # noqa: E402 (it uses the names above)

@@ -53,8 +53,8 @@ diff_side read_side(const request& q, const std::string& path) {
       const std::lock_guard lock(m);
       s.ranks.emplace_back(rank, std::move(x));
     };
-    s.gpu = q.hta ? device_report{{}, tmod::hta::make_gpu_report({path}, go)}
-                  : device_report{tmod::make_gpu_report({path}, go), {}};
+    s.gpu = q.hta ? device_report{{}, tmod::hta::make_gpu_report({path}, go), {}}
+                  : device_report{tmod::make_gpu_report({path}, go), {}, {}};
     std::sort(s.ranks.begin(), s.ranks.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
   }

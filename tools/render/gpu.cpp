@@ -92,6 +92,8 @@ class gpu_json_writer {
     bandwidth();
     annotations();
     spread();
+    unread();
+    out_.raw("}\n");
   }
 
  private:
@@ -331,7 +333,16 @@ class gpu_json_writer {
       out_.raw(",\"collectives_started_last\":").unsigned_integer(r.last);
       out_.raw(",\"mean_lag\":").floating(r.mean_lag).ch('}');
     }
-    out_.raw("]}}\n");
+    out_.raw("]}");
+  }
+  void unread() {  // (only when some file was not: a whole run's JSON is the same either way)
+    if (rep_.unread.empty()) return;
+    out_.raw(",\n\"unread\":[");
+    for (std::size_t k = 0; k < rep_.unread.size(); ++k) {
+      out_.raw(k ? ",\n" : "\n").raw("{\"file\":").string(rep_.unread[k].first);
+      out_.raw(",\"reason\":").string(rep_.unread[k].second).ch('}');
+    }
+    out_.ch(']');
   }
 };
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -26,6 +27,8 @@ struct report_view {
   const tmod::anomaly_counts& repairs;
   bool hta;               ///< HTA's rules and columns
   std::string_view unit;  ///< of every time but the spread's
+  /// Files that could not be read (a cluster's run goes on without them): file, reason.
+  std::span<const std::pair<std::string, std::string>> unread{};
 
   template <class Unit>
   static report_view of(const tmod::basic_gpu_report<Unit>& r) {

@@ -737,7 +737,9 @@ class pass {
           {b, now[b], -held[b], blk.allocated_by, blk.freed_by, frame_around(blk.allocation)});
     }
     std::stable_sort(r_.live_at_peak.begin(), r_.live_at_peak.end(),
-                     [](const live_block& a, const live_block& b) { return a.bytes > b.bytes; });
+                     [](const tracemodel::live_block& a, const tracemodel::live_block& b) {
+                       return a.bytes > b.bytes;
+                     });
   }
   /// Calls fn(k, sample) for each sample of the device in turn (times as the records have
   /// them: -1 before the trace); returns how many.
