@@ -76,8 +76,11 @@ struct hta_trace {
   std::int64_t min_ts = 0;                       // over the ranks, us (HTA's alignment)
   tmod::anomaly_counts repairs;
 
+  /// `drop_last`: whether to drop the last step, when decided by ranks read elsewhere (a
+  /// cluster's other workers); `first_place`: the place of the first file in the whole list.
   hta_trace(const std::vector<std::pair<std::int64_t, std::string>>& files, bool include_last_step,
-            bool filter) {
+            bool filter, std::optional<bool> drop_last = std::nullopt,
+            std::int64_t first_place = 0) {
     const py::gil_scoped_release unlocked;
     // A file's rank: the one given, else its `distributedInfo.rank`, else the number of a
     // `rank-N` in its name, else its place in the list (formats/ranks.hpp's rule).
@@ -91,7 +94,7 @@ struct hta_trace {
       if (given >= 0) rank = given;
       if (!rank) rank = tmod::distributed_rank(r->table);
       if (!rank) rank = tmod::rank_in_name(path);
-      r->rank = rank.value_or(static_cast<std::int64_t>(k));
+      r->rank = rank.value_or(first_place + static_cast<std::int64_t>(k));
       for (const auto& other : ranks)
         if (other->rank == r->rank)
           throw trace_error{
@@ -101,10 +104,9 @@ struct hta_trace {
     }
     std::sort(ranks.begin(), ranks.end(),
               [](const auto& a, const auto& b) { return a->rank < b->rank; });
-    std::set<std::string> steps;
     for (const auto& r : ranks)
-      for (std::string& s : hta::step_names(r->table)) steps.insert(std::move(s));
-    const bool drop = filter && steps.size() >= 2;
+      for (std::string& s : hta::step_names(r->table)) step_names.insert(std::move(s));
+    const bool drop = drop_last ? *drop_last : filter && step_names.size() >= 2;
     min_ts = std::numeric_limits<std::int64_t>::max();
     for (auto& r : ranks) {
       repairs += r->table.anomalies;
@@ -124,6 +126,7 @@ struct hta_trace {
           if (symbol_ids.try_emplace(s, static_cast<std::int64_t>(symbols.size())).second)
             symbols.push_back(s);
   }
+  std::set<std::string> step_names;       // of every rank
   std::vector<std::string_view> symbols;  // (views into the ranks' tables)
   std::unordered_map<std::string_view, std::int64_t> symbol_ids;
   [[nodiscard]] std::int64_t symbol(std::string_view s) const { return symbol_ids.at(s); }
@@ -215,42 +218,67 @@ py::dict idle(const hta_trace& h, const rank_list& want, std::int64_t threshold,
   return d;
 }
 
-py::tuple kernels(const hta_trace& h, std::size_t top, double ratio, bool include_memory,
-                  bool exact) {
-  hta::class_sets sets;
-  std::array<std::int64_t, 8> exact_sets{};
-  name_rows rows;
-  rows.unit = unit_of(exact);
-  for (const hta_rank* r : h.select(std::nullopt)) {
-    tmod::row_list<tmod::device_interval> iv = intervals(*r, exact);
-    if (!include_memory)
-      std::erase_if(
-          iv, [](const tmod::device_interval& d) { return d.cls == tmod::kernel_class::memory; });
-    if (exact) {
-      const auto t = tmod::class_overlap_times(iv);
-      for (std::size_t k = 1; k < 8; ++k) exact_sets[k] += t[k];
-    } else {
-      sets += hta::class_sets_of(iv);
-    }
-    const auto kernel_rows =
-        exact ? tmod::kernel_breakdown(r->table, tmod::device_view(r->table), {.top = top})
-              : hta::kernel_breakdown(r->frame, {top, ratio});
-    for (const tmod::kernel_row& k : kernel_rows)
-      if (include_memory || k.cls != tmod::kernel_class::memory) rows.push(r->rank, k, true);
-  }
+/// The time of each set of kernel classes: one rank's (HTA's sets also say which the sweep
+/// passed through); summed over ranks, the kernel types' rows.
+hta::class_sets class_sets_of_rank(const hta_rank& r, bool include_memory, bool exact) {
+  tmod::row_list<tmod::device_interval> iv = intervals(r, exact);
+  if (!include_memory)
+    std::erase_if(
+        iv, [](const tmod::device_interval& d) { return d.cls == tmod::kernel_class::memory; });
+  if (!exact) return hta::class_sets_of(iv);
+  hta::class_sets out;
+  out.time = tmod::class_overlap_times(iv);
+  return out;
+}
+
+py::dict kernel_type_columns(const hta::class_sets& sets, bool exact) {
   text_column type;
   std::vector<double> sum, pct;
   for (const tmod::kernel_type_row& k :
-       exact ? tmod::kernel_type_rows(exact_sets) : hta::kernel_type_rows(sets)) {
+       exact ? tmod::kernel_type_rows(sets.time) : hta::kernel_type_rows(sets)) {
     type.push(k.kernel_type);
-    sum.push_back(static_cast<double>(k.sum) * rows.unit);
+    sum.push_back(static_cast<double>(k.sum) * unit_of(exact));
     pct.push_back(k.percentage);
   }
   py::dict types;
   types["kernel_type"] = type.take();
   types["sum"] = numbers<double>(sum);
   types["percentage"] = numbers<double>(pct);
-  return py::make_tuple(types, rows.take(true));
+  return types;
+}
+
+/// Each rank's class sets: [(times of the 8 sets, the sets seen)].
+py::list class_sets(const hta_trace& h, bool include_memory, bool exact) {
+  py::list out;
+  for (const hta_rank* r : h.select(std::nullopt)) {
+    const hta::class_sets s = class_sets_of_rank(*r, include_memory, exact);
+    out.append(py::make_tuple(std::vector<std::int64_t>(s.time.begin(), s.time.end()), s.seen));
+  }
+  return out;
+}
+
+/// The kernel types of class sets summed over ranks.
+py::dict kernel_types(const std::vector<std::int64_t>& times, unsigned seen, bool exact) {
+  hta::class_sets s;
+  for (std::size_t k = 0; k < s.time.size() && k < times.size(); ++k) s.time[k] = times[k];
+  s.seen = seen;
+  return kernel_type_columns(s, exact);
+}
+
+py::tuple kernels(const hta_trace& h, std::size_t top, double ratio, bool include_memory,
+                  bool exact) {
+  hta::class_sets sets;
+  name_rows rows;
+  rows.unit = unit_of(exact);
+  for (const hta_rank* r : h.select(std::nullopt)) {
+    sets += class_sets_of_rank(*r, include_memory, exact);
+    const auto kernel_rows =
+        exact ? tmod::kernel_breakdown(r->table, tmod::device_view(r->table), {.top = top})
+              : hta::kernel_breakdown(r->frame, {top, ratio});
+    for (const tmod::kernel_row& k : kernel_rows)
+      if (include_memory || k.cls != tmod::kernel_class::memory) rows.push(r->rank, k, true);
+  }
+  return py::make_tuple(kernel_type_columns(sets, exact), rows.take(true));
 }
 
 py::dict annotations(const hta_trace& h, bool on_gpu, std::size_t top, double ratio, bool exact,
@@ -614,9 +642,24 @@ std::vector<std::string> with_counters(const hta_trace& h, const rank_list& want
 }  // namespace
 
 void bind_hta(py::module_& m) {
+  m.def("kernel_types", &kernel_types, py::arg("times"), py::arg("seen"), py::arg("exact"));
   py::class_<hta_trace>(m, "HtaTrace")
-      .def(py::init<const std::vector<std::pair<std::int64_t, std::string>>&, bool, bool>(),
-           py::arg("files"), py::arg("include_last_profiler_step"), py::arg("filter"))
+      .def(py::init<const std::vector<std::pair<std::int64_t, std::string>>&, bool, bool,
+                    std::optional<bool>, std::int64_t>(),
+           py::arg("files"), py::arg("include_last_profiler_step"), py::arg("filter"),
+           py::arg("drop_last") = py::none(), py::arg("first_place") = 0)
+      .def_property_readonly("step_names",
+                             [](const hta_trace& h) {
+                               return std::vector<std::string>(h.step_names.begin(),
+                                                               h.step_names.end());
+                             })
+      .def_property_readonly("rows",
+                             [](const hta_trace& h) {
+                               std::size_t n = 0;
+                               for (const auto& r : h.ranks) n += r->frame.rows.size();
+                               return n;
+                             })
+      .def("class_sets", &class_sets)
       .def_property_readonly("ranks",
                              [](const hta_trace& h) {
                                std::vector<std::int64_t> out;
@@ -629,7 +672,7 @@ void bind_hta(py::module_& m) {
                                for (const auto& r : h.ranks) d[py::int_(r->rank)] = r->path;
                                return d;
                              })
-      .def_readonly("min_ts", &hta_trace::min_ts)
+      .def_readwrite("min_ts", &hta_trace::min_ts)  // (a cluster's: over every worker's ranks)
       .def("repairs", [](const hta_trace& h) { return repairs_dict(h.repairs); })
       .def("temporal", &temporal)
       .def("idle", &idle)

@@ -7,7 +7,7 @@ import warnings
 
 import pandas as pd
 
-from .. import _check_path, _warn_repairs
+from .. import RankWarning, _check_path, _warn_repairs
 from .. import _core
 
 
@@ -54,16 +54,27 @@ def trace_files_of(trace_dir):
 
 class Trace:
     """Ranks of one run, read once: ``traces`` by rank (frames made on request), ``trace_files``,
-    ``symbol_table``, ``min_ts``."""
+    ``symbol_table``, ``min_ts``. With ``client`` (a ``dask.distributed.Client``), the ranks are
+    read on its workers (``unread``: the files that failed, with their reasons)."""
 
     def __init__(self, trace_files=None, trace_dir=None, include_last_profiler_step=False,
-                 filter_steps=True):
+                 filter_steps=True, client=None):
         if trace_files:
             files = [(int(rank), _check_path(path)) for rank, path in trace_files.items()]
         else:
             files = [(-1, path) for path in trace_files_of(trace_dir)]
         self.trace_path = trace_dir
-        self._h = _core.HtaTrace(files, bool(include_last_profiler_step), bool(filter_steps))
+        self.unread = []
+        if client is None:
+            self._h = _core.HtaTrace(files, bool(include_last_profiler_step), bool(filter_steps))
+        else:  # each rank read on a worker (docs/cluster.md)
+            from ._cluster import ClusterHta
+            self._h = ClusterHta(files, include_last_profiler_step, filter_steps, client)
+            self.unread = self._h.unread
+            if self.unread:
+                warnings.warn(RankWarning("%d of %d ranks unread: %s" % (
+                    len(self.unread), len(files),
+                    "; ".join("%s (%s)" % u for u in self.unread)), self.unread), stacklevel=4)
         self.trace_files = dict(self._h.paths)
         self.min_ts = self._h.min_ts
         self.symbol_table = TraceSymbolTable()

@@ -43,17 +43,18 @@ class TraceAnalysis:
     ``trace_files`` ({rank: path}) read once; each method analyses them by HTA's rules."""
 
     def __init__(self, trace_files=None, trace_dir=None, include_last_profiler_step=False,
-                 exact=False, **kwargs):
+                 exact=False, client=None, **kwargs):
         """``exact=True``: tracemodel's exact rules instead of HTA's (every event of the trace,
         times from ns with their fraction, none of HTA's mistakes; docs/gpu.md), in the same
-        columns and units."""
+        columns and units. ``client`` (a ``dask.distributed.Client``): each rank is read and
+        analysed on the cluster's workers, the answers the same (docs/cluster.md)."""
         if trace_files is None and trace_dir is None:
             raise ValueError("TraceAnalysis needs trace_dir or trace_files")
         if kwargs:  # (HTA's parser configuration and the like: tracemodel reads every field)
             warnings.warn("tracemodel.hta.TraceAnalysis ignores %s" % ", ".join(sorted(kwargs)),
                           stacklevel=2)
         self.t = Trace(trace_files=trace_files, trace_dir=trace_dir,
-                       include_last_profiler_step=include_last_profiler_step)
+                       include_last_profiler_step=include_last_profiler_step, client=client)
         self._h = self.t._h
         self.exact = bool(exact)
         self._memo = {}

@@ -21,10 +21,11 @@ class LabeledTrace:
     """A run with a label (HTA's LabeledTrace): its ranks read once, without HTA's last-step
     filter; ``ranks()``, ``iterations()``, ``extract_ops`` and ``get_ops_summary``."""
 
-    def __init__(self, label="", t=None, trace_dir=None, trace_files=None):
+    def __init__(self, label="", t=None, trace_dir=None, trace_files=None, client=None):
         self.label = label or "t" + uuid.uuid4().hex[:8]
         if t is None:
-            t = Trace(trace_files=trace_files, trace_dir=trace_dir, filter_steps=False)
+            t = Trace(trace_files=trace_files, trace_dir=trace_dir, filter_steps=False,
+                      client=client)
         self.t = t
         self._iterations = list(t._h.steps())
 
