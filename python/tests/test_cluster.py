@@ -191,3 +191,96 @@ def test_cluster_one_unreadable_rank_among_16(cluster, ranks, tmp_path):
         body, _, unread = out.stdout.rpartition(b',\n"unread":[')
         assert body + b"}\n" == local.stdout
         assert bad.encode() in unread
+
+
+def _equal(a, b, what):
+    if isinstance(a, pd.DataFrame):
+        pd.testing.assert_frame_equal(a, b, check_exact=True, obj=what)
+    elif isinstance(a, pd.Series):
+        pd.testing.assert_series_equal(a, b, check_exact=True, obj=what)
+    elif isinstance(a, (tuple, list)) and a and isinstance(a[0], pd.DataFrame):
+        for x, y in zip(a, b):
+            _equal(x, y, what)
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys(), what
+        for k in a:
+            _equal(a[k], b[k], "%s[%s]" % (what, k))
+    else:
+        assert a == b, (what, a, b)
+
+
+def _two_real_ranks(folder):
+    for r in (0, 1):
+        shutil.copy(os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "kineto",
+                                 "trace_filter_sampled_rank-%d.json.gz" % r), folder)
+    return str(folder)
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_cluster_trace_analysis_equals_the_local_run(cluster, ranks, tmp_path, exact):
+    """Every method of tracemodel.hta.TraceAnalysis with a client answers as without one: on the
+    16 generated ranks and on two real ranks."""
+    from tracemodel.hta import TraceAnalysis, TraceDiff, LabeledTrace
+    client, _, _ = cluster
+    for folder in (ranks, _two_real_ranks(tmp_path)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (repairs of the real traces: both runs warn)
+            local = TraceAnalysis(trace_dir=folder, exact=exact)
+            remote = TraceAnalysis(trace_dir=folder, exact=exact, client=client)
+        every = local.t.get_ranks()
+        assert remote.t.get_ranks() == every and remote.t.unread == []
+        assert remote.t.min_ts == local.t.min_ts
+        assert remote.t.symbol_table.sym_table == local.t.symbol_table.sym_table
+        calls = [("get_temporal_breakdown", {}), ("get_comm_comp_overlap", {}),
+                 ("get_gpu_kernel_breakdown", {}),
+                 ("get_gpu_kernel_breakdown", dict(num_kernels=3, include_memory_kernels=False)),
+                 ("get_idle_time_breakdown", dict(ranks=every, show_idle_interval_stats=True)),
+                 ("get_idle_time_breakdown", dict(consecutive_kernel_delay=5)),
+                 ("get_cuda_kernel_launch_stats", dict(ranks=every)),
+                 ("get_queue_length_summary", dict(ranks=every)),
+                 ("get_queue_length_time_series", dict(ranks=every)),
+                 ("get_memory_bw_summary", dict(ranks=every)),
+                 ("get_memory_bw_time_series", dict(ranks=every)),
+                 ("get_gpu_user_annotation_breakdown", {}),
+                 ("get_profiler_steps", {}), ("get_potential_stragglers", {}),
+                 ("get_time_spent_blocked_on_full_queue", {})]
+        if not exact:
+            calls.append(("get_cpu_user_annotation_breakdown", {}))
+        for name, kw in calls:
+            if name.startswith("get_") and name not in (
+                    "get_profiler_steps", "get_queue_length_summary",
+                    "get_queue_length_time_series", "get_memory_bw_summary",
+                    "get_memory_bw_time_series", "get_time_spent_blocked_on_full_queue"):
+                kw = dict(kw, visualize=False)
+            _equal(getattr(local, name)(**kw), getattr(remote, name)(**kw), name)
+        assert local.get_potential_stragglers(visualize=False) != []
+        _equal(local.t.get_trace(every[-1]), remote.t.get_trace(every[-1]), "get_trace")
+        window = "ProfilerStep"
+        a = local.critical_path_analysis(every[0], window, 0)
+        b = remote.critical_path_analysis(every[0], window, 0)
+        assert (a is None) == (b is None)
+        if a is not None:
+            _equal(a[0].summary(), b[0].summary(), "critical path")
+    local = [LabeledTrace(label, trace_dir=ranks) for label in ("control", "test")]
+    remote = [LabeledTrace(label, trace_dir=ranks, client=client) for label in ("control", "test")]
+    _equal(TraceDiff.compare_traces(*local, control_rank=0, test_rank=5),
+           TraceDiff.compare_traces(*remote, control_rank=0, test_rank=5), "compare_traces")
+
+
+def test_cluster_trace_analysis_one_unreadable_rank(cluster, ranks, tmp_path):
+    from tracemodel.hta import TraceAnalysis
+    client, _, _ = cluster
+    d = str(tmp_path)
+    for r in range(15):
+        shutil.copy(os.path.join(ranks, "rank-%d.json.gz" % r), d)
+    bad = os.path.join(d, "rank-15.json")
+    with open(bad, "w") as f:
+        f.write('{"traceEvents": [{"name": "cut')
+    with pytest.warns(tracemodel.RankWarning, match="1 of 16 ranks unread"):
+        remote = TraceAnalysis(trace_dir=d, client=client)
+    assert [f for f, _ in remote.t.unread] == [bad]
+    assert remote.t.get_ranks() == list(range(15))
+    os.remove(bad)
+    local = TraceAnalysis(trace_dir=d)
+    _equal(local.get_temporal_breakdown(visualize=False),
+           remote.get_temporal_breakdown(visualize=False), "temporal")

@@ -214,6 +214,23 @@ class ClusterHta:
         call = ("write_critical_path_overlay", (rank, annotation, instance, path))
         return self._one(rank, [call])[0]
 
+    def straggler_rows(self, steps):
+        """{rank: _stragglers.rank_rows(...)}, each made on a worker, names as global ids."""
+        ranks = self.ranks
+        placed = [self._where[r] for r in ranks]
+        results, errors = _map(_straggler_rows, placed,
+                               self._opts + (self._drop, self.min_ts, list(steps)), self._client)
+        out = {}
+        for r, (_, item), found, e in zip(ranks, placed, results, errors):
+            if e is not None:
+                raise TraceError("rank %d on the cluster: %s" % (r, e), item[1])
+            rows, symbols = found
+            if rows is not None:
+                to_global = np.asarray([self._index[s] for s in symbols] or [0], dtype=np.int64)
+                rows[2]["name"] = to_global[np.asarray(rows[2]["name"], dtype=np.int64)]
+            out[r] = rows
+        return out
+
     def with_counters(self, want, suffix, queue, bw):
         found = self._each(want, [("with_counters", (None, suffix, queue, bw))])
         return [p for _, (paths,) in found for p in paths]
@@ -223,3 +240,13 @@ def _call_at(placed, _k, include_last, filter_steps, drop, min_ts, calls):
     """``_call`` on ``placed`` ((the file's place in the whole list, (rank, path)))."""
     place, item = placed
     return _call(item, place, include_last, filter_steps, drop, min_ts, calls)
+
+
+def _straggler_rows(placed, _k, include_last, filter_steps, drop, min_ts, steps):
+    """One rank's rows for the straggler analysis (on a worker), with its symbols."""
+    import pandas as pd
+    from ._stragglers import rank_rows
+    place, item = placed
+    h = _handle(item, place, include_last, filter_steps, drop, min_ts)
+    symbols = list(h.symbols())
+    return rank_rows(pd.DataFrame(h.frame(h.ranks[0])), symbols, steps), symbols

@@ -1,21 +1,36 @@
 """HTA's straggler analysis (``get_potential_stragglers``) on the ranks' frames: the ranks whose
-long communication kernels start late most often (docs/python.md)."""
+long communication kernels start late most often (docs/python.md). Each rank gives the span of
+its rows in the steps and its communication kernels (``rank_rows``: on a cluster's worker, so
+that only those rows travel); the metric is taken over all ranks' rows together."""
 
 import pandas as pd
 
+_COLUMNS = ["ts", "dur", "stream", "iteration", "name"]
 
-def _metric(frames, table, steps):
-    """Per (rank, iteration): the normalized start of the communication kernel whose duration
-    varies most across ranks."""
-    comm = {i for i, s in enumerate(table) if s.startswith("ncclKernel")}
-    df = pd.concat([f.assign(rank=r) for r, f in frames.items()], ignore_index=True)
-    df = df[df["iteration"].isin(steps)]
+
+def rank_rows(frame, table, steps):
+    """(first start, last end, communication kernel rows) of one rank's frame in ``steps``;
+    None when it has no row there. Rows keep the frame's order."""
+    df = frame[frame["iteration"].isin(steps)]
     if df.empty:
         return None
-    t_min = df["ts"].min()
-    mean_iter = ((df["ts"] + df["dur"]).max() - t_min) / len(steps)
-    long = df[(df["stream"] > 0) & (df["iteration"] > 0) & (df["dur"] >= 0.01 * mean_iter)
-              & df["name"].isin(comm)]
+    comm = {i for i, s in enumerate(table) if s.startswith("ncclKernel")}
+    rows = df[(df["stream"] > 0) & (df["iteration"] > 0) & df["name"].isin(comm)]
+    return (int(df["ts"].min()), int((df["ts"] + df["dur"]).max()),
+            {c: rows[c].to_numpy() for c in _COLUMNS})
+
+
+def _metric(parts, steps):
+    """Per (rank, iteration): the normalized start of the communication kernel whose duration
+    varies most across ranks. ``parts``: {rank: rank_rows(...)}."""
+    parts = {r: p for r, p in parts.items() if p is not None}
+    if not parts:
+        return None
+    t_min = min(p[0] for p in parts.values())
+    mean_iter = (max(p[1] for p in parts.values()) - t_min) / len(steps)
+    df = pd.concat([pd.DataFrame(p[2]).assign(rank=r) for r, p in parts.items()],
+                   ignore_index=True)
+    long = df[df["dur"] >= 0.01 * mean_iter]
     if long.empty:
         return None
     last = long.groupby(["rank", "stream", "iteration", "name"]).last().reset_index()
@@ -31,7 +46,13 @@ def potential_stragglers(analysis, profiler_steps, num_candidates):
     steps = list(profiler_steps) if profiler_steps else analysis.get_profiler_steps()
     num_candidates = max(1, int(num_candidates))
     t = analysis.t
-    metric = _metric({r: t.get_trace(r) for r in t.get_ranks()}, t.symbol_table.sym_table, steps)
+    rows = getattr(t._h, "straggler_rows", None)
+    if rows is not None:  # (a cluster's: each rank's rows made on its worker)
+        parts = rows(steps)
+    else:
+        parts = {r: rank_rows(t.get_trace(r), t.symbol_table.sym_table, steps)
+                 for r in t.get_ranks()}
+    metric = _metric(parts, steps)
     if metric is None:
         return []
     counts = {}
@@ -42,3 +63,4 @@ def potential_stragglers(analysis, profiler_steps, num_candidates):
             counts[int(r)] = counts.get(int(r), 0) + 1
     ranked = pd.Series(counts).sort_values(ascending=False)
     return [int(r) for r in ranked.index[:num_candidates]]
+
