@@ -43,14 +43,28 @@ std::uint64_t le64(std::string_view b, std::size_t at) {
 
 }  // namespace
 
-std::vector<tmod::gpu_rank_part> cluster_parts(
-    const std::string& scheduler_file, const std::vector<std::string>& files, bool hta, bool series,
-    std::vector<std::pair<std::string, std::string>>& unread) {
+std::vector<tmod::gpu_rank_part> cluster_gpu_parts(const std::string& scheduler_file,
+                                                   const std::vector<std::string>& files, bool hta,
+                                                   bool series, unread_files& unread) {
+  std::vector<std::string> options{"--kind", "gpu"};
+  if (hta) options.emplace_back("--hta");
+  if (series) options.emplace_back("--series");
+  std::vector<tmod::gpu_rank_part> parts;
+  for (auto& [place, bytes] : cluster_parts(scheduler_file, files, options, unread)) {
+    tmod::gpu_rank_part p = tmod::decode_part<tmod::gpu_rank_part>(bytes, "gpu");
+    p.file = files[place];
+    parts.push_back(std::move(p));
+  }
+  return parts;
+}
+
+std::vector<std::pair<std::size_t, std::string>> cluster_parts(
+    const std::string& scheduler_file, const std::vector<std::string>& files,
+    const std::vector<std::string>& options, unread_files& unread) {
   const char* py = std::getenv("TRACEMODEL_PYTHON");
   std::vector<std::string> args{py && *py ? py : "python3", "-m",          "tracemodel", "parts",
                                 "--scheduler-file",         scheduler_file};
-  if (hta) args.emplace_back("--hta");
-  if (series) args.emplace_back("--series");
+  args.insert(args.end(), options.begin(), options.end());
   args.emplace_back("--");
   args.insert(args.end(), files.begin(), files.end());
   std::vector<char*> argv;
@@ -99,7 +113,7 @@ std::vector<tmod::gpu_rank_part> cluster_parts(
         "the cluster's run failed (" + args[0] + " -m tracemodel parts, status " +
         std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + "): see its message above");
   // Frames: 'P' or 'E', the file's place and the length (little-endian 64 bits), the bytes.
-  std::vector<tmod::gpu_rank_part> parts;
+  std::vector<std::pair<std::size_t, std::string>> parts;
   std::vector<bool> seen(files.size());
   for (std::size_t at = 0; at < bytes.size();) {
     if (bytes.size() - at < 17) throw tmod::input_error("the cluster's answer is cut short");
@@ -116,9 +130,7 @@ std::vector<tmod::gpu_rank_part> cluster_parts(
       unread.emplace_back(files[place], std::string(payload));
       continue;
     }
-    tmod::gpu_rank_part p = tmod::decode_part<tmod::gpu_rank_part>(payload, "gpu");
-    p.file = files[place];
-    parts.push_back(std::move(p));
+    parts.emplace_back(static_cast<std::size_t>(place), std::string(payload));
   }
   for (std::size_t k = 0; k < files.size(); ++k)
     if (!seen[k]) unread.emplace_back(files[k], "no answer from the cluster");

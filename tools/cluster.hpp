@@ -13,11 +13,20 @@ namespace tracemodel_cli {
 
 namespace tmod = tracemodel;
 
-/// The parts of `files` (HTA's rules or the exact ones; `series`: the launch rows and steps
-/// kept), computed on the cluster that `scheduler_file` names; the files that failed, with
-/// their reasons, in `unread`. The Python that runs it: $TRACEMODEL_PYTHON, else python3.
-[[nodiscard]] std::vector<tmod::gpu_rank_part> cluster_parts(
+using unread_files = std::vector<std::pair<std::string, std::string>>;  ///< file, reason
+
+/// Each file's part as bytes (place in `files`, bytes), computed on the cluster that
+/// `scheduler_file` names by `python3 -m tracemodel parts OPTIONS... -- FILES...`; the files
+/// that failed, with their reasons, in `unread`. The Python that runs it: $TRACEMODEL_PYTHON,
+/// else python3.
+[[nodiscard]] std::vector<std::pair<std::size_t, std::string>> cluster_parts(
+    const std::string& scheduler_file, const std::vector<std::string>& files,
+    const std::vector<std::string>& options, unread_files& unread);
+
+/// The device-time parts of `files` (HTA's rules or the exact ones; `series`: the launch rows
+/// and steps kept).
+[[nodiscard]] std::vector<tmod::gpu_rank_part> cluster_gpu_parts(
     const std::string& scheduler_file, const std::vector<std::string>& files, bool hta, bool series,
-    std::vector<std::pair<std::string, std::string>>& unread);
+    unread_files& unread);
 
 }  // namespace tracemodel_cli

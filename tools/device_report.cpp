@@ -24,7 +24,7 @@ device_report read_device_report(const std::vector<std::string>& paths, bool hta
     const std::vector<std::string> files = tmod::trace_files(paths);
     if (files.empty()) throw tmod::input_error("no trace files in the paths given");
     device_report r;
-    auto parts = cluster_parts(scheduler_file, files, hta, options.series, r.unread);
+    auto parts = cluster_gpu_parts(scheduler_file, files, hta, options.series, r.unread);
     for (const auto& [file, reason] : r.unread)
       std::fprintf(stderr, "tracemodel: %s: not read: %s\n", file.c_str(), reason.c_str());
     if (parts.empty()) throw tmod::input_error("no rank could be read");

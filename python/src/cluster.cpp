@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <tracemodel/formats/rank_parts.hpp>
+#include <tracemodel/hta/rank_parts.hpp>
 #include <tracemodel/hta/report.hpp>
 
 #include "binding.hpp"
@@ -16,21 +17,17 @@ namespace {
 
 namespace hta = tracemodel::hta;
 
-/// One rank's part (formats/rank_parts.hpp), read with `threads` threads.
-py::bytes gpu_part(const std::string& path, std::int64_t place, bool by_hta, bool series,
-                   unsigned threads) {
+/// `make()`'s bytes, made without the GIL; errors about `path` as TraceError (naming the file
+/// once).
+template <class Make>
+py::bytes part_bytes(const std::string& path, Make make) {
   std::string bytes;
   {
     const py::gil_scoped_release unlocked;
-    tmod::gpu_report_options o;
-    o.series = series;
-    o.threads = threads;
     bytes = about_file(path, [&] {
       try {
-        return tmod::encode_part(by_hta ? hta::read_gpu_rank_part(path, place, o)
-                                        : tmod::read_gpu_rank_part(path, place, o),
-                                 "gpu");
-      } catch (const tmod::input_error& e) {  // (the file is named once, by TraceError)
+        return make();
+      } catch (const tmod::input_error& e) {
         std::string_view what = e.what();
         if (what.starts_with(path + ": ")) what.remove_prefix(path.size() + 2);
         throw tmod::input_error(std::string(what), e.offset());
@@ -38,6 +35,28 @@ py::bytes gpu_part(const std::string& path, std::int64_t place, bool by_hta, boo
     });
   }
   return py::bytes(bytes);
+}
+
+/// One rank's part of a device-time report (formats/rank_parts.hpp), read with `threads`.
+py::bytes gpu_part(const std::string& path, std::int64_t place, bool by_hta, bool series,
+                   unsigned threads) {
+  tmod::gpu_report_options o;
+  o.series = series;
+  o.threads = threads;
+  return part_bytes(path, [&] {
+    return tmod::encode_part(
+        by_hta ? hta::read_gpu_rank_part(path, place, o) : tmod::read_gpu_rank_part(path, place, o),
+        "gpu");
+  });
+}
+
+/// One rank's part of a trace diff (hta/rank_parts.hpp).
+py::bytes diff_part(const std::string& path, std::int64_t place, bool by_hta, bool short_names,
+                    bool with_gpu, unsigned threads) {
+  return part_bytes(path, [&] {
+    return tmod::encode_part(
+        hta::read_diff_rank_part(path, place, {by_hta, short_names, with_gpu, threads}), "diff");
+  });
 }
 
 py::dict stats_dict(std::vector<std::int64_t> rank, text_column key, const char* key_name,
@@ -228,6 +247,8 @@ void bind_cluster(py::module_& m) {
   m.def("gpu_part", &gpu_part, py::arg("path"), py::arg("place"), py::arg("hta"), py::arg("series"),
         py::arg("threads"));
   m.def("gpu_report", &gpu_report, py::arg("parts"), py::arg("hta"));
+  m.def("diff_part", &diff_part, py::arg("path"), py::arg("place"), py::arg("hta"),
+        py::arg("short_names"), py::arg("with_gpu"), py::arg("threads"));
 }
 
 }  // namespace tracemodel_py

@@ -659,6 +659,12 @@ void bind_hta(py::module_& m) {
                                for (const auto& r : h.ranks) n += r->frame.rows.size();
                                return n;
                              })
+      .def_property_readonly("table_bytes",
+                             [](const hta_trace& h) {
+                               std::size_t n = 0;
+                               for (const auto& r : h.ranks) n += r->table.memory_bytes();
+                               return n;
+                             })
       .def("class_sets", &class_sets)
       .def_property_readonly("ranks",
                              [](const hta_trace& h) {

@@ -137,6 +137,26 @@ def test_cluster_program_json_byte_for_byte(cluster, ranks, rules):
     assert remote.stdout == local.stdout
 
 
+@pytest.mark.skipif(not PROGRAM, reason="TRACEMODEL_PROGRAM names the tracemodel program")
+@pytest.mark.parametrize("options", [[], ["--hta"], ["--hta", "--short-names", "--iteration", "1"],
+                                     ["--rank", "3"]])
+def test_cluster_program_diff_byte_for_byte(cluster, ranks, tmp_path, options):
+    _, sched, _ = cluster
+    other = str(tmp_path / "other")
+    _synthetic.write_run(other, 16, steps=3, launches_per_step=150, seed=2)
+    local = _program(["diff", "--json"] + options + [ranks, other])
+    remote = _program(["diff", "--json", "--scheduler-file", sched] + options + [ranks, other])
+    assert local.returncode == 0 and remote.returncode == 0, remote.stderr
+    assert len(local.stdout) > 10000 and remote.stdout == local.stdout
+    if options == ["--hta"]:  # the page, with both runs' device time
+        pages = [str(tmp_path / "local.html"), str(tmp_path / "remote.html")]
+        assert _program(["diff", "--hta", "-o", pages[0], ranks, other]).returncode == 0
+        assert _program(["diff", "--hta", "-o", pages[1], "--scheduler-file", sched, ranks,
+                         other]).returncode == 0
+        with open(pages[0], "rb") as a, open(pages[1], "rb") as b:
+            assert a.read() == b.read()
+
+
 def test_cluster_a_worker_killed_in_the_middle(cluster, ranks, tmp_path):
     client, _, _ = cluster
     d = str(tmp_path)  # ranks of a few hundred ms each: the kill lands while some are left

@@ -80,6 +80,11 @@ def _gpu_part(path, place, hta, series, threads):
     return _core.gpu_part(path, place, hta, series, threads)
 
 
+def _diff_part(path, place, hta, short_names, with_gpu, threads):
+    """One rank's part of a trace diff (runs on a worker)."""
+    return _core.diff_part(path, place, hta, short_names, with_gpu, threads)
+
+
 def _frame(columns):
     data = {}
     for name, col in columns.items():
@@ -141,14 +146,18 @@ def _write_frames(out, kind, place, payload):
 
 
 def main(argv=None):
-    """``parts``: each file's part as a frame on standard output: ``P`` or ``E`` (an error's
+    """``parts``: each file's part (``--kind gpu``: of the device-time report, ``diff``: of a
+    trace diff) as a frame on standard output: ``P`` or ``E`` (an error's
     text), then its place and length (two little-endian 64-bit numbers), then the bytes."""
     p = argparse.ArgumentParser(prog="python3 -m tracemodel")
     sub = p.add_subparsers(dest="command", required=True)
     parts = sub.add_parser("parts", help="each rank's device-time part, computed on the cluster")
     parts.add_argument("--scheduler-file", required=True)
+    parts.add_argument("--kind", choices=["gpu", "diff"], default="gpu")
     parts.add_argument("--hta", action="store_true")
-    parts.add_argument("--series", action="store_true")
+    parts.add_argument("--series", action="store_true", help="gpu: the launch rows too")
+    parts.add_argument("--short-names", action="store_true", help="diff: names shortened")
+    parts.add_argument("--with-gpu", action="store_true", help="diff: the gpu part too")
     parts.add_argument("--threads", type=int, default=1)
     parts.add_argument("--timeout", type=float, default=30, help="seconds to reach the scheduler")
     parts.add_argument("files", nargs="+")
@@ -156,7 +165,11 @@ def main(argv=None):
     from dask.distributed import Client
     out = sys.stdout.buffer
     with Client(scheduler_file=a.scheduler_file, timeout=a.timeout) as client:
-        results, errors = _map(_gpu_part, a.files, (a.hta, a.series, a.threads), client)
+        if a.kind == "gpu":
+            results, errors = _map(_gpu_part, a.files, (a.hta, a.series, a.threads), client)
+        else:
+            results, errors = _map(_diff_part, a.files,
+                                   (a.hta, a.short_names, a.with_gpu, a.threads), client)
     for k, (part, error) in enumerate(zip(results, errors)):
         if part is not None:
             _write_frames(out, b"P", k, part)

@@ -12,6 +12,9 @@
 #include <tracemodel/hta/read.hpp>
 #include <tracemodel/hta/trace_diff.hpp>
 
+#include <tracemodel/formats/rank_parts.hpp>
+
+#include "../cluster.hpp"
 #include "../device_report.hpp"
 #include "../input.hpp"
 #include "../program.hpp"
@@ -26,11 +29,48 @@ struct request {
   std::optional<std::int64_t> iteration, rank;
   tmod::diff_device device = tmod::diff_device::all;
   std::size_t top = 0;
-  std::string output;
+  std::string output, scheduler_file;
 };
 
+/// A side's ranks read on the Dask cluster of `q.scheduler_file` (docs/cluster.md): each rank's
+/// totals, and its device-time part for the page, made on a worker.
+void read_side_on_cluster(const request& q, const std::string& path, diff_side& s,
+                          unread_files& unread) {
+  const std::vector<std::string> files = tmod::trace_files({path});
+  if (files.empty()) throw tmod::input_error("no trace files in " + path);
+  std::vector<std::string> options{"--kind", "diff"};
+  if (q.hta) options.emplace_back("--hta");
+  if (q.short_names) options.emplace_back("--short-names");
+  if (!q.output.empty()) options.emplace_back("--with-gpu");
+  const std::size_t failed = unread.size();
+  std::vector<tmod::diff_rank_part> parts;
+  for (auto& [place, bytes] : cluster_parts(q.scheduler_file, files, options, unread)) {
+    tmod::diff_rank_part p = tmod::decode_part<tmod::diff_rank_part>(bytes, "diff");
+    p.file = files[place];
+    parts.push_back(std::move(p));
+  }
+  for (std::size_t k = failed; k < unread.size(); ++k)
+    std::fprintf(stderr, "tracemodel: %s: not read: %s\n", unread[k].first.c_str(),
+                 unread[k].second.c_str());
+  std::stable_sort(parts.begin(), parts.end(),
+                   [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  for (std::size_t k = 1; k < parts.size(); ++k)
+    if (parts[k - 1].rank == parts[k].rank)
+      throw tmod::input_error("rank " + std::to_string(parts[k].rank) +
+                              " is in two files: " + parts[k - 1].file + " and " + parts[k].file);
+  std::vector<tmod::gpu_rank_part> gpu;
+  for (tmod::diff_rank_part& p : parts) {
+    s.repairs += p.repairs;
+    s.ranks.emplace_back(p.rank, std::move(p.totals));
+    if (p.gpu) gpu.push_back(std::move(*p.gpu));
+  }
+  if (!q.output.empty() && !gpu.empty())
+    s.gpu = q.hta ? device_report{{}, tmod::hta::gather_gpu_report(std::move(gpu)), {}}
+                  : device_report{tmod::gather_gpu_report(std::move(gpu)), {}, {}};
+}
+
 /// A side's totals per rank (and, for the page, its device report from the same reading).
-diff_side read_side(const request& q, const std::string& path) {
+diff_side read_side(const request& q, const std::string& path, unread_files& unread) {
   diff_side s;
   s.path = path;
   std::mutex m;
@@ -42,7 +82,9 @@ diff_side read_side(const request& q, const std::string& path) {
     return q.hta ? tmod::hta::step_totals_of(tmod::hta::frame(t), q.short_names)
                  : tmod::step_totals_of(t, q.short_names);
   };
-  if (q.output.empty()) {
+  if (!q.scheduler_file.empty()) {
+    read_side_on_cluster(q, path, s, unread);
+  } else if (q.output.empty()) {
     s.ranks = q.hta ? tmod::hta::read_ranks({path}, {}, totals)
                     : tmod::for_each_rank(tmod::trace_files({path}), {}, totals);
   } else {  // the page shows each side's device time too: one reading for both
@@ -96,11 +138,14 @@ int run(arguments& a) {
   a.count("--top", q.top);
   a.flag("--hta", q.hta);
   a.text("-o", q.output);
+  a.text("--scheduler-file", q.scheduler_file);
   a.parse();
   if (a.positional.empty()) throw usage_error{"missing TRACE"};
   if (a.positional.size() != 2) throw usage_error{"diff needs two traces: CONTROL TEST"};
-  const diff_side control = read_side(q, a.positional[0]);
-  const diff_side test = read_side(q, a.positional[1]);
+  unread_files unread;  // (a cluster's run: said on stderr, status 1)
+  const diff_side control = read_side(q, a.positional[0], unread);
+  const diff_side test = read_side(q, a.positional[1], unread);
+  const int status = unread.empty() ? 0 : 1;
   const diff_rules rules{q.hta, q.hta ? tmod::hta::microseconds::name : tmod::nanoseconds::name};
   diff_rows rows;
   for (std::size_t d = 0; d < 3; ++d) {
@@ -115,12 +160,12 @@ int run(arguments& a) {
   repairs += test.repairs;
   if (!a.json && q.output.empty()) {
     print_diff(control, test, rows, rules, q.device, q.top == 0 ? 10 : q.top);
-    return 0;
+    return status;
   }
   const std::string json = diff_json(control, test, rows, repairs, rules);
   if (q.output.empty()) {
     std::fputs(json.c_str(), stdout);
-    return 0;
+    return status;
   }
   const std::string page = diff_report_page(
       rows, control.gpu->view(), test.gpu->view(), json,
@@ -130,7 +175,7 @@ int run(arguments& a) {
       q.top == 0 ? 15 : q.top);
   if (!write_file(q.output, page)) return 1;
   std::printf("wrote %s\n", q.output.c_str());
-  return 0;
+  return status;
 }
 
 const registrar diff{
@@ -146,7 +191,9 @@ const registrar diff{
      "            --top K                        rows of each list shown (default: 10)\n"
      "            --hta                          Holistic Trace Analysis's rules and columns\n"
      "            -o FILE.html                   a page: both runs' device time side by side\n"
-     "                                           and the largest changes\n",
+     "                                           and the largest changes\n"
+     "            --scheduler-file FILE          read the ranks on the Dask cluster FILE names\n"
+     "                                           (docs/cluster.md)\n",
      90, run}};
 
 }  // namespace diff_command

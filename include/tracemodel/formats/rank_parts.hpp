@@ -24,10 +24,21 @@
 #include <utility>
 #include <vector>
 
+#include "tracemodel/algo/trace_diff.hpp"
 #include "tracemodel/config.hpp"
 #include "tracemodel/formats/gpu_report.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
+
+/// One rank's totals per name for a trace diff (algo/trace_diff.hpp), and with them, when asked,
+/// its part of the device-time report: what a worker sends for `tracemodel diff`.
+struct diff_rank_part {
+  std::string file;
+  std::int64_t rank = 0;
+  step_totals totals;
+  anomaly_counts repairs;
+  std::optional<gpu_rank_part> gpu;
+};
 
 /// The members of `T` that its encoding holds: `static constexpr auto of = std::tuple{&T::a,
 /// ...};`. Specialize it for a struct of your own to send it as part of a rank's results.
@@ -341,6 +352,24 @@ template <>
 struct part_members<gpu_rank_part> {
   using T = gpu_rank_part;
   static constexpr auto of = std::tuple{&T::file, &T::result, &T::steps, &T::all_steps};
+};
+
+template <>
+struct part_members<op_total> {
+  static constexpr auto of = std::tuple{&op_total::count, &op_total::duration};
+};
+template <>
+struct part_members<op_totals> {
+  static constexpr auto of = std::tuple{&op_totals::by_name};
+};
+template <>
+struct part_members<step_totals> {
+  static constexpr auto of = std::tuple{&step_totals::steps, &step_totals::all};
+};
+template <>
+struct part_members<diff_rank_part> {
+  using T = diff_rank_part;
+  static constexpr auto of = std::tuple{&T::file, &T::rank, &T::totals, &T::repairs, &T::gpu};
 };
 
 TRACEMODEL_END_NAMESPACE

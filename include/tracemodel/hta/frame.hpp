@@ -123,14 +123,14 @@ namespace detail {
 }
 }  // namespace detail
 
-struct row {
+struct row {  // (members ordered so that none pads: 88 bytes a row)
   event_index event = no_event;
-  std::string_view name, cat;                    ///< the event's (views into the table)
   kernel_class cls = kernel_class::computation;  ///< HTA's class of the name
   std::uint8_t flags = 0;                        ///< `flag` bits
+  bool gpu = false;
+  std::string_view name, cat;    ///< the event's (views into the table)
   std::int64_t ts = 0, end = 0;  ///< microseconds; `end < ts` can happen (see above)
   std::int64_t stream = -1, correlation = -1;
-  bool gpu = false;
   std::int64_t partner = -1;  ///< a row index of the frame, or -1
   double memory_bw = 0;
 };
