@@ -83,6 +83,7 @@ def main():
     p.add_argument("--ranks", type=int, default=16)
     p.add_argument("--events", type=int, default=1_000_000)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--rules", choices=["exact", "hta", "both"], default="both")
     a = p.parse_args()
     steps = 4
     per_step = max(1, (a.events // steps - 2) // 3)
@@ -101,7 +102,7 @@ def main():
     del one
     print("%d ranks, %.0f MB of traces; one rank: %d rows of HTA's frame, a table of %.0f MB"
           % (a.ranks, trace_bytes / 1e6, events, table / 1e6))
-    for hta in (False, True):
+    for hta in {"exact": (False,), "hta": (True,), "both": (False, True)}[a.rules]:
         results = {}
         rules = "HTA's rules" if hta else "exact rules"
         for n in (1, 2):
