@@ -43,6 +43,12 @@ std::uint64_t le64(std::string_view b, std::size_t at) {
 
 }  // namespace
 
+std::string program_path() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("tracemodel") : exe.string();
+}
+
 std::vector<tmod::gpu_rank_part> cluster_gpu_parts(const std::string& scheduler_file,
                                                    const std::vector<std::string>& files, bool hta,
                                                    bool series, unread_files& unread) {

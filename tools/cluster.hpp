@@ -13,6 +13,9 @@ namespace tracemodel_cli {
 
 namespace tmod = tracemodel;
 
+/// This program's path (/proc/self/exe), for workers that run it on the same storage.
+[[nodiscard]] std::string program_path();
+
 using unread_files = std::vector<std::pair<std::string, std::string>>;  ///< file, reason
 
 /// Each file's part as bytes (place in `files`, bytes), computed on the cluster that

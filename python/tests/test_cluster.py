@@ -157,6 +157,29 @@ def test_cluster_program_diff_byte_for_byte(cluster, ranks, tmp_path, options):
             assert a.read() == b.read()
 
 
+@pytest.mark.skipif(not PROGRAM, reason="TRACEMODEL_PROGRAM names the tracemodel program")
+def test_cluster_program_report_byte_for_byte(cluster, ranks, tmp_path):
+    """``report``'s page, each rank's part made by the program on a worker: a run of 16 ranks
+    under both rules, and one with a rank that has allocations (its memory section)."""
+    _, sched, _ = cluster
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    shutil.copy(os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data",
+                             "pytorch-1.13-kineto", "memory_profile.kineto.json"),
+                mixed / "rank-0.json")
+    shutil.copy(os.path.join(ranks, "rank-1.json.gz"), mixed)
+    for folder, rules in ((ranks, []), (ranks, ["--hta"]), (str(mixed), [])):
+        pages = [str(tmp_path / "local.html"), str(tmp_path / "remote.html")]
+        assert _program(["report", "-o", pages[0]] + rules + [folder]).returncode == 0
+        out = _program(["report", "-o", pages[1], "--scheduler-file", sched] + rules + [folder])
+        assert out.returncode == 0, out.stderr
+        with open(pages[0], "rb") as a, open(pages[1], "rb") as b:
+            local = a.read()
+            assert local == b.read()
+        if folder == str(mixed):
+            assert b"Memory (rank 0)" in local
+
+
 def test_cluster_a_worker_killed_in_the_middle(cluster, ranks, tmp_path):
     client, _, _ = cluster
     d = str(tmp_path)  # ranks of a few hundred ms each: the kill lands while some are left

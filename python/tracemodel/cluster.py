@@ -85,6 +85,18 @@ def _diff_part(path, place, hta, short_names, with_gpu, threads):
     return _core.diff_part(path, place, hta, short_names, with_gpu, threads)
 
 
+def _program_part(path, place, program, command, flags):
+    """One rank's part made by the ``tracemodel`` program itself (runs on a worker: ``report``'s
+    parts need the program's own rendering of a rank)."""
+    import subprocess
+    done = subprocess.run([program, command, "--place", str(place)] + list(flags) + [path],
+                          capture_output=True)
+    if done.returncode != 0:
+        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise RuntimeError(lines[0] if lines else "%s exited with %d" % (command, done.returncode))
+    return done.stdout
+
+
 def _frame(columns):
     data = {}
     for name, col in columns.items():
@@ -147,13 +159,16 @@ def _write_frames(out, kind, place, payload):
 
 def main(argv=None):
     """``parts``: each file's part (``--kind gpu``: of the device-time report, ``diff``: of a
-    trace diff) as a frame on standard output: ``P`` or ``E`` (an error's
+    trace diff, ``report``: of ``tracemodel report``'s page, made by ``--program``) as a frame
+    on standard output: ``P`` or ``E`` (an error's
     text), then its place and length (two little-endian 64-bit numbers), then the bytes."""
     p = argparse.ArgumentParser(prog="python3 -m tracemodel")
     sub = p.add_subparsers(dest="command", required=True)
     parts = sub.add_parser("parts", help="each rank's device-time part, computed on the cluster")
     parts.add_argument("--scheduler-file", required=True)
-    parts.add_argument("--kind", choices=["gpu", "diff"], default="gpu")
+    parts.add_argument("--kind", choices=["gpu", "diff", "report"], default="gpu")
+    parts.add_argument("--program", default="tracemodel",
+                       help="report: the tracemodel program, as the workers find it")
     parts.add_argument("--hta", action="store_true")
     parts.add_argument("--series", action="store_true", help="gpu: the launch rows too")
     parts.add_argument("--short-names", action="store_true", help="diff: names shortened")
@@ -167,9 +182,12 @@ def main(argv=None):
     with Client(scheduler_file=a.scheduler_file, timeout=a.timeout) as client:
         if a.kind == "gpu":
             results, errors = _map(_gpu_part, a.files, (a.hta, a.series, a.threads), client)
-        else:
+        elif a.kind == "diff":
             results, errors = _map(_diff_part, a.files,
                                    (a.hta, a.short_names, a.with_gpu, a.threads), client)
+        else:
+            results, errors = _map(_program_part, a.files, (a.program, "report-part",
+                                                            ["--hta"] if a.hta else []), client)
     for k, (part, error) in enumerate(zip(results, errors)):
         if part is not None:
             _write_frames(out, b"P", k, part)

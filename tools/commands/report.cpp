@@ -6,12 +6,17 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <tracemodel/algo/analyze.hpp>
 #include <tracemodel/algo/key_averages.hpp>
 #include <tracemodel/algo/memory_timeline.hpp>
 
+#include <tracemodel/formats/rank_parts.hpp>
+#include <tracemodel/hta/report.hpp>
+
+#include "../cluster.hpp"
 #include "../device_report.hpp"
 #include "../input.hpp"
 #include "../program.hpp"
@@ -45,11 +50,104 @@ critical_path_summary summary_of(std::int64_t rank, const tmod::event_table& t, 
   return c;
 }
 
+/// What the page shows of a rank beside its device time.
+struct rank_extras {
+  std::string cpu;  ///< its key averages as a table
+  critical_path_summary path;
+  std::optional<memory_view> memory;  ///< when it has allocations
+};
+
+rank_extras extras_of(std::int64_t rank, tmod::event_table& t, bool hta) {
+  rank_extras x;
+  tmod::analyze(t);
+  x.cpu = tmod::format_key_averages(tmod::key_averages(t), 15);
+  x.path = summary_of(rank, t, hta);
+  if (std::any_of(t.events.begin(), t.events.end(),
+                  [](const auto& e) { return e.template is<tmod::event_kind::allocation>(); }))
+    x.memory = memory_view_of(t, tmod::memory_timeline(t, {.sample_limit = 1000}), 20, 1000);
+  return x;
+}
+
+/// A rank's part of the page, as a cluster's worker makes it (`report-part`).
+struct report_part {
+  tmod::gpu_rank_part gpu;
+  rank_extras extras;
+};
+
+}  // namespace report_command
+}  // namespace tracemodel_cli
+
+template <>
+struct tracemodel::part_members<tracemodel_cli::critical_path_summary> {
+  using T = tracemodel_cli::critical_path_summary;
+  static constexpr auto of = std::tuple{&T::rank,   &T::window, &T::nodes,    &T::edges,
+                                        &T::events, &T::length, &T::bound_by, &T::top};
+};
+template <>
+struct tracemodel::part_members<tracemodel::memory_sample> {
+  using T = tracemodel::memory_sample;
+  static constexpr auto of = std::tuple{&T::time_ns, &T::bytes};
+};
+template <>
+struct tracemodel::part_members<tracemodel::memory_peak> {
+  using T = tracemodel::memory_peak;
+  static constexpr auto of = std::tuple{&T::time_ns, &T::bytes, &T::by_category, &T::sample};
+};
+template <>
+struct tracemodel::part_members<tracemodel_cli::memory_live_row> {
+  using T = tracemodel_cli::memory_live_row;
+  static constexpr auto of =
+      std::tuple{&T::address,      &T::bytes,    &T::category, &T::tensor_id,
+                 &T::allocated_by, &T::freed_by, &T::frame,    &T::allocated_ns};
+};
+template <>
+struct tracemodel::part_members<tracemodel_cli::memory_view> {
+  using T = tracemodel_cli::memory_view;
+  static constexpr auto of =
+      std::tuple{&T::device,      &T::from_file, &T::blocks, &T::records, &T::samples,
+                 &T::live_blocks, &T::points,    &T::peak,   &T::live};
+};
+template <>
+struct tracemodel::part_members<tracemodel_cli::report_command::rank_extras> {
+  using T = tracemodel_cli::report_command::rank_extras;
+  static constexpr auto of = std::tuple{&T::cpu, &T::path, &T::memory};
+};
+template <>
+struct tracemodel::part_members<tracemodel_cli::report_command::report_part> {
+  using T = tracemodel_cli::report_command::report_part;
+  static constexpr auto of = std::tuple{&T::gpu, &T::extras};
+};
+
+namespace tracemodel_cli {
+namespace report_command {
+
+/// `report-part FILE --place K [--hta]`: a rank's part of the page, as bytes on stdout (what a
+/// cluster's worker runs for `report --scheduler-file`; not in --help).
+int run_part(arguments& a) {
+  bool hta = false;
+  std::size_t place = 0;
+  a.flag("--hta", hta);
+  a.count("--place", place);
+  a.parse();
+  const std::string& file = a.one_trace();
+  tmod::gpu_report_options go;  // (as `report` reads: the series kept, one thread)
+  go.threads = 1;
+  report_part p;
+  go.each_rank = [&](std::int64_t rank, tmod::event_table& t) {
+    p.extras = extras_of(rank, t, hta);
+  };
+  p.gpu = hta ? tmod::hta::read_gpu_rank_part(file, static_cast<std::int64_t>(place), go)
+              : tmod::read_gpu_rank_part(file, static_cast<std::int64_t>(place), go);
+  const std::string bytes = tmod::encode_part(p, "report");
+  return std::fwrite(bytes.data(), 1, bytes.size(), stdout) == bytes.size() ? 0 : 1;
+}
+
 int run(arguments& a) {
   bool hta = false;
-  std::string output;
+  std::string output, scheduler_file;
   a.flag("--hta", hta);
   a.text("-o", output);
+  a.text("--scheduler-file", scheduler_file);
   a.parse();
   if (a.positional.empty()) throw usage_error{"missing TRACE"};
   if (output.empty()) throw usage_error{"report needs -o FILE.html"};
@@ -57,21 +155,42 @@ int run(arguments& a) {
   std::map<std::int64_t, std::string> cpu;  // the stats table of each rank
   std::map<std::int64_t, critical_path_summary> cps;
   std::map<std::int64_t, memory_view> memory;  // the ranks with allocations
-  tmod::gpu_report_options go;
-  go.each_rank = [&](std::int64_t rank, tmod::event_table& t) {
-    tmod::analyze(t);
-    std::string text = tmod::format_key_averages(tmod::key_averages(t), 15);
-    critical_path_summary c = summary_of(rank, t, hta);
-    std::optional<memory_view> mv;
-    if (std::any_of(t.events.begin(), t.events.end(),
-                    [](const auto& e) { return e.template is<tmod::event_kind::allocation>(); }))
-      mv = memory_view_of(t, tmod::memory_timeline(t, {.sample_limit = 1000}), 20, 1000);
+  auto keep = [&](std::int64_t rank, rank_extras x) {
     const std::lock_guard lock(m);
-    if (mv) memory[rank] = std::move(*mv);
-    cpu[rank] = std::move(text);
-    cps[rank] = std::move(c);
+    if (x.memory) memory[rank] = std::move(*x.memory);
+    cpu[rank] = std::move(x.cpu);
+    cps[rank] = std::move(x.path);
   };
-  const device_report rep = read_device_report(a.positional, hta, go);
+  device_report rep;
+  if (scheduler_file.empty()) {
+    tmod::gpu_report_options go;
+    go.each_rank = [&](std::int64_t rank, tmod::event_table& t) {
+      keep(rank, extras_of(rank, t, hta));
+    };
+    rep = read_device_report(a.positional, hta, go);
+  } else {  // each rank's part made on a worker by this program's `report-part`
+    const std::vector<std::string> files = tmod::trace_files(a.positional);
+    if (files.empty()) throw tmod::input_error("no trace files in the paths given");
+    std::vector<std::string> options{"--kind", "report", "--program", program_path()};
+    if (hta) options.emplace_back("--hta");
+    std::vector<tmod::gpu_rank_part> parts;
+    for (auto& [place, bytes] : cluster_parts(scheduler_file, files, options, rep.unread)) {
+      report_part p = tmod::decode_part<report_part>(bytes, "report");
+      p.gpu.file = files[place];
+      keep(p.gpu.result.rank, std::move(p.extras));
+      parts.push_back(std::move(p.gpu));
+    }
+    for (const auto& [file, reason] : rep.unread)
+      std::fprintf(stderr, "tracemodel: %s: not read: %s\n", file.c_str(), reason.c_str());
+    if (parts.empty()) throw tmod::input_error("no rank could be read");
+    if (hta)
+      rep.hta = tmod::hta::gather_gpu_report(std::move(parts));
+    else
+      rep.exact = tmod::gather_gpu_report(std::move(parts));
+    report_repairs(
+        files.size() == 1 ? files[0] : std::to_string(files.size() - rep.unread.size()) + " ranks",
+        rep.view().repairs);
+  }
   const report_view v = rep.view();
   const std::string title = "tracemodel report: " +
                             (a.positional.size() == 1 ? file_name(a.positional[0])
@@ -95,14 +214,17 @@ int run(arguments& a) {
       gpu_report_page(v, json, cpu.empty() ? "" : cpu.begin()->second, title, paths, more);
   if (!write_file(output, page)) return 1;
   std::printf("wrote %s (%zu ranks)\n", output.c_str(), v.ranks.size());
-  return 0;
+  return rep.unread.empty() ? 0 : 1;
 }
 
 const registrar report{
     {"report",
      "  report  gpu's analyses, the first rank's key averages and memory as one HTML page\n"
-     "            -o FILE.html (required)        --hta\n",
+     "            -o FILE.html (required)        --hta\n"
+     "            --scheduler-file FILE          read the ranks on the Dask cluster FILE names\n"
+     "                                           (docs/cluster.md)\n",
      80, run}};
+const registrar report_part_command{{"report-part", "", 1000, run_part}};
 
 }  // namespace report_command
 }  // namespace tracemodel_cli
