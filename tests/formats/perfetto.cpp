@@ -218,6 +218,67 @@ TEST_SUITE("formats") {
     CHECK(anomalies(t) == "unmatched_end 1\n");
   }
 
+  TEST_CASE("perfetto reader: a track's made-up name lasts past the first batch of records") {
+    // An undescribed track's events are named after it ("track 5"); batches of 4096 records are
+    // built and recycled, and annotations' JSON text is kept in the batch being filled: the
+    // track's name must not live there.
+    auto varint = [](std::string& o, std::uint64_t v) {
+      for (; v >= 0x80; v >>= 7) o.push_back(static_cast<char>((v & 0x7f) | 0x80));
+      o.push_back(static_cast<char>(v));
+    };
+    auto num = [&](std::string& o, std::uint32_t field, std::uint64_t v) {
+      varint(o, std::uint64_t{field} << 3);
+      varint(o, v);
+    };
+    auto bytes = [&](std::string& o, std::uint32_t field, const std::string& b) {
+      varint(o, (std::uint64_t{field} << 3) | 2);
+      varint(o, b.size());
+      o += b;
+    };
+    std::string trace, packet, desc;
+    num(desc, 1, 5);  // TrackDescriptor.uuid, no name
+    bytes(packet, 60, desc);
+    num(packet, 10, 1);
+    num(packet, 13, 1);  // SEQ_INCREMENTAL_STATE_CLEARED
+    bytes(trace, 1, packet);
+    const int slices = 20000;  // (five batches: the first is filled again from the third on)
+    for (int k = 0; k < slices; ++k) {
+      std::string begin, end, note, entry;
+      bytes(entry, 10, "k");  // a dict annotation: its JSON is text the batch keeps
+      num(entry, 4, static_cast<std::uint64_t>(k));
+      bytes(note, 10, "args");
+      bytes(note, 11, entry);
+      std::string ev;
+      num(ev, 9, 1);  // SLICE_BEGIN
+      num(ev, 11, 5);
+      bytes(ev, 23, "op");
+      bytes(ev, 4, note);
+      num(begin, 8, 1000 + 20 * static_cast<std::uint64_t>(k));
+      bytes(begin, 11, ev);
+      num(begin, 10, 1);
+      bytes(trace, 1, begin);
+      std::string ev2;
+      num(ev2, 9, 2);  // SLICE_END
+      num(ev2, 11, 5);
+      num(end, 8, 1010 + 20 * static_cast<std::uint64_t>(k));
+      bytes(end, 11, ev2);
+      num(end, 10, 1);
+      bytes(trace, 1, end);
+    }
+    read_options o;
+    o.threads = 1;
+    const event_table t = read_perfetto_trace(trace, o);
+    REQUIRE(t.size() == static_cast<std::size_t>(slices));
+    std::size_t named = 0;
+    for (const auto& e : t.events)
+      named += event_table::is_string_key(static_cast<std::uint64_t>(e.pid)) &&
+               t.key_label(static_cast<std::uint64_t>(e.pid)) == "track 5";
+    CHECK(named == static_cast<std::size_t>(slices));
+    const std::string all = records(t);
+    CHECK(all.find("\"k\":19999") != std::string::npos);
+    CHECK(all.find("\"k\":0}") != std::string::npos);
+  }
+
   TEST_CASE("perfetto reader: bad input is an input_error naming its byte, never a crash") {
     const std::string good = encoded("sdk");
     CHECK_THROWS_AS(read_perfetto_trace(""), input_error);

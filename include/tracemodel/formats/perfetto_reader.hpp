@@ -6,40 +6,14 @@
 //   std::vector<tracemodel::counter_series> counters;
 //   t = tracemodel::read_perfetto_trace_file("trace.pftrace", {}, &counters);
 //
-// The reader decodes packets into the records the JSON reader's parsers produce
-// (chrome_trace/records.hpp) and builds them with the same table builder: categories map onto
-// kinds, args onto payload fields and attributes, flows bind the same way. What it reads
-// (docs/perfetto.md says it rule by rule):
-//  * packet sequences (`trusted_packet_sequence_id`) with their incremental state: interned
-//    names, categories, annotation names and string values, cleared by
-//    SEQ_INCREMENTAL_STATE_CLEARED; a packet that needs a state its sequence lost is skipped and
-//    counted (`skipped_packet`), as Perfetto drops it;
-//  * times: each packet's clock (`timestamp_clock_id`, the sequence's defaults, else BOOTTIME),
-//    incremental sequence clocks, units, converted to the trace's clock (BOOTTIME, or the
-//    snapshots' `primary_trace_clock`) through the `clock_snapshot`s nearest before the time;
-//    TrackEvent's own microsecond times (absolute, and deltas from the thread descriptor's
-//    reference) in older traces;
-//  * tracks: process, thread and custom track descriptors, the sequence's default track and
-//    legacy thread descriptor: a thread track's events get its pid and tid; a child track of a
-//    thread its thread's; a track under a process its pid and its name as the thread (a string
-//    id); any other track its root's name as the process;
-//  * slices: begin/end (an end closes the last open slice of its track), legacy complete events
-//    (`X`, microseconds), instants (thread, process, global scope), begins never ended
-//    (unfinished ops, as from a JSON `B` without `E`);
-//  * args: typed debug annotations (nested arrays and dicts as JSON, `Input Dims`/`Input type`/
-//    `Input Strides`/`Concrete Inputs` as op inputs), legacy JSON values, a TrackEvent's
-//    correlation id;
-//  * flows: `flow_ids`/`terminating_flow_ids` of both generations and legacy `bind_id` flows:
-//    from an op, a forward/backward flow; from anything else, a host-to-device one (a trace
-//    tracemodel wrote says which in its ids);
-//  * counters (counter tracks, incremental counters, unit multipliers, the extra counter
-//    values of a TrackEvent and its thread time and instruction counts): into `counters` when
-//    given, and counted as records the table does not model (`unsupported_record`), as the JSON
-//    reader counts counter records;
-//  * the Chrome bundle: metadata, the base time, and legacy JSON events (metadata records);
-//  * anything else (ftrace, system info, ...) is skipped and counted (`skipped_packet`).
-// Bad input is an `input_error` whose offset is the byte offset of the problem: a field cut
-// short or running past its message, a corrupt varint, a file that is not a trace.
+// Packets are decoded into the records the JSON reader's parsers produce
+// (chrome_trace/records.hpp) and built by the same table builder. A first pass reads the track
+// descriptors, clock snapshots and the Chrome bundle's metadata (perfetto/tracks.hpp); the
+// second decodes the packets of each sequence with its incremental state: slices, instants,
+// flows, counters, debug annotations (perfetto/annotations.hpp), legacy JSON events. What maps
+// onto what, rule by rule, and what is skipped and counted: docs/perfetto.md. Bad input is an
+// `input_error` whose offset is the byte of the problem (a field cut short or running past its
+// message, a corrupt varint, a file that is not a trace).
 #pragma once
 
 #include <algorithm>
@@ -66,6 +40,9 @@
 #include "tracemodel/formats/chrome_trace/table_builder.hpp"
 #include "tracemodel/formats/export_view.hpp"
 #include "tracemodel/formats/json_output.hpp"
+#include "tracemodel/formats/perfetto/annotations.hpp"
+#include "tracemodel/formats/perfetto/state.hpp"
+#include "tracemodel/formats/perfetto/tracks.hpp"
 #include "tracemodel/formats/perfetto_fields.hpp"
 #include "tracemodel/formats/protobuf.hpp"
 #include "tracemodel/formats/trace_text.hpp"
@@ -109,165 +86,12 @@ inline bool looks_like_perfetto(std::string_view bytes) noexcept {
 
 namespace detail::perfetto {
 
-using chrome_trace::batch;
-using chrome_trace::fields;
-using chrome_trace::key_value;
-
-/// A slice begun and not ended yet: its number, and where its record is while its batch is
-/// being filled (an end there makes it a complete record: no end record to build).
-struct open_slice {
-  std::uint32_t slice, batch, index;
-};
-
-/// A track as its descriptor says, and the thread its events belong to.
-struct track_info {
-  std::uint64_t parent = 0;
-  std::string_view name;
-  std::string_view description;
-  bool has_process = false, has_thread = false, is_counter = false;
-  std::int64_t pid = 0, tid = 0;
-  std::string_view process_name, thread_name;
-  // counters
-  bool incremental = false;
-  std::int64_t multiplier = 1;
-  std::string_view unit_name;
-  // resolved
-  key_value rpid, rtid;
-  bool resolved = false;
-  mutable std::vector<open_slice> open;  // its open slices, the last on top
-};
-
-/// One clock snapshot: simultaneous readings of clocks (id; scoped ids carry their sequence).
-struct snapshot {
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> clocks;  // (key, timestamp ns-scaled)
-};
-
-/// A sequence's incremental state and defaults.
-struct sequence_state {
-  bool valid = false;  // cleared at least once (or never needs it)
-  std::vector<std::string_view> names, categories, annotation_names, string_values;
-  std::vector<std::uint8_t> annotation_kinds;  // by iid: what its name means (arg_kind)
-  std::uint32_t clock = 0;                     // default timestamp clock (0: BOOTTIME)
-  std::uint64_t default_track = 0;
-  std::vector<std::uint64_t> extra_counter_tracks, extra_double_counter_tracks;
-  bool has_thread = false;
-  std::int64_t pid = 0, tid = 0;
-  std::int64_t ref_us = 0, ref_thread_time_us = 0, ref_instructions = 0;
-  std::unordered_map<std::uint64_t, std::uint64_t> incremental_clocks;  // clock -> value
-  std::unordered_map<std::uint64_t, double> counter_totals;  // incremental counter tracks
-};
-
-/// A batch of records and the text made for them, handed to the builder whole.
-struct batch_text {
-  batch b;
-  std::deque<std::string> kept;  // text made while decoding (JSON of nested annotations, ...)
-};
-
-/// Where the decoder's records go: the table builder, called on this thread, or (two threads)
-/// on the reading thread while the decoder runs on another, through a short queue of jobs kept
-/// in order.
-class handoff {
- public:
-  using job = std::function<void(chrome_trace::record_sink&)>;
-  handoff(chrome_trace::record_sink& to, bool threaded) : to_(to), threaded_(threaded) {}
-
-  /// A job for the builder (the decoder's side).
-  void post(job j) {
-    if (!threaded_) {
-      j(to_);
-      return;
-    }
-    std::unique_lock lock(m_);
-    cv_.wait(lock, [this] { return queue_.size() < max_queued || stop_; });
-    if (stop_) throw stopped{};
-    queue_.push_back(std::move(j));
-    cv_.notify_all();
-  }
-  /// Runs the jobs as they come until the decoder is done (the reading thread's side).
-  void consume() {
-    while (true) {
-      job j;
-      {
-        std::unique_lock lock(m_);
-        cv_.wait(lock, [this] { return !queue_.empty() || done_; });
-        if (queue_.empty()) return;
-        j = std::move(queue_.front());
-        queue_.pop_front();
-        cv_.notify_all();
-      }
-      j(to_);
-    }
-  }
-  /// The decoder is done (or failed): what is queued still runs.
-  void done() {
-    const std::lock_guard lock(m_);
-    done_ = true;
-    cv_.notify_all();
-  }
-  /// The builder failed: the decoder stops at its next job.
-  void stop() {
-    const std::lock_guard lock(m_);
-    stop_ = true;
-    cv_.notify_all();
-  }
-  struct stopped {};
-
-  /// A batch to fill: one the builder is done with (its memory warm), or a new one.
-  std::shared_ptr<batch_text> fresh() {
-    {
-      const std::lock_guard lock(m_);
-      if (!free_.empty()) {
-        std::shared_ptr<batch_text> b = std::move(free_.back());
-        free_.pop_back();
-        return b;
-      }
-    }
-    return std::make_shared<batch_text>();
-  }
-  /// Gives a built batch back for the decoder to fill again.
-  void recycle(std::shared_ptr<batch_text> b) {
-    b->b.clear();
-    b->kept.clear();
-    const std::lock_guard lock(m_);
-    free_.push_back(std::move(b));
-  }
-
- private:
-  static constexpr std::size_t max_queued = 8;
-  chrome_trace::record_sink& to_;
-  bool threaded_;
-  std::mutex m_;
-  std::condition_variable cv_;
-  std::deque<job> queue_;
-  std::vector<std::shared_ptr<batch_text>> free_;
-  bool done_ = false, stop_ = false;
-};
-
-/// What an annotation's name means to the reader.
-enum arg_kind : std::uint8_t {
-  plain_arg,
-  dims_arg,
-  strides_arg,
-  types_arg,
-  concrete_arg,
-  correlation_arg
-};
-inline arg_kind arg_kind_of(std::string_view key) noexcept {
-  if (key.size() < 10 || key.size() > 15) return key == "correlation" ? correlation_arg : plain_arg;
-  return key == "Input Dims"        ? dims_arg
-         : key == "Input Strides"   ? strides_arg
-         : key == "Input type"      ? types_arg
-         : key == "Concrete Inputs" ? concrete_arg
-         : key == "correlation"     ? correlation_arg
-                                    : plain_arg;
-}
-
 /// Reads a Perfetto trace's bytes into a record sink (the table builder).
-class decoder {
+class decoder : track_index {
  public:
   decoder(std::string_view bytes, handoff& sink, anomaly_counts& anomalies,
           std::vector<counter_series>* counters, const read_options& opt)
-      : bytes_(bytes), sink_(sink), anomalies_(anomalies), counters_(counters), opt_(opt) {}
+      : track_index(bytes, anomalies), sink_(sink), counters_(counters), opt_(opt) {}
 
   void run() {
     if (bytes_.empty()) throw input_error("perfetto: empty trace", 0);
@@ -302,183 +126,6 @@ class decoder {
  private:
   static constexpr std::size_t batch_records = 4096;
 
-  std::size_t at(std::string_view s) const noexcept {
-    return static_cast<std::size_t>(s.data() - bytes_.data());
-  }
-  pb::decoder sub(std::string_view s) const { return {s, at(s)}; }
-
-  // ---- pass one: tracks, clock snapshots, the bundle's metadata --------------------------
-  void scan() {
-    pb::decoder d(bytes_, 0);
-    pb::field f;
-    while (d.next(f)) {
-      if (f.number != pf::trace_packet || f.type != pb::wire::bytes) {
-        anomalies_.add(anomaly::skipped_packet);
-        continue;
-      }
-      pb::decoder p = sub(f.bytes);
-      pb::field g;
-      std::uint32_t seq = 0;
-      std::string_view snap, desc, bundle;
-      while (p.next(g)) {
-        if (g.type == pb::wire::bytes) {
-          if (g.number == pf::packet::track_descriptor) desc = g.bytes;
-          if (g.number == pf::packet::clock_snapshot) snap = g.bytes;
-          if (g.number == pf::packet::chrome_events) bundle = g.bytes;
-        } else if (g.number == pf::packet::trusted_packet_sequence_id) {
-          seq = static_cast<std::uint32_t>(g.value);
-        }
-      }
-      if (!desc.empty()) track_descriptor(desc);
-      if (!snap.empty()) clock_snapshot(snap, seq);
-      if (!bundle.empty()) bundle_metadata(bundle);
-    }
-  }
-
-  void track_descriptor(std::string_view s) {
-    pb::decoder d = sub(s);
-    pb::field f;
-    std::uint64_t uuid = 0;
-    track_info t;
-    while (d.next(f)) {
-      switch (f.number) {
-        case pf::track::uuid:
-          uuid = f.value;
-          break;
-        case pf::track::parent_uuid:
-          t.parent = f.value;
-          break;
-        case pf::track::name:
-        case pf::track::static_name:
-        case pf::track::atrace_name:
-          if (f.type == pb::wire::bytes) t.name = f.bytes;
-          break;
-        case pf::track::description:
-          if (f.type == pb::wire::bytes) t.description = f.bytes;
-          break;
-        case pf::track::process: {
-          t.has_process = true;
-          pb::decoder q = sub(f.bytes);
-          pb::field g;
-          while (q.next(g)) {
-            if (g.number == pf::process::pid) t.pid = static_cast<std::int32_t>(g.value);
-            if (g.number == pf::process::process_name && g.type == pb::wire::bytes)
-              t.process_name = g.bytes;
-          }
-          break;
-        }
-        case pf::track::thread: {
-          t.has_thread = true;
-          pb::decoder q = sub(f.bytes);
-          pb::field g;
-          while (q.next(g)) {
-            if (g.number == pf::thread::pid) t.pid = static_cast<std::int32_t>(g.value);
-            if (g.number == pf::thread::tid) t.tid = g.as_int();
-            if (g.number == pf::thread::thread_name && g.type == pb::wire::bytes)
-              t.thread_name = g.bytes;
-          }
-          break;
-        }
-        case pf::track::counter: {
-          t.is_counter = true;
-          pb::decoder q = sub(f.bytes);
-          pb::field g;
-          while (q.next(g)) {
-            if (g.number == pf::counter::is_incremental) t.incremental = g.value != 0;
-            if (g.number == pf::counter::unit_multiplier) t.multiplier = g.as_int();
-            if (g.number == pf::counter::unit_name && g.type == pb::wire::bytes)
-              t.unit_name = g.bytes;
-          }
-          break;
-        }
-        default:
-          break;
-      }
-    }
-    if (uuid == 0) return;
-    // A later descriptor of the same track adds to it (Perfetto merges them).
-    auto [it, fresh] = tracks_.try_emplace(uuid, t);
-    if (!fresh) {
-      track_info& o = it->second;
-      if (t.parent) o.parent = t.parent;
-      if (!t.name.empty()) o.name = t.name;
-      if (!t.description.empty()) o.description = t.description;
-      if (t.has_process) o.has_process = true, o.pid = t.pid, o.process_name = t.process_name;
-      if (t.has_thread)
-        o.has_thread = true, o.pid = t.pid, o.tid = t.tid, o.thread_name = t.thread_name;
-      if (t.is_counter)
-        o.is_counter = true, o.incremental = t.incremental, o.multiplier = t.multiplier,
-        o.unit_name = t.unit_name;
-    }
-  }
-
-  static std::uint64_t clock_key(std::uint64_t id, std::uint32_t seq) noexcept {
-    // Ids 64-127 are scoped to their sequence.
-    return id >= 64 && id <= 127 ? (std::uint64_t{seq} << 32) | id : id;
-  }
-
-  void clock_snapshot(std::string_view s, std::uint32_t seq) {
-    pb::decoder d = sub(s);
-    pb::field f;
-    snapshot snap;
-    while (d.next(f)) {
-      if (f.number == pf::clock::primary_trace_clock && f.type == pb::wire::varint) {
-        trace_clock_ = f.value;
-        continue;
-      }
-      if (f.number != pf::clock::clocks || f.type != pb::wire::bytes) continue;
-      pb::decoder c = sub(f.bytes);
-      pb::field g;
-      std::uint64_t id = 0, ts = 0, mult = 1;
-      while (c.next(g)) {
-        if (g.number == pf::clock::clock_id) id = g.value;
-        if (g.number == pf::clock::timestamp) ts = g.value;
-        if (g.number == pf::clock::unit_multiplier_ns && g.value != 0) mult = g.value;
-      }
-      const std::uint64_t key = clock_key(id, seq);
-      if (mult != 1) multipliers_[key] = mult;
-      snap.clocks.emplace_back(key, ts);
-    }
-    if (!snap.clocks.empty()) snapshots_.push_back(std::move(snap));
-  }
-
-  void bundle_metadata(std::string_view s) {
-    pb::decoder d = sub(s);
-    pb::field f;
-    while (d.next(f)) {
-      if (f.number != pf::chrome::metadata || f.type != pb::wire::bytes) continue;
-      pb::decoder m = sub(f.bytes);
-      pb::field g;
-      std::string_view name;
-      while (m.next(g)) {
-        if (g.number == pf::chrome::name && g.type == pb::wire::bytes) name = g.bytes;
-        if (g.number == pf::chrome::int_value && name == pf::base_time_key) {
-          has_base_ = true;
-          base_ = g.as_int();
-          base_at_ = g.at;
-        }
-      }
-      if (name == pf::writer_mark) marked_ = true;
-    }
-  }
-
-  // ---- tracks resolved to (pid, tid) -------------------------------------------------------
-  key_value number(std::int64_t v) const noexcept {
-    key_value k;
-    k.number = static_cast<std::uint64_t>(v);
-    return k;
-  }
-  key_value text(std::string_view s) {
-    key_value k;
-    k.is_string = true;
-    k.text = s;
-    return k;
-  }
-  std::string_view track_label(std::uint64_t uuid, const track_info& t) {
-    if (!t.name.empty()) return t.name;
-    return keep("track " + std::to_string(uuid));
-  }
-
   /// The names the descriptors give, as the metadata records a Chrome trace has for them.
   void name_records() {
     std::vector<std::uint64_t> uuids;
@@ -499,106 +146,6 @@ class decoder {
       j.flush();
       m.raw_args = keep(std::move(json));
     }
-  }
-
-  /// The id a named track stands for: its name, or the number its name is (pf::numeric_id).
-  key_value named(std::uint64_t uuid, const track_info& t) {
-    std::int64_t n = 0;
-    if (marked_ && t.description == pf::numeric_id && parse_int64(t.name, n)) return number(n);
-    return marked_ ? text(t.name) : text(track_label(uuid, t));  // tracemodel names every one
-  }
-
-  void resolve_tracks() {
-    for (auto& [uuid, t] : tracks_) resolve(uuid, t, 0);
-  }
-  /// The thread of a track's events (see the header comment).
-  void resolve(std::uint64_t uuid, track_info& t, int depth) {
-    if (t.resolved) return;
-    t.resolved = true;
-    if (t.has_thread) {
-      t.rpid = number(t.pid);
-      t.rtid = number(t.tid);
-      return;
-    }
-    if (t.has_process) {
-      t.rpid = number(t.pid);
-      t.rtid = t.name.empty() ? number(0) : text(t.name);
-      return;
-    }
-    auto parent = tracks_.find(t.parent);
-    if (t.parent == 0 || parent == tracks_.end() || depth > 64) {  // a root: a process of its own
-      t.rpid = named(uuid, t);
-      t.rtid = t.rpid;
-      return;
-    }
-    track_info& p = parent->second;
-    resolve(t.parent, p, depth + 1);
-    t.rpid = p.rpid;
-    // A child of a thread, or an unnamed child of any track, is its parent's thread; a named
-    // track under a process (or under another track) is a thread of its own, by name.
-    t.rtid = p.has_thread || t.name.empty() ? p.rtid : named(uuid, t);
-  }
-
-  /// The track of a TrackEvent: its uuid, the sequence's default, the sequence's thread.
-  const track_info* track_of(std::uint64_t uuid) {
-    if (uuid == 0) return nullptr;
-    auto& [cached_uuid, cached] = track_cache_[uuid & (track_cache_.size() - 1)];
-    if (cached != nullptr && cached_uuid == uuid) return cached;
-    auto it = tracks_.find(uuid);
-    if (it != tracks_.end()) {
-      cached_uuid = uuid;
-      return cached = &it->second;
-    }
-    // An event on a track never described: a track of its own, named by its uuid.
-    track_info t;
-    t.resolved = true;
-    t.rpid = text(keep("track " + std::to_string(uuid)));
-    t.rtid = t.rpid;
-    return &tracks_.emplace(uuid, t).first->second;
-  }
-
-  // ---- time ---------------------------------------------------------------------------------
-  /// `v` on clock `key` in the trace's clock (ns), through the snapshot holding both clocks
-  /// whose reading of `key` is the latest at or before `v` (else the earliest).
-  std::int64_t to_trace_time(std::uint64_t key, std::uint64_t v, std::size_t at_) {
-    const std::uint64_t target = trace_clock_;
-    if (key == target) return static_cast<std::int64_t>(v * multiplier(key));
-    if (last_pairs_ == nullptr || last_pairs_key_ != key) {
-      auto [it, fresh] = pairs_.try_emplace(key);
-      last_pairs_ = &it->second;
-      last_pairs_key_ = key;
-      if (fresh) fill_pairs(key, target, it->second);
-    }
-    const std::vector<std::pair<std::uint64_t, std::uint64_t>>& pairs = *last_pairs_;
-    if (pairs.empty())
-      throw input_error("perfetto: a timestamp on clock " + std::to_string(key & 0xffffffffu) +
-                            " that no clock snapshot relates to the trace's clock",
-                        at_);
-    auto p = std::upper_bound(pairs.begin(), pairs.end(), v,
-                              [](std::uint64_t x, const auto& e) { return x < e.first; });
-    const auto& [from, to] = p == pairs.begin() ? *p : *std::prev(p);
-    const auto m = static_cast<std::int64_t>(multiplier(key));
-    return static_cast<std::int64_t>(to * multiplier(target)) +
-           (static_cast<std::int64_t>(v) - static_cast<std::int64_t>(from)) * m;
-  }
-  /// The snapshots' readings of (`key`, `target`) where they hold both, by the first.
-  void fill_pairs(std::uint64_t key, std::uint64_t target,
-                  std::vector<std::pair<std::uint64_t, std::uint64_t>>& pairs) const {
-    for (const snapshot& s : snapshots_) {
-      std::uint64_t from = 0, to = 0;
-      bool has_from = false, has_to = false;
-      for (const auto& [k, ts] : s.clocks) {
-        if (k == key) has_from = true, from = ts;
-        if (k == target) has_to = true, to = ts;
-      }
-      if (has_from && has_to) pairs.emplace_back(from, to);
-    }
-    std::stable_sort(pairs.begin(), pairs.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-  }
-  std::uint64_t multiplier(std::uint64_t key) const {
-    auto m = multipliers_.find(key);
-    return m == multipliers_.end() ? std::uint64_t{1} : m->second;
   }
 
   // ---- pass two: packets ------------------------------------------------------------------
@@ -707,110 +254,6 @@ class decoder {
     } else if (other && p.interned.empty() && p.defaults.empty() && p.snapshot.empty() &&
                p.thread.empty() && p.bundle.empty()) {
       anomalies_.add(anomaly::skipped_packet);
-    }
-  }
-
-  void packet_defaults(sequence_state& s, std::string_view bytes) {
-    pb::decoder d = sub(bytes);
-    pb::field f;
-    while (d.next(f)) {
-      if (f.number == pf::defaults::timestamp_clock_id)
-        s.clock = static_cast<std::uint32_t>(f.value);
-      if (f.number != pf::defaults::track_event_defaults || f.type != pb::wire::bytes) continue;
-      pb::decoder e = sub(f.bytes);
-      pb::field g;
-      s.extra_counter_tracks.clear();
-      s.extra_double_counter_tracks.clear();
-      while (e.next(g)) {
-        if (g.number == pf::defaults::track_uuid) s.default_track = g.value;
-        if (g.number == pf::defaults::extra_counter_track_uuids)
-          pb::for_each_varint(g, g.at,
-                              [&](std::uint64_t v) { s.extra_counter_tracks.push_back(v); });
-        if (g.number == pf::defaults::extra_double_counter_track_uuids)
-          pb::for_each_varint(g, g.at,
-                              [&](std::uint64_t v) { s.extra_double_counter_tracks.push_back(v); });
-      }
-    }
-  }
-
-  void reset_incremental_clocks(sequence_state& s, std::string_view bytes, std::uint32_t seq) {
-    pb::decoder d = sub(bytes);
-    pb::field f;
-    while (d.next(f)) {
-      if (f.number != pf::clock::clocks || f.type != pb::wire::bytes) continue;
-      pb::decoder c = sub(f.bytes);
-      pb::field g;
-      std::uint64_t id = 0, ts = 0;
-      bool incremental = false;
-      while (c.next(g)) {
-        if (g.number == pf::clock::clock_id) id = g.value;
-        if (g.number == pf::clock::timestamp) ts = g.value;
-        if (g.number == pf::clock::is_incremental) incremental = g.value != 0;
-      }
-      if (incremental) s.incremental_clocks[clock_key(id, seq)] = ts;
-    }
-  }
-
-  static void set_iid(std::vector<std::string_view>& table, std::uint64_t iid, std::string_view s,
-                      std::size_t at_) {
-    if (iid > (std::uint64_t{1} << 26))
-      throw input_error("perfetto: an interning id beyond 2^26 (" + std::to_string(iid) + ")", at_);
-    if (table.size() <= iid) table.resize(iid + 1);
-    table[iid] = s;
-  }
-  static std::string_view get_iid(const std::vector<std::string_view>& table, std::uint64_t iid) {
-    return iid < table.size() ? table[iid] : std::string_view{};
-  }
-
-  void interned_data(sequence_state& s, std::string_view bytes) {
-    pb::decoder d = sub(bytes);
-    pb::field f;
-    while (d.next(f)) {
-      std::vector<std::string_view>* table = nullptr;
-      switch (f.number) {
-        case pf::interned::event_categories:
-          table = &s.categories;
-          break;
-        case pf::interned::event_names:
-          table = &s.names;
-          break;
-        case pf::interned::debug_annotation_names:
-          table = &s.annotation_names;
-          break;
-        case pf::interned::debug_annotation_string_values:
-          table = &s.string_values;
-          break;
-        default:
-          continue;
-      }
-      if (f.type != pb::wire::bytes) continue;
-      pb::decoder e = sub(f.bytes);
-      pb::field g;
-      std::uint64_t iid = 0;
-      std::string_view name;
-      while (e.next(g)) {
-        if (g.number == pf::interned::iid) iid = g.value;
-        if (g.number == pf::interned::name && g.type == pb::wire::bytes) name = g.bytes;
-      }
-      set_iid(*table, iid, name, f.at);
-      if (table == &s.annotation_names) {
-        if (s.annotation_kinds.size() <= iid) s.annotation_kinds.resize(iid + 1, plain_arg);
-        s.annotation_kinds[iid] = arg_kind_of(name);
-      }
-    }
-  }
-
-  void legacy_thread(sequence_state& s, std::string_view bytes) {
-    pb::decoder d = sub(bytes);
-    pb::field f;
-    s.has_thread = true;
-    while (d.next(f)) {
-      if (f.number == pf::thread::pid) s.pid = static_cast<std::int32_t>(f.value);
-      if (f.number == pf::thread::tid) s.tid = f.as_int();
-      if (f.number == pf::thread::reference_timestamp_us) s.ref_us = f.as_int();
-      if (f.number == pf::thread::reference_thread_time_us) s.ref_thread_time_us = f.as_int();
-      if (f.number == pf::thread::reference_thread_instruction_count)
-        s.ref_instructions = f.as_int();
     }
   }
 
@@ -958,13 +401,14 @@ class decoder {
           break;
         case pf::event::category_iids:
           pb::for_each_varint(f, f.at,
-                              [&](std::uint64_t v) { cats_.push_back(get_iid(s.categories, v)); });
+                              [&](std::uint64_t v) { cats_.push_back(interned(s.categories, v)); });
           break;
         case pf::event::categories:
           if (f.type == pb::wire::bytes) cats_.push_back(f.bytes);
           break;
         case pf::event::debug_annotations:
-          if (f.type == pb::wire::bytes && annotation(s, f.bytes, rec))
+          if (f.type == pb::wire::bytes &&
+              annotation_reader(bytes_, *b_).annotation(s, f.bytes, rec))
             annotated_correlation = true;
           break;
         case pf::event::flow_ids:
@@ -1089,7 +533,7 @@ class decoder {
         }
       }
     }
-    if (name.empty() && name_iid != 0) name = get_iid(s.names, name_iid);
+    if (name.empty() && name_iid != 0) name = interned(s.names, name_iid);
     if (!has_ts) {
       b_->b.args.resize(args0);
       anomalies_.add(anomaly::skipped_packet);  // an event with no time at all
@@ -1185,14 +629,6 @@ class decoder {
       flows_here_.push_back({bind_id, true});
     if (rec.ph[0] != 'E')
       for (const flow_ref& fr : flows_here_) flow(rec, fr);
-  }
-
-  template <class F>
-  static void for_each_id(const pb::field& f, F&& fn) {
-    if (f.number == pf::event::flow_ids || f.number == pf::event::terminating_flow_ids)
-      pb::for_each_fixed64(f, f.at, fn);
-    else
-      pb::for_each_varint(f, f.at, fn);
   }
 
   /// A slice's begin: numbered, and on its track's stack.
@@ -1350,352 +786,6 @@ class decoder {
     }
     (*counters_)[it->second].points.push_back({ts, v});
   }
-  std::int64_t process_of(const track_info& t) const {
-    for (const track_info* p = &t; p != nullptr;) {
-      if (p->has_process || p->has_thread) return p->pid;
-      auto it = tracks_.find(p->parent);
-      p = p->parent == 0 || it == tracks_.end() ? nullptr : &it->second;
-    }
-    return 0;
-  }
-
-  // ---- debug annotations --------------------------------------------------------------------
-  /// Adds one annotation to the record's args (or its op inputs); true when it is the
-  /// correlation id.
-  bool annotation(const sequence_state& s, std::string_view bytes, fields& rec) {
-    pb::decoder d = sub(bytes);
-    pb::field f;
-    std::string_view key;
-    arg_kind kind = plain_arg;
-    while (d.next(f)) {  // to its name (written first, as a rule)
-      if (f.number == pf::annotation::name_iid && f.type == pb::wire::varint) {
-        key = get_iid(s.annotation_names, f.value);
-        kind = f.value < s.annotation_kinds.size()
-                   ? static_cast<arg_kind>(s.annotation_kinds[f.value])
-                   : plain_arg;
-        break;
-      }
-      if (f.number == pf::annotation::name && f.type == pb::wire::bytes) {
-        key = f.bytes;
-        kind = arg_kind_of(key);
-        break;
-      }
-    }
-    if (kind == dims_arg || kind == strides_arg) {
-      chrome_trace::dims_range& r = kind == dims_arg ? rec.dims : rec.strides;
-      const auto d0 = static_cast<std::uint32_t>(b_->b.dims.size());
-      const std::size_t i0 = b_->b.ints.size();
-      if (dims_of(bytes, 0)) {
-        r = {d0, static_cast<std::uint32_t>(b_->b.dims.size() - d0), true};
-        return false;
-      }
-      b_->b.dims.resize(d0);
-      b_->b.ints.resize(i0);
-    } else if (kind == types_arg || kind == concrete_arg) {
-      chrome_trace::string_range& r = kind == types_arg ? rec.types : rec.concrete;
-      const auto s0 = static_cast<std::uint32_t>(b_->b.strings.size());
-      if (strings_of(s, bytes)) {
-        r = {s0, static_cast<std::uint32_t>(b_->b.strings.size() - s0)};
-        return false;
-      }
-      b_->b.strings.resize(s0);
-    }
-    raw_arg& a = b_->b.args.emplace_back();
-    a.key = key;
-    a.offset = at(bytes);
-    value_of(s, bytes, a);
-    return kind == correlation_arg;
-  }
-
-  /// The value of an annotation as a raw arg (nested values as JSON text).
-  void value_of(const sequence_state& s, std::string_view bytes, raw_arg& a) {
-    pb::decoder d = sub(bytes);
-    pb::field f;
-    bool nested = false;
-    a.kind = raw_arg::type::json;
-    a.text = "[]";  // an annotation with no value: an empty array (as Perfetto writes one)
-    while (d.next(f)) {
-      switch (f.number) {
-        case pf::annotation::bool_value:
-          a.kind = raw_arg::type::boolean;
-          a.b = f.value != 0;
-          break;
-        case pf::annotation::uint_value:
-          if (f.value <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-            a.kind = raw_arg::type::integer;
-            a.i = static_cast<std::int64_t>(f.value);
-          } else {
-            a.kind = raw_arg::type::unsigned_integer;
-          }
-          a.u = f.value;
-          break;
-        case pf::annotation::int_value:
-          a.kind = raw_arg::type::integer;
-          a.i = f.as_int();
-          break;
-        case pf::annotation::double_value:
-          a.kind = raw_arg::type::floating;
-          a.f = f.as_double();
-          break;
-        case pf::annotation::string_value:
-          a.kind = raw_arg::type::string;
-          a.text = f.bytes;
-          break;
-        case pf::annotation::string_value_iid:
-          a.kind = raw_arg::type::string;
-          a.text = get_iid(s.string_values, f.value);
-          break;
-        case pf::annotation::pointer_value:
-          a.kind = raw_arg::type::string;
-          a.text = keep(fmt::format("0x{:x}", f.value));
-          break;
-        case pf::annotation::legacy_json_value:
-          a.kind = raw_arg::type::json;
-          a.text = f.bytes;
-          break;
-        case pf::annotation::nested_value:
-        case pf::annotation::dict_entries:
-        case pf::annotation::array_values:
-          nested = true;
-          break;
-        default:
-          break;
-      }
-    }
-    if (nested) {
-      std::string json;
-      json_output j = json_output::to_string(json);
-      json_of(s, bytes, j, 0);
-      j.flush();
-      a.kind = raw_arg::type::json;
-      a.text = keep(std::move(json));
-    }
-  }
-
-  /// An annotation's value as JSON.
-  void json_of(const sequence_state& s, std::string_view bytes, json_output& j, int depth) {
-    if (depth > 64)
-      throw input_error("perfetto: debug annotations nested deeper than 64", at(bytes));
-    pb::decoder d = sub(bytes);
-    pb::field f;
-    bool any = false, dict = false;
-    std::vector<std::string_view> entries;
-    while (d.next(f)) {
-      switch (f.number) {
-        case pf::annotation::bool_value:
-          j.boolean(f.value != 0);
-          any = true;
-          break;
-        case pf::annotation::uint_value:
-          j.unsigned_integer(f.value);
-          any = true;
-          break;
-        case pf::annotation::int_value:
-          j.integer(f.as_int());
-          any = true;
-          break;
-        case pf::annotation::double_value:
-          j.floating(f.as_double());
-          any = true;
-          break;
-        case pf::annotation::string_value:
-          j.string(f.bytes);
-          any = true;
-          break;
-        case pf::annotation::string_value_iid:
-          j.string(get_iid(s.string_values, f.value));
-          any = true;
-          break;
-        case pf::annotation::pointer_value:
-          j.string(fmt::format("0x{:x}", f.value));
-          any = true;
-          break;
-        case pf::annotation::legacy_json_value:
-          j.raw(f.bytes);
-          any = true;
-          break;
-        case pf::annotation::nested_value:
-          nested_json(f.bytes, j, depth + 1);
-          any = true;
-          break;
-        case pf::annotation::dict_entries:
-          dict = true;
-          entries.push_back(f.bytes);
-          break;
-        case pf::annotation::array_values:
-          entries.push_back(f.bytes);
-          break;
-        default:
-          break;
-      }
-    }
-    if (any) return;
-    if (dict) {
-      j.ch('{');
-      for (std::size_t k = 0; k < entries.size(); ++k) {
-        if (k) j.ch(',');
-        pb::decoder e = sub(entries[k]);
-        pb::field g;
-        std::string_view key;
-        while (e.next(g)) {
-          if (g.number == pf::annotation::name && g.type == pb::wire::bytes) key = g.bytes;
-          if (g.number == pf::annotation::name_iid) key = get_iid(s.annotation_names, g.value);
-        }
-        j.string(key).ch(':');
-        json_of(s, entries[k], j, depth + 1);
-      }
-      j.ch('}');
-      return;
-    }
-    j.ch('[');
-    for (std::size_t k = 0; k < entries.size(); ++k) {
-      if (k) j.ch(',');
-      json_of(s, entries[k], j, depth + 1);
-    }
-    j.ch(']');
-  }
-  /// A deprecated NestedValue as JSON.
-  void nested_json(std::string_view bytes, json_output& j, int depth) {
-    if (depth > 64)
-      throw input_error("perfetto: debug annotations nested deeper than 64", at(bytes));
-    pb::decoder d = sub(bytes);
-    pb::field f;
-    std::uint64_t type = 0;
-    std::vector<std::string_view> keys, values;
-    bool scalar = false;
-    std::string scalar_json;
-    json_output sj = json_output::to_string(scalar_json);
-    while (d.next(f)) {
-      switch (f.number) {
-        case pf::nested::nested_type:
-          type = f.value;
-          break;
-        case pf::nested::dict_keys:
-          keys.push_back(f.bytes);
-          break;
-        case pf::nested::dict_values:
-        case pf::nested::array_values:
-          values.push_back(f.bytes);
-          break;
-        case pf::nested::int_value:
-          sj.integer(f.as_int());
-          scalar = true;
-          break;
-        case pf::nested::double_value:
-          sj.floating(f.as_double());
-          scalar = true;
-          break;
-        case pf::nested::bool_value:
-          sj.boolean(f.value != 0);
-          scalar = true;
-          break;
-        case pf::nested::string_value:
-          sj.string(f.bytes);
-          scalar = true;
-          break;
-        default:
-          break;
-      }
-    }
-    sj.flush();
-    if (type == pf::nested::dict) {
-      j.ch('{');
-      for (std::size_t k = 0; k < values.size(); ++k) {
-        if (k) j.ch(',');
-        j.string(k < keys.size() ? keys[k] : std::string_view{}).ch(':');
-        nested_json(values[k], j, depth + 1);
-      }
-      j.ch('}');
-    } else if (type == pf::nested::array) {
-      j.ch('[');
-      for (std::size_t k = 0; k < values.size(); ++k) {
-        if (k) j.ch(',');
-        nested_json(values[k], j, depth + 1);
-      }
-      j.ch(']');
-    } else if (scalar) {
-      j.raw(scalar_json);
-    } else {
-      j.raw("null");
-    }
-  }
-
-  /// `Input Dims`/`Input Strides`: an array of entries, each an array of integers or of
-  /// entries (chrome_trace/records.hpp); false when it is not one.
-  bool dims_of(std::string_view bytes, int depth) {
-    if (depth > 64) return false;
-    pb::decoder d = sub(bytes);
-    pb::field f;
-    const bool has_entry = depth > 0;
-    const auto entry = static_cast<std::uint32_t>(b_->b.dims.size());
-    if (has_entry) b_->b.dims.push_back({false, 0, static_cast<std::uint32_t>(b_->b.ints.size())});
-    bool ints = false, lists = false;
-    while (d.next(f)) {
-      if (f.number == pf::annotation::name || f.number == pf::annotation::name_iid) continue;
-      if (f.number != pf::annotation::array_values || f.type != pb::wire::bytes) return false;
-      // An element: an integer (most often `int_value` in one byte), or an array.
-      const auto* e = reinterpret_cast<const unsigned char*>(f.bytes.data());
-      bool is_int = false;
-      std::int64_t v = 0;
-      if (f.bytes.size() == 2 && e[0] == 0x20 && e[1] < 0x80) {
-        is_int = true;
-        v = e[1];
-      } else if (!f.bytes.empty() && (e[0] == 0x20 || e[0] == 0x18)) {
-        pb::decoder x = sub(f.bytes);
-        pb::field g;
-        while (x.next(g)) {
-          if (g.number == pf::annotation::int_value && g.type == pb::wire::varint)
-            is_int = true, v = g.as_int();
-          else if (g.number == pf::annotation::uint_value && g.type == pb::wire::varint &&
-                   g.value <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-            is_int = true, v = static_cast<std::int64_t>(g.value);
-          else
-            return false;
-        }
-      }
-      if (is_int) {
-        if (!has_entry || lists) return false;
-        ints = true;
-        b_->b.ints.push_back(v);
-        ++b_->b.dims[entry].count;
-        continue;
-      }
-      if (ints) return false;
-      if (has_entry) {
-        b_->b.dims[entry].list = true;
-        ++b_->b.dims[entry].count;
-      }
-      lists = true;
-      if (!dims_of(f.bytes, depth + 1)) return false;  // an array (an empty one: no fields)
-    }
-    return true;
-  }
-  /// `Input type`/`Concrete Inputs`: an array of strings; false when it is not one.
-  bool strings_of(const sequence_state& s, std::string_view bytes) {
-    pb::decoder d = sub(bytes);
-    pb::field f;
-    while (d.next(f)) {
-      if (f.number == pf::annotation::name || f.number == pf::annotation::name_iid) continue;
-      if (f.number != pf::annotation::array_values || f.type != pb::wire::bytes) return false;
-      pb::decoder e = sub(f.bytes);
-      pb::field g;
-      bool got = false;
-      while (e.next(g)) {
-        if (g.number == pf::annotation::string_value && g.type == pb::wire::bytes) {
-          b_->b.strings.push_back(g.bytes);
-          got = true;
-        } else if (g.number == pf::annotation::string_value_iid) {
-          b_->b.strings.push_back(get_iid(s.string_values, g.value));
-          got = true;
-        } else {
-          return false;
-        }
-      }
-      if (!got) return false;
-    }
-    return true;
-  }
-
   // ---- batches ------------------------------------------------------------------------------
   std::string_view keep(std::string s) {
     b_->kept.push_back(std::move(s));
@@ -1715,26 +805,13 @@ class decoder {
     }
   }
 
-  std::string_view bytes_;
   handoff& sink_;
-  anomaly_counts& anomalies_;
   std::vector<counter_series>* counters_;
   const read_options& opt_;
-  std::unordered_map<std::uint64_t, track_info> tracks_;
-  std::vector<snapshot> snapshots_;
-  std::unordered_map<std::uint64_t, std::uint64_t> multipliers_;
-  std::unordered_map<std::uint64_t, std::vector<std::pair<std::uint64_t, std::uint64_t>>> pairs_;
-  const std::vector<std::pair<std::uint64_t, std::uint64_t>>* last_pairs_ = nullptr;
-  std::uint64_t last_pairs_key_ = 0;
-  std::uint64_t trace_clock_ = pf::clock::boottime;
-  bool has_base_ = false, marked_ = false, expected_ = false;
-  std::int64_t base_ = 0;
-  std::size_t base_at_ = 0;
+  bool expected_ = false;
   std::unordered_map<std::uint32_t, sequence_state> seqs_;
   sequence_state* last_seq_ = nullptr;
   std::uint32_t last_seq_id_ = 0;
-  // Recent tracks by uuid (the map's nodes stay where they are).
-  std::array<std::pair<std::uint64_t, const track_info*>, 64> track_cache_{};
   std::unordered_map<std::uint64_t, std::vector<open_slice>> stacks_;  // open slices by track
   std::uint32_t batch_number_ = 0;                                     // the batch being filled
   std::uint32_t next_slice_ = 1;

@@ -1,0 +1,382 @@
+// tracemodel/formats — the Perfetto reader's debug annotations (formats/perfetto_reader.hpp):
+// typed values into a record's args, nested arrays and dictionaries as JSON text, and PyTorch's
+// input annotations (`Input Dims`, `Input Strides`, `Input type`, `Concrete Inputs`) into the
+// record's op inputs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tracemodel/config.hpp"
+#include "tracemodel/detail/assert.hpp"
+#include "tracemodel/formats/json_output.hpp"
+#include "tracemodel/formats/perfetto/state.hpp"
+#include "tracemodel/formats/perfetto_fields.hpp"
+#include "tracemodel/formats/protobuf.hpp"
+
+TRACEMODEL_BEGIN_NAMESPACE
+namespace detail::perfetto {
+
+/// Reads an event's debug annotations into a batch (`file`: the whole trace, which byte
+/// offsets count from).
+class annotation_reader {
+ public:
+  annotation_reader(std::string_view file, batch_text& b) noexcept : bytes_(file), b_(&b) {}
+
+  /// Adds one annotation to the record's args (or its op inputs); true when it is the
+  /// correlation id.
+  bool annotation(const sequence_state& s, std::string_view bytes, fields& rec) {
+    pb::decoder d = sub(bytes);
+    pb::field f;
+    std::string_view key;
+    arg_kind kind = plain_arg;
+    while (d.next(f)) {  // to its name (written first, as a rule)
+      if (f.number == pf::annotation::name_iid && f.type == pb::wire::varint) {
+        key = interned(s.annotation_names, f.value);
+        kind = f.value < s.annotation_kinds.size()
+                   ? static_cast<arg_kind>(s.annotation_kinds[f.value])
+                   : plain_arg;
+        break;
+      }
+      if (f.number == pf::annotation::name && f.type == pb::wire::bytes) {
+        key = f.bytes;
+        kind = arg_kind_of(key);
+        break;
+      }
+    }
+    if (kind == dims_arg || kind == strides_arg) {
+      chrome_trace::dims_range& r = kind == dims_arg ? rec.dims : rec.strides;
+      const auto d0 = static_cast<std::uint32_t>(b_->b.dims.size());
+      const std::size_t i0 = b_->b.ints.size();
+      if (dims_of(bytes, 0)) {
+        r = {d0, static_cast<std::uint32_t>(b_->b.dims.size() - d0), true};
+        return false;
+      }
+      b_->b.dims.resize(d0);
+      b_->b.ints.resize(i0);
+    } else if (kind == types_arg || kind == concrete_arg) {
+      chrome_trace::string_range& r = kind == types_arg ? rec.types : rec.concrete;
+      const auto s0 = static_cast<std::uint32_t>(b_->b.strings.size());
+      if (strings_of(s, bytes)) {
+        r = {s0, static_cast<std::uint32_t>(b_->b.strings.size() - s0)};
+        return false;
+      }
+      b_->b.strings.resize(s0);
+    }
+    raw_arg& a = b_->b.args.emplace_back();
+    a.key = key;
+    a.offset = at(bytes);
+    value_of(s, bytes, a);
+    return kind == correlation_arg;
+  }
+
+  /// The value of an annotation as a raw arg (nested values as JSON text).
+  void value_of(const sequence_state& s, std::string_view bytes, raw_arg& a) {
+    pb::decoder d = sub(bytes);
+    pb::field f;
+    bool nested = false;
+    a.kind = raw_arg::type::json;
+    a.text = "[]";  // an annotation with no value: an empty array (as Perfetto writes one)
+    while (d.next(f)) {
+      switch (f.number) {
+        case pf::annotation::bool_value:
+          a.kind = raw_arg::type::boolean;
+          a.b = f.value != 0;
+          break;
+        case pf::annotation::uint_value:
+          if (f.value <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+            a.kind = raw_arg::type::integer;
+            a.i = static_cast<std::int64_t>(f.value);
+          } else {
+            a.kind = raw_arg::type::unsigned_integer;
+          }
+          a.u = f.value;
+          break;
+        case pf::annotation::int_value:
+          a.kind = raw_arg::type::integer;
+          a.i = f.as_int();
+          break;
+        case pf::annotation::double_value:
+          a.kind = raw_arg::type::floating;
+          a.f = f.as_double();
+          break;
+        case pf::annotation::string_value:
+          a.kind = raw_arg::type::string;
+          a.text = f.bytes;
+          break;
+        case pf::annotation::string_value_iid:
+          a.kind = raw_arg::type::string;
+          a.text = interned(s.string_values, f.value);
+          break;
+        case pf::annotation::pointer_value:
+          a.kind = raw_arg::type::string;
+          a.text = keep(fmt::format("0x{:x}", f.value));
+          break;
+        case pf::annotation::legacy_json_value:
+          a.kind = raw_arg::type::json;
+          a.text = f.bytes;
+          break;
+        case pf::annotation::nested_value:
+        case pf::annotation::dict_entries:
+        case pf::annotation::array_values:
+          nested = true;
+          break;
+        default:
+          break;
+      }
+    }
+    if (nested) {
+      std::string json;
+      json_output j = json_output::to_string(json);
+      json_of(s, bytes, j, 0);
+      j.flush();
+      a.kind = raw_arg::type::json;
+      a.text = keep(std::move(json));
+    }
+  }
+
+  /// An annotation's value as JSON.
+  void json_of(const sequence_state& s, std::string_view bytes, json_output& j, int depth) {
+    if (depth > 64)
+      throw input_error("perfetto: debug annotations nested deeper than 64", at(bytes));
+    pb::decoder d = sub(bytes);
+    pb::field f;
+    bool any = false, dict = false;
+    std::vector<std::string_view> entries;
+    while (d.next(f)) {
+      switch (f.number) {
+        case pf::annotation::bool_value:
+          j.boolean(f.value != 0);
+          any = true;
+          break;
+        case pf::annotation::uint_value:
+          j.unsigned_integer(f.value);
+          any = true;
+          break;
+        case pf::annotation::int_value:
+          j.integer(f.as_int());
+          any = true;
+          break;
+        case pf::annotation::double_value:
+          j.floating(f.as_double());
+          any = true;
+          break;
+        case pf::annotation::string_value:
+          j.string(f.bytes);
+          any = true;
+          break;
+        case pf::annotation::string_value_iid:
+          j.string(interned(s.string_values, f.value));
+          any = true;
+          break;
+        case pf::annotation::pointer_value:
+          j.string(fmt::format("0x{:x}", f.value));
+          any = true;
+          break;
+        case pf::annotation::legacy_json_value:
+          j.raw(f.bytes);
+          any = true;
+          break;
+        case pf::annotation::nested_value:
+          nested_json(f.bytes, j, depth + 1);
+          any = true;
+          break;
+        case pf::annotation::dict_entries:
+          dict = true;
+          entries.push_back(f.bytes);
+          break;
+        case pf::annotation::array_values:
+          entries.push_back(f.bytes);
+          break;
+        default:
+          break;
+      }
+    }
+    if (any) return;
+    if (dict) {
+      j.ch('{');
+      for (std::size_t k = 0; k < entries.size(); ++k) {
+        if (k) j.ch(',');
+        pb::decoder e = sub(entries[k]);
+        pb::field g;
+        std::string_view key;
+        while (e.next(g)) {
+          if (g.number == pf::annotation::name && g.type == pb::wire::bytes) key = g.bytes;
+          if (g.number == pf::annotation::name_iid) key = interned(s.annotation_names, g.value);
+        }
+        j.string(key).ch(':');
+        json_of(s, entries[k], j, depth + 1);
+      }
+      j.ch('}');
+      return;
+    }
+    j.ch('[');
+    for (std::size_t k = 0; k < entries.size(); ++k) {
+      if (k) j.ch(',');
+      json_of(s, entries[k], j, depth + 1);
+    }
+    j.ch(']');
+  }
+  /// A deprecated NestedValue as JSON.
+  void nested_json(std::string_view bytes, json_output& j, int depth) {
+    if (depth > 64)
+      throw input_error("perfetto: debug annotations nested deeper than 64", at(bytes));
+    pb::decoder d = sub(bytes);
+    pb::field f;
+    std::uint64_t type = 0;
+    std::vector<std::string_view> keys, values;
+    bool scalar = false;
+    std::string scalar_json;
+    json_output sj = json_output::to_string(scalar_json);
+    while (d.next(f)) {
+      switch (f.number) {
+        case pf::nested::nested_type:
+          type = f.value;
+          break;
+        case pf::nested::dict_keys:
+          keys.push_back(f.bytes);
+          break;
+        case pf::nested::dict_values:
+        case pf::nested::array_values:
+          values.push_back(f.bytes);
+          break;
+        case pf::nested::int_value:
+          sj.integer(f.as_int());
+          scalar = true;
+          break;
+        case pf::nested::double_value:
+          sj.floating(f.as_double());
+          scalar = true;
+          break;
+        case pf::nested::bool_value:
+          sj.boolean(f.value != 0);
+          scalar = true;
+          break;
+        case pf::nested::string_value:
+          sj.string(f.bytes);
+          scalar = true;
+          break;
+        default:
+          break;
+      }
+    }
+    sj.flush();
+    if (type == pf::nested::dict) {
+      j.ch('{');
+      for (std::size_t k = 0; k < values.size(); ++k) {
+        if (k) j.ch(',');
+        j.string(k < keys.size() ? keys[k] : std::string_view{}).ch(':');
+        nested_json(values[k], j, depth + 1);
+      }
+      j.ch('}');
+    } else if (type == pf::nested::array) {
+      j.ch('[');
+      for (std::size_t k = 0; k < values.size(); ++k) {
+        if (k) j.ch(',');
+        nested_json(values[k], j, depth + 1);
+      }
+      j.ch(']');
+    } else if (scalar) {
+      j.raw(scalar_json);
+    } else {
+      j.raw("null");
+    }
+  }
+
+  /// `Input Dims`/`Input Strides`: an array of entries, each an array of integers or of
+  /// entries (chrome_trace/records.hpp); false when it is not one.
+  bool dims_of(std::string_view bytes, int depth) {
+    if (depth > 64) return false;
+    pb::decoder d = sub(bytes);
+    pb::field f;
+    const bool has_entry = depth > 0;
+    const auto entry = static_cast<std::uint32_t>(b_->b.dims.size());
+    if (has_entry) b_->b.dims.push_back({false, 0, static_cast<std::uint32_t>(b_->b.ints.size())});
+    bool ints = false, lists = false;
+    while (d.next(f)) {
+      if (f.number == pf::annotation::name || f.number == pf::annotation::name_iid) continue;
+      if (f.number != pf::annotation::array_values || f.type != pb::wire::bytes) return false;
+      // An element: an integer (most often `int_value` in one byte), or an array.
+      const auto* e = reinterpret_cast<const unsigned char*>(f.bytes.data());
+      bool is_int = false;
+      std::int64_t v = 0;
+      if (f.bytes.size() == 2 && e[0] == 0x20 && e[1] < 0x80) {
+        is_int = true;
+        v = e[1];
+      } else if (!f.bytes.empty() && (e[0] == 0x20 || e[0] == 0x18)) {
+        pb::decoder x = sub(f.bytes);
+        pb::field g;
+        while (x.next(g)) {
+          if (g.number == pf::annotation::int_value && g.type == pb::wire::varint)
+            is_int = true, v = g.as_int();
+          else if (g.number == pf::annotation::uint_value && g.type == pb::wire::varint &&
+                   g.value <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+            is_int = true, v = static_cast<std::int64_t>(g.value);
+          else
+            return false;
+        }
+      }
+      if (is_int) {
+        if (!has_entry || lists) return false;
+        ints = true;
+        b_->b.ints.push_back(v);
+        ++b_->b.dims[entry].count;
+        continue;
+      }
+      if (ints) return false;
+      if (has_entry) {
+        b_->b.dims[entry].list = true;
+        ++b_->b.dims[entry].count;
+      }
+      lists = true;
+      if (!dims_of(f.bytes, depth + 1)) return false;  // an array (an empty one: no fields)
+    }
+    return true;
+  }
+  /// `Input type`/`Concrete Inputs`: an array of strings; false when it is not one.
+  bool strings_of(const sequence_state& s, std::string_view bytes) {
+    pb::decoder d = sub(bytes);
+    pb::field f;
+    while (d.next(f)) {
+      if (f.number == pf::annotation::name || f.number == pf::annotation::name_iid) continue;
+      if (f.number != pf::annotation::array_values || f.type != pb::wire::bytes) return false;
+      pb::decoder e = sub(f.bytes);
+      pb::field g;
+      bool got = false;
+      while (e.next(g)) {
+        if (g.number == pf::annotation::string_value && g.type == pb::wire::bytes) {
+          b_->b.strings.push_back(g.bytes);
+          got = true;
+        } else if (g.number == pf::annotation::string_value_iid) {
+          b_->b.strings.push_back(interned(s.string_values, g.value));
+          got = true;
+        } else {
+          return false;
+        }
+      }
+      if (!got) return false;
+    }
+    return true;
+  }
+
+ private:
+  std::size_t at(std::string_view s) const noexcept {
+    return static_cast<std::size_t>(s.data() - bytes_.data());
+  }
+  pb::decoder sub(std::string_view s) const { return {s, at(s)}; }
+  std::string_view keep(std::string s) {
+    b_->kept.push_back(std::move(s));
+    return b_->kept.back();
+  }
+
+  std::string_view bytes_;
+  batch_text* b_;
+};
+
+}  // namespace detail::perfetto
+TRACEMODEL_END_NAMESPACE
