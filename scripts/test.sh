@@ -18,9 +18,11 @@ command -v npm >/dev/null || extra+=(npm)
 # tests encode and decode traces with protoc (protobuf-compiler).
 extra+=(libtorch-dev protobuf-compiler)
 # The Python package (python/): built with pybind11 against Debian's NumPy and pandas, installed
-# by pip into a virtual environment, tested with pytest; plotly draws HTA's figures.
+# by pip into a virtual environment, tested with pytest; plotly draws HTA's figures; the cluster's
+# tests start a Dask scheduler and workers (python3-distributed).
 extra+=(pybind11-dev python3-pybind11 python3-dev python3-numpy python3-pandas python3-pytest
-        python3-setuptools python3-wheel python3-pip python3-venv python3-plotly pyflakes3)
+        python3-setuptools python3-wheel python3-pip python3-venv python3-plotly pyflakes3
+        python3-distributed)
 scripts/deps.sh "${extra[@]}"
 jobs=$(nproc)
 times=()
