@@ -19,9 +19,7 @@ import struct
 import sys
 import warnings
 
-import pandas as pd
-
-from . import _core
+from . import _core, _frame
 from ._errors import RankWarning
 
 __all__ = ["gpu_report", "GpuReport", "map_ranks", "trace_files"]
@@ -95,17 +93,6 @@ def _program_part(path, place, program, command, flags):
         lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise RuntimeError(lines[0] if lines else "%s exited with %d" % (command, done.returncode))
     return done.stdout
-
-
-def _frame(columns):
-    data = {}
-    for name, col in columns.items():
-        if isinstance(col, tuple):
-            codes, texts = col
-            data[name] = pd.Categorical.from_codes(codes, categories=pd.Index(texts, dtype=object))
-        else:
-            data[name] = col
-    return pd.DataFrame(data)
 
 
 class GpuReport:
