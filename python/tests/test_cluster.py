@@ -50,7 +50,7 @@ def cluster(tmp_path_factory):
         client = distributed.Client(scheduler_file=sched, timeout=60)
         client.wait_for_workers(2, timeout=120)
         yield client, sched, procs
-        client.close()
+        client.shutdown()  # (the scheduler and the workers with it: a quick end)
     finally:
         for p in procs:
             p.terminate()
@@ -65,6 +65,13 @@ def cluster(tmp_path_factory):
 def ranks(tmp_path_factory):
     d = str(tmp_path_factory.mktemp("ranks"))
     _synthetic.write_run(d, 16, steps=3, launches_per_step=150)
+    return d
+
+
+@pytest.fixture(scope="module")
+def other_ranks(tmp_path_factory):
+    d = str(tmp_path_factory.mktemp("other"))
+    _synthetic.write_run(d, 16, steps=3, launches_per_step=150, seed=2)
     return d
 
 
@@ -140,10 +147,9 @@ def test_cluster_program_json_byte_for_byte(cluster, ranks, rules):
 @pytest.mark.skipif(not PROGRAM, reason="TRACEMODEL_PROGRAM names the tracemodel program")
 @pytest.mark.parametrize("options", [[], ["--hta"], ["--hta", "--short-names", "--iteration", "1"],
                                      ["--rank", "3"]])
-def test_cluster_program_diff_byte_for_byte(cluster, ranks, tmp_path, options):
+def test_cluster_program_diff_byte_for_byte(cluster, ranks, other_ranks, tmp_path, options):
     _, sched, _ = cluster
-    other = str(tmp_path / "other")
-    _synthetic.write_run(other, 16, steps=3, launches_per_step=150, seed=2)
+    other = other_ranks
     local = _program(["diff", "--json"] + options + [ranks, other])
     remote = _program(["diff", "--json", "--scheduler-file", sched] + options + [ranks, other])
     assert local.returncode == 0 and remote.returncode == 0, remote.stderr
