@@ -172,20 +172,11 @@ template <class Schema>
 /// being the file's place in its list. input_error names the file.
 [[nodiscard]] inline gpu_rank_part read_gpu_rank_part(const std::string& file, std::int64_t place,
                                                       const gpu_report_options& o = {}) {
-  try {
-    gpu_rank_part p;
-    std::size_t table_bytes = 0;
-    {
-      event_table t = read_trace_file(file, o);
-      p = gpu_rank_part_of(rank_of(t, file, place), t, o);
-      table_bytes = t.memory_bytes();
-    }
-    trim_cached_memory(table_bytes);  // (as for_each_rank: a table's worth kept for the next)
-    p.file = file;
-    return p;
-  } catch (const input_error& e) {
-    throw input_error(file + ": " + e.what(), e.offset());
-  }
+  gpu_rank_part p = read_rank(file, place, o, [&](std::int64_t rank, event_table& t) {
+    return gpu_rank_part_of(rank, t, o);
+  });
+  p.file = file;
+  return p;
 }
 
 /// The report of the ranks whose parts these are (in any order).

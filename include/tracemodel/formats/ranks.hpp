@@ -109,6 +109,28 @@ template <class Schema>
   return rank_in_name(path).value_or(place);
 }
 
+/// Reads one file of a run (`place`: its place in its list), finds its rank (`rank_of`) and
+/// returns `fn(rank, table)`; then drops the table and trims the array cache to about its size,
+/// which keeps what the next rank's read reuses and not the scratch of every analysis so far.
+/// An input_error names the file.
+template <class Fn>
+[[nodiscard]] auto read_rank(const std::string& file, std::int64_t place, const read_options& o,
+                             Fn&& fn) {
+  try {
+    std::size_t table_bytes = 0;
+    auto out = [&] {
+      event_table t = read_trace_file(file, o);
+      auto r = fn(rank_of(t, file, place), t);
+      table_bytes = t.memory_bytes();
+      return r;
+    }();
+    trim_cached_memory(table_bytes);
+    return out;
+  } catch (const input_error& e) {
+    throw input_error(file + ": " + e.what(), e.offset());
+  }
+}
+
 /// Reads each file, finds its rank and calls `fn(rank, table)`; returns the results as (rank,
 /// result) pairs ordered by rank. The first error (a file that cannot be read, a rank given
 /// twice) is thrown, naming the file(s). `at_once` (0: no limit) caps the calls of `fn` that run
@@ -161,23 +183,13 @@ template <class Fn>
   auto work = [&] {
     for (std::size_t i; (i = next.fetch_add(1)) < files.size();) {
       try {
-        std::size_t table_bytes = 0;
-        {
-          event_table t = read_trace_file(files[i], one);
-          slots[i].rank = rank_of(t, files[i], static_cast<std::int64_t>(i));
-          const turn held(m, turn_free, turns, at_once > 0);
-          slots[i].value.emplace(fn(slots[i].rank, t));
-          table_bytes = t.memory_bytes();
-        }
-        // The array cache keeps about a table for the next read, not the scratch of every
-        // analysis so far beside it.
-        trim_cached_memory(table_bytes);
-      } catch (const input_error& e) {
-        std::lock_guard lock(m);
-        if (!error)
-          error = std::make_exception_ptr(input_error(files[i] + ": " + e.what(), e.offset()));
-        next = files.size();
-      } catch (...) {
+        slots[i].value.emplace(read_rank(files[i], static_cast<std::int64_t>(i), one,
+                                         [&](std::int64_t rank, event_table& t) {
+                                           slots[i].rank = rank;
+                                           const turn held(m, turn_free, turns, at_once > 0);
+                                           return fn(rank, t);
+                                         }));
+      } catch (...) {  // (an input_error names its file already)
         std::lock_guard lock(m);
         if (!error) error = std::current_exception();
         next = files.size();

@@ -27,33 +27,25 @@ struct diff_part_options {
 /// diff part; input_error names the file.
 [[nodiscard]] inline diff_rank_part read_diff_rank_part(const std::string& file, std::int64_t place,
                                                         const diff_part_options& o = {}) {
-  try {
-    read_options ro;
-    ro.threads = o.threads;
+  read_options ro;
+  ro.threads = o.threads;
+  return read_rank(file, place, o.hta ? reading(ro) : ro, [&](std::int64_t rank, event_table& t) {
     diff_rank_part p;
-    std::size_t table_bytes = 0;
-    {
-      event_table t = o.hta ? read_trace_file(file, ro) : tracemodel::read_trace_file(file, ro);
-      p.file = file;
-      p.rank = rank_of(t, file, place);
-      p.repairs = t.anomalies;
-      p.totals = o.hta ? step_totals_of(frame(t), o.short_names)
-                       : tracemodel::step_totals_of(t, o.short_names);
-      if (o.with_gpu) {
-        gpu_report_options go;
-        go.series = false;
-        go.threads = o.threads;
-        p.gpu = o.hta ? hta::gpu_rank_part_of(p.rank, t, go, {o.threads, {}})
-                      : tracemodel::gpu_rank_part_of(p.rank, t, go);
-        p.gpu->file = file;
-      }
-      table_bytes = t.memory_bytes();
+    p.file = file;
+    p.rank = rank;
+    p.repairs = t.anomalies;
+    p.totals = o.hta ? step_totals_of(frame(t), o.short_names)
+                     : tracemodel::step_totals_of(t, o.short_names);
+    if (o.with_gpu) {
+      gpu_report_options go;
+      go.series = false;
+      go.threads = o.threads;
+      p.gpu = o.hta ? hta::gpu_rank_part_of(rank, t, go, {o.threads, {}})
+                    : tracemodel::gpu_rank_part_of(rank, t, go);
+      p.gpu->file = file;
     }
-    trim_cached_memory(table_bytes);  // (a table's worth kept for the next rank)
     return p;
-  } catch (const input_error& e) {
-    throw input_error(file + ": " + e.what(), e.offset());
-  }
+  });
 }
 
 }  // namespace hta

@@ -98,21 +98,12 @@ template <class Schema>
 /// `o` allows); input_error names the file.
 [[nodiscard]] inline gpu_rank_part read_gpu_rank_part(const std::string& file, std::int64_t place,
                                                       const gpu_report_options& o = {}) {
-  try {
-    gpu_rank_part p;
-    std::size_t table_bytes = 0;
-    {
-      event_table t = read_trace_file(file, o);
-      p = hta::gpu_rank_part_of(rank_of(t, file, place), t, o,
-                                {tracemodel::detail::thread_budget(o), o.start_thread});
-      table_bytes = t.memory_bytes();
-    }
-    trim_cached_memory(table_bytes);  // (as for_each_rank: a table's worth kept for the next)
-    p.file = file;
-    return p;
-  } catch (const input_error& e) {
-    throw input_error(file + ": " + e.what(), e.offset());
-  }
+  const thread_options threads{tracemodel::detail::thread_budget(o), o.start_thread};
+  gpu_rank_part p = read_rank(file, place, reading(o), [&](std::int64_t rank, event_table& t) {
+    return hta::gpu_rank_part_of(rank, t, o, threads);
+  });
+  p.file = file;
+  return p;
 }
 
 /// The report of the ranks whose parts these are (in any order): the last step dropped when
