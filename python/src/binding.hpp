@@ -146,7 +146,9 @@ struct trace_error {
   std::int64_t offset = -1;
 };
 
-/// Runs `fn`, turning the library's input errors about `path` into `trace_error`.
+/// Runs `fn`, turning the library's input errors about `path` into `trace_error` (which names
+/// the file: a message that starts with it, as the readers of a run's ranks write them, loses
+/// that start).
 template <class Fn>
 auto about_file(const std::string& path, Fn fn) {
   try {
@@ -154,7 +156,10 @@ auto about_file(const std::string& path, Fn fn) {
   } catch (const tmod::input_error& e) {
     const std::int64_t off =
         e.offset() == tmod::input_error::npos ? -1 : static_cast<std::int64_t>(e.offset());
-    throw trace_error{e.what(), path, off};
+    std::string_view what = e.what();
+    if (!path.empty() && what.starts_with(path) && what.substr(path.size()).starts_with(": "))
+      what.remove_prefix(path.size() + 2);
+    throw trace_error{std::string(what), path, off};
   }
 }
 

@@ -17,22 +17,13 @@ namespace {
 
 namespace hta = tracemodel::hta;
 
-/// `make()`'s bytes, made without the GIL; errors about `path` as TraceError (naming the file
-/// once).
+/// `make()`'s bytes, made without the GIL; errors about `path` as TraceError.
 template <class Make>
 py::bytes part_bytes(const std::string& path, Make make) {
   std::string bytes;
   {
     const py::gil_scoped_release unlocked;
-    bytes = about_file(path, [&] {
-      try {
-        return make();
-      } catch (const tmod::input_error& e) {
-        std::string_view what = e.what();
-        if (what.starts_with(path + ": ")) what.remove_prefix(path.size() + 2);
-        throw tmod::input_error(std::string(what), e.offset());
-      }
-    });
+    bytes = about_file(path, make);
   }
   return py::bytes(bytes);
 }
