@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -47,6 +48,12 @@ std::string program_path() {
   std::error_code ec;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   return ec ? std::string("tracemodel") : exe.string();
+}
+
+void say_unread(const unread_files& unread, std::size_t from) {
+  for (std::size_t k = from; k < unread.size(); ++k)
+    std::fprintf(stderr, "tracemodel: %s: not read: %s\n", unread[k].first.c_str(),
+                 unread[k].second.c_str());
 }
 
 std::vector<tmod::gpu_rank_part> cluster_gpu_parts(const std::string& scheduler_file,

@@ -26,6 +26,9 @@ using unread_files = std::vector<std::pair<std::string, std::string>>;  ///< fil
     const std::string& scheduler_file, const std::vector<std::string>& files,
     const std::vector<std::string>& options, unread_files& unread);
 
+/// Says on stderr that each of `unread` from its `from`-th on was not read.
+void say_unread(const unread_files& unread, std::size_t from = 0);
+
 /// The device-time parts of `files` (HTA's rules or the exact ones; `series`: the launch rows
 /// and steps kept).
 [[nodiscard]] std::vector<tmod::gpu_rank_part> cluster_gpu_parts(

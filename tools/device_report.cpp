@@ -13,6 +13,22 @@
 
 namespace tracemodel_cli {
 
+device_report gather_device_report(std::vector<tmod::gpu_rank_part> parts, bool hta,
+                                   unread_files unread, const std::vector<std::string>& files) {
+  say_unread(unread);
+  if (parts.empty()) throw tmod::input_error("no rank could be read");
+  device_report r;
+  r.unread = std::move(unread);
+  if (hta)
+    r.hta = tmod::hta::gather_gpu_report(std::move(parts));
+  else
+    r.exact = tmod::gather_gpu_report(std::move(parts));
+  const report_view v = r.view();
+  report_repairs(files.size() == 1 ? files[0] : std::to_string(v.ranks.size()) + " ranks",
+                 v.repairs);
+  return r;
+}
+
 device_report read_device_report(const std::vector<std::string>& paths, bool hta,
                                  tmod::gpu_report_options options,
                                  const std::string& scheduler_file) {
@@ -23,19 +39,9 @@ device_report read_device_report(const std::vector<std::string>& paths, bool hta
           "on a cluster (docs/cluster.md)"};
     const std::vector<std::string> files = tmod::trace_files(paths);
     if (files.empty()) throw tmod::input_error("no trace files in the paths given");
-    device_report r;
-    auto parts = cluster_gpu_parts(scheduler_file, files, hta, options.series, r.unread);
-    for (const auto& [file, reason] : r.unread)
-      std::fprintf(stderr, "tracemodel: %s: not read: %s\n", file.c_str(), reason.c_str());
-    if (parts.empty()) throw tmod::input_error("no rank could be read");
-    if (hta)
-      r.hta = tmod::hta::gather_gpu_report(std::move(parts));
-    else
-      r.exact = tmod::gather_gpu_report(std::move(parts));
-    const report_view v = r.view();
-    report_repairs(files.size() == 1 ? files[0] : std::to_string(v.ranks.size()) + " ranks",
-                   v.repairs);
-    return r;
+    unread_files unread;
+    auto parts = cluster_gpu_parts(scheduler_file, files, hta, options.series, unread);
+    return gather_device_report(std::move(parts), hta, std::move(unread), files);
   }
   // Progress on a terminal when there are several ranks: "ranks: k/n" as each is done.
   const std::size_t files = tmod::trace_files(paths).size();

@@ -26,6 +26,11 @@ struct device_report {
   }
 };
 
+/// The report of parts made on a cluster (`unread`: the files that failed, said on stderr).
+[[nodiscard]] device_report gather_device_report(
+    std::vector<tmod::gpu_rank_part> parts, bool hta,
+    std::vector<std::pair<std::string, std::string>> unread, const std::vector<std::string>& files);
+
 /// Reads and analyses `paths` (`options` as `make_gpu_report` takes them), with a progress line
 /// on a terminal when there are several ranks, and says what reading repaired. With
 /// `scheduler_file`, on that Dask cluster (cluster.hpp): a file that fails is said on stderr and

@@ -49,9 +49,7 @@ void read_side_on_cluster(const request& q, const std::string& path, diff_side& 
     p.file = files[place];
     parts.push_back(std::move(p));
   }
-  for (std::size_t k = failed; k < unread.size(); ++k)
-    std::fprintf(stderr, "tracemodel: %s: not read: %s\n", unread[k].first.c_str(),
-                 unread[k].second.c_str());
+  say_unread(unread, failed);
   std::stable_sort(parts.begin(), parts.end(),
                    [](const auto& a, const auto& b) { return a.rank < b.rank; });
   for (std::size_t k = 1; k < parts.size(); ++k)

@@ -173,23 +173,15 @@ int run(arguments& a) {
     if (files.empty()) throw tmod::input_error("no trace files in the paths given");
     std::vector<std::string> options{"--kind", "report", "--program", program_path()};
     if (hta) options.emplace_back("--hta");
+    unread_files unread;
     std::vector<tmod::gpu_rank_part> parts;
-    for (auto& [place, bytes] : cluster_parts(scheduler_file, files, options, rep.unread)) {
+    for (auto& [place, bytes] : cluster_parts(scheduler_file, files, options, unread)) {
       report_part p = tmod::decode_part<report_part>(bytes, "report");
       p.gpu.file = files[place];
       keep(p.gpu.result.rank, std::move(p.extras));
       parts.push_back(std::move(p.gpu));
     }
-    for (const auto& [file, reason] : rep.unread)
-      std::fprintf(stderr, "tracemodel: %s: not read: %s\n", file.c_str(), reason.c_str());
-    if (parts.empty()) throw tmod::input_error("no rank could be read");
-    if (hta)
-      rep.hta = tmod::hta::gather_gpu_report(std::move(parts));
-    else
-      rep.exact = tmod::gather_gpu_report(std::move(parts));
-    report_repairs(
-        files.size() == 1 ? files[0] : std::to_string(files.size() - rep.unread.size()) + " ranks",
-        rep.view().repairs);
+    rep = gather_device_report(std::move(parts), hta, std::move(unread), files);
   }
   const report_view v = rep.view();
   const std::string title = "tracemodel report: " +
