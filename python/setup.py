@@ -16,7 +16,8 @@ ParallelCompile("TRACEMODEL_BUILD_JOBS", default=0).install()
 # TRACEMODEL_PY_OPT=-O0: an unoptimized build that compiles in less time (the test suite's
 # install, which checks the packaging, not the speed).
 opt = os.environ.get("TRACEMODEL_PY_OPT", "-O2")
-sources = [os.path.join("src", f) for f in ("trace.cpp", "analyses.cpp", "hta.cpp", "cluster.cpp")]
+with open(os.path.join(here, "src", "sources.txt")) as f:  # (CMakeLists.txt reads it too)
+    sources = [os.path.join("src", s) for s in f.read().split("\n") if s and s[0] != "#"]
 core = Pybind11Extension(
     "tracemodel._core",
     sources,

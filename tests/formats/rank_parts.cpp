@@ -49,13 +49,15 @@ TEST_CASE("rank parts: a report gathered from parts sent as bytes is the one mad
       kineto({"nccl_parser_config_nccl_data.json.gz"}),
       kineto({"amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz"}),
       kineto({"cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
-              "trace_diff_control_control.json.gz"}),
+              "amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz"}),
   };
   for (const auto& files : sets) {
     CAPTURE(files.front());
     gpu_report_options o;
     o.threads = 1;
+    // (without series on the two sampled ranks only: the other sets add no other kind of value)
     for (const bool series : {true, false}) {
+      if (!series && &files != &sets.front()) continue;
       o.series = series;
       std::size_t bytes = 0;
       const gpu_report exact = through_bytes(
@@ -181,7 +183,8 @@ TEST_CASE("rank parts: bytes that are not a whole part are refused, never misrea
   gpu_report_options o;
   o.threads = 1;
   const std::string b = encode_part(
-      read_gpu_rank_part(tmtest::data_path("kineto/nccl_parser_config_nccl_data.json.gz"), 0, o),
+      read_gpu_rank_part(
+          tmtest::data_path("kineto/amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz"), 0, o),
       "gpu");
   // Every cut is an error (a part ends where its bytes do).
   for (std::size_t n = 0; n < b.size(); n += 1 + n / 64)
