@@ -30,6 +30,10 @@
 #include "tracemodel/config.hpp"
 #include "tracemodel/detail/big_allocator.hpp"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 TRACEMODEL_BEGIN_NAMESPACE
 
 struct memory_stats {
@@ -71,11 +75,17 @@ inline void program_memory_cache() noexcept {
 }
 
 /// Gives the cached large regions (arrays of 2 MiB and more) beyond `keep_bytes` back to the
-/// operating system; the limits stay. A pipeline that drops a table and reads the next one
-/// keeps about a table's worth (`for_each_rank` does), so that the scratch freed by analyses
-/// does not stay resident beside the tables in flight.
+/// operating system; the limits stay. With glibc, the free memory of malloc's heaps goes back
+/// too (`malloc_trim`): the fragments of one rank's smaller allocations otherwise stay resident
+/// and the peak creeps up rank after rank (by 17 MiB over six ranks of 1M events). A pipeline
+/// that drops a table and reads the next one keeps about a table's worth (`for_each_rank` and
+/// `read_rank` do), so that the scratch freed by analyses does not stay resident beside the
+/// tables in flight.
 inline void trim_cached_memory(std::size_t keep_bytes) noexcept {
   detail::region_cache::instance().trim(keep_bytes);
+#if defined(__GLIBC__)
+  ::malloc_trim(0);
+#endif
 }
 
 /// Gives every byte kept for reuse back to the operating system: the free slabs of the

@@ -152,6 +152,23 @@ TEST_SUITE("model") {
     CHECK(t.category(unk) == "mystery_cat");
   }
 
+  TEST_CASE("new_fields: a new event's default fields of the kind, else that kind's made") {
+    event_table::event_type e;
+    auto& f = e.new_fields<event_kind::op>();  // (the first kind: the default fields)
+    CHECK(&f == std::get_if<default_schema::index_of<event_kind::op>>(&e.fields));
+    CHECK(f.sequence_number == -1);
+    CHECK(f.end_ns == no_end_ns);
+    CHECK(f.debug_handle == -1);
+    f.end_ns = 5;
+    CHECK(e.new_fields<event_kind::op>().end_ns == 5);  // (kept: its rule is for new events)
+    auto& a = e.new_fields<event_kind::allocation>();   // another kind: emplaced
+    CHECK(e.kind() == event_kind::allocation);
+    CHECK(a.alloc_size == 0);
+    a.alloc_size = 64;
+    CHECK(e.new_fields<event_kind::op>().end_ns == no_end_ns);  // back to a default op
+    CHECK(e.kind() == event_kind::op);
+  }
+
   TEST_CASE("attributes: typed values, lists, lookup by key") {
     event_table t;
     auto& e = t.events.emplace_back();

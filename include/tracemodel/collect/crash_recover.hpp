@@ -106,6 +106,7 @@ class crash_reader {
     std::uint64_t end_tid = 0;
     std::int64_t seq = -1, debug = -1;
     std::uint64_t fwd = 0;
+    std::uint64_t id = 0;  ///< its correlation id
     name_id name{};
     op_scope scope = op_scope::function;
     std::uint8_t flags = 0;
@@ -245,7 +246,7 @@ class crash_reader {
           op o;
           o.scope = static_cast<op_scope>((head >> 8) & 0xff);
           o.flags = static_cast<std::uint8_t>(head >> 16);
-          const std::uint64_t id = w[k + 1];
+          o.id = w[k + 1];
           o.tid = w[k + 2];
           o.start = w[k + 3];
           o.seq = static_cast<std::int64_t>(w[k + 4]);
@@ -254,7 +255,7 @@ class crash_reader {
           o.name = out_.table.strings.intern(
               std::string_view(reinterpret_cast<const char*>(w.data() + k + 7), len));
           o.valid = true;
-          held_.emplace_back(id, o);  // (a block's copy of it, if any, is taken instead)
+          held_.push_back(o);  // (a block's copy of it, if any, is taken instead)
           k += 8 + words;
           break;
         }
@@ -373,7 +374,7 @@ class crash_reader {
         name = out_.table.strings.intern("?");
       }
       ops_.push_back(op{tid, r.start, r.end, r.end_tid, r.sequence_number, r.debug_handle,
-                        r.fwd_thread_id, name, r.scope, r.flags, true});
+                        r.fwd_thread_id, id_start + k, name, r.scope, r.flags, true});
       last = std::max({last, r.start, r.end});
     }
     approx_time* thread_last = last_.try_emplace(tid, last).first;
@@ -433,11 +434,10 @@ class crash_reader {
   recovered_trace finish() {
     std::sort(ranges_.begin(), ranges_.end(),
               [](const id_range& a, const id_range& b) { return a.id_start < b.id_start; });
-    for (auto& [id, o] : held_)  // the ops held out of drained or overwritten blocks
-      if (find(id) == nullptr) {
-        held_index_.insert_or_assign(id, static_cast<std::uint32_t>(ops_.size()));
+    for (const op& o : held_)  // the ops held out of drained or overwritten blocks
+      if (find(o.id) == nullptr) {
+        held_index_.insert_or_assign(o.id, static_cast<std::uint32_t>(ops_.size()));
         ops_.push_back(o);
-        ids_of_held_.push_back(id);
       }
     for (const end_rec& e : ends_) {
       op* o = find(e.id);
@@ -450,12 +450,6 @@ class crash_reader {
         ++counts_.ended_twice;
       }
     }
-    // Each op's id: a block's by its slot, a held one's kept.
-    std::vector<std::uint64_t> id_of(ops_.size());
-    for (const id_range& r : ranges_)
-      for (std::uint32_t k = 0; k < r.n; ++k) id_of[r.first + k] = r.id_start + k;
-    const std::size_t blocks_end = ops_.size() - ids_of_held_.size();
-    for (std::size_t k = 0; k < ids_of_held_.size(); ++k) id_of[blocks_end + k] = ids_of_held_[k];
     // In start order (ties: by id); the slots of late ends (no op) last, then dropped.
     approx_time latest = 0;
     for (const op& o : ops_) latest = std::max(latest, o.start);
@@ -475,7 +469,7 @@ class crash_reader {
       if (j - i > 1)
         std::sort(order.begin() + static_cast<std::ptrdiff_t>(i),
                   order.begin() + static_cast<std::ptrdiff_t>(j),
-                  [&](std::uint32_t a, std::uint32_t b) { return id_of[a] < id_of[b]; });
+                  [&](std::uint32_t a, std::uint32_t b) { return ops_[a].id < ops_[b].id; });
       i = j;
     }
     event_table& t = out_.table;
@@ -499,12 +493,12 @@ class crash_reader {
     auto to_ns = [&](approx_time x) { return ns_ticks ? ns(x) : ticks(x); };
     for (const std::uint32_t k : order) {
       const op& o = ops_[k];
-      const std::uint64_t id = id_of[k];
+      const std::uint64_t id = o.id;
       auto& e = t.events.emplace_back();
       e.start_ns = to_ns(o.start);
       e.tid = o.tid;
       e.pid = out_.pid;
-      auto& f = e.fields.template emplace<default_schema::index_of<event_kind::op>>();
+      auto& f = e.template new_fields<event_kind::op>();
       f.name = o.name;
       f.scope = o.scope;
       f.flags = static_cast<std::uint8_t>(o.flags & ~late_end_flag);
@@ -574,13 +568,12 @@ class crash_reader {
   bool ns_ticks_ = false;
   std::vector<clock_sync_point> points_;
   const char (*dtypes_)[crash_dtype_bytes] = nullptr;
-  scratch_vector<op> ops_;        ///< every record slot of the blocks read, then held ops
-  std::vector<id_range> ranges_;  ///< the blocks' ids
-  std::vector<std::pair<std::uint64_t, op>> held_;  ///< the held areas' ops
+  scratch_vector<op> ops_;              ///< every record slot of the blocks read, then held ops
+  std::vector<id_range> ranges_;        ///< the blocks' ids
+  std::vector<op> held_;                ///< the held areas' ops
   flat_map<std::uint32_t> held_index_;  ///< held ops not in a block: their slot in `ops_`
-  std::vector<std::uint64_t> ids_of_held_;
-  flat_map<approx_time> last_;      ///< the last time of each thread
-  flat_map<name_entry> names_map_;  ///< the names of the block being read
+  flat_map<approx_time> last_;          ///< the last time of each thread
+  flat_map<name_entry> names_map_;      ///< the names of the block being read
   std::vector<end_rec> ends_;
   struct kind_rec {
     live_kind kind{};

@@ -329,7 +329,7 @@ class live_pairing {
     e.start_ns = to_ns_(start);
     e.tid = tid;
     e.pid = pid_;
-    auto& f = e.fields.template emplace<default_schema::index_of<event_kind::op>>();
+    auto& f = e.template new_fields<event_kind::op>();
     f.name = intern(name);
     f.scope = scope;
     f.flags = static_cast<std::uint8_t>(flags & ~late_end_flag);

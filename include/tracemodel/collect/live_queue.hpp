@@ -844,7 +844,7 @@ class live_queue {
       e.start_ns = pairing_.to_ns(clock::now());
       e.pid = detail::process_id();
       e.instant_scope = 'g';
-      auto& f = e.fields.template emplace<default_schema::index_of<event_kind::op>>();
+      auto& f = e.template new_fields<event_kind::op>();
       f.name = part.strings.intern("tracemodel: lost events");
       f.end_ns = e.start_ns;
       part.add_int_attr(e, "lost_ops", static_cast<std::int64_t>(ops));

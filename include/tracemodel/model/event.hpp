@@ -165,6 +165,16 @@ struct basic_event {
     return std::get<Schema::template index_of<K>>(fields);
   }
 
+  /// The fields of kind `K` for an event just made: its default fields when they are that kind
+  /// already (not constructed a second time), else a default `K` emplaced. (On an event whose
+  /// fields were set, use `fields.emplace`: these keep fields of kind `K` as they are.)
+  template <auto K>
+  constexpr extra_fields<K>& new_fields() {
+    constexpr std::size_t i = Schema::template index_of<K>;
+    if (fields.index() == i) return *std::get_if<i>(&fields);
+    return fields.template emplace<i>();
+  }
+
   template <class F>
   constexpr decltype(auto) visit(F&& f) {
     return std::visit(std::forward<F>(f), fields);

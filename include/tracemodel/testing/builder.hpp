@@ -27,7 +27,7 @@ class table_builder {
   table_builder& op(std::string_view name, std::int64_t start, std::int64_t end, thread_key tid = 1,
                     process_key pid = 1) {
     event_type& e = add(start, tid, pid);
-    auto& f = e.fields.template emplace<default_schema::index_of<event_kind::op>>();
+    auto& f = e.template new_fields<event_kind::op>();
     f.name = t_.strings.intern(name);
     f.end_ns = end;
     f.end_tid = tid;

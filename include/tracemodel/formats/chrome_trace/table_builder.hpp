@@ -193,7 +193,7 @@ class table_builder final : public record_sink, public flow_events {
     bool built = false;
     if (act == activity_type::cpu_op || act == activity_type::user_annotation) {
       if constexpr (Schema::template contains<event_kind::op>) {
-        auto& op = e.fields.template emplace<Schema::template index_of<event_kind::op>>();
+        auto& op = e.template new_fields<event_kind::op>();
         op.name = t_.strings.intern(f.name);
         op.scope =
             act == activity_type::user_annotation ? op_scope::user_scope : op_scope::function;
