@@ -28,6 +28,15 @@ namespace tmod = tracemodel;
 using event = tmod::event_table::event_type;
 
 /// A NumPy array of `n` numbers to fill (made with the GIL held; filled with it released).
+/// A trace's text as a str: bytes that are not UTF-8 (a damaged Perfetto file's strings) kept
+/// as surrogate escapes, so that distinct texts stay distinct and nothing raises.
+inline py::str text(std::string_view s) {
+  PyObject* o =
+      PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "surrogateescape");
+  if (o == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(o);
+}
+
 template <class T>
 struct number_column {
   explicit number_column(std::size_t n)
@@ -65,7 +74,7 @@ class text_column {
   /// (codes, texts): pandas.Categorical.from_codes(codes, texts).
   [[nodiscard]] py::tuple take() const {
     py::list texts;
-    for (const std::string& s : texts_) texts.append(py::str(s));
+    for (const std::string& s : texts_) texts.append(text(s));
     return py::make_tuple(numbers<std::int32_t>(codes_), texts);
   }
 

@@ -473,7 +473,7 @@ py::dict op_totals(const hta_trace& h, std::int64_t rank, std::optional<std::int
   py::list names;
   std::vector<std::int64_t> counts, durations;
   for (const auto& [name, x] : t.by_name) {
-    names.append(py::str(name));
+    names.append(text(name));
     counts.push_back(static_cast<std::int64_t>(x.count));
     durations.push_back(x.duration);
   }
@@ -694,7 +694,7 @@ void bind_hta(py::module_& m) {
       .def("symbols",
            [](const hta_trace& h) {
              py::list out;
-             for (const std::string_view x : h.symbols) out.append(py::str(x.data(), x.size()));
+             for (const std::string_view x : h.symbols) out.append(text(x));
              return out;
            })
       .def("steps", &steps)

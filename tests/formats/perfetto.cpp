@@ -115,6 +115,61 @@ TEST_SUITE("formats") {
     CHECK(anomalies(t) == "unfinished_op 1\nskipped_packet 2\n");
   }
 
+  TEST_CASE("perfetto reader: Input Dims and Input Strides as their JSON text, interned or not") {
+    const event_table t = read_perfetto_trace(encoded("dims_text"));
+    CHECK(
+        records(t) ==
+        "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":7,\"tid\":0,\"args\":{\"name\":"
+        "\"python\"}}\n"
+        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":7,\"tid\":8,\"args\":{\"name\":\"main\"}}\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::cat\",\"pid\":7,\"tid\":8,\"ts\":1.000,"
+        "\"dur\":1.000,\"args\":{\"Input Dims\":[[4,5],[[1],[2,3]],[]],\"Input type\":[\"float\","
+        "\"TensorList\",\"Scalar\"],\"Input Strides\":[[20,1],[[1],[3,1]],[]]}}\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"plain\",\"pid\":7,\"tid\":8,\"ts\":3.000,"
+        "\"dur\":0.500,\"args\":{\"Input Dims\":[[6]],\"Input type\":[\"\"]}}\n"
+        // Strings that are not such a text (one cut short, one empty) stay ordinary args.
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"odd\",\"pid\":7,\"tid\":8,\"ts\":4.000,"
+        "\"dur\":0.500,\"args\":{\"Input Dims\":\"[[6],x]\",\"Input Strides\":\"\"}}\n");
+    // The inputs themselves: a tensor, a list of two tensors (its entry, then theirs), a scalar.
+    const auto ins = t.inputs_of(t.events[0]);
+    REQUIRE(ins.size() == 5);
+    CHECK(ins[4].kind == input_kind::scalar);
+    CHECK(ins[0].kind == input_kind::tensor);
+    CHECK(ins[1].kind == input_kind::tensor_list);
+    CHECK(ins[1].rank == 2);
+    CHECK(std::vector<std::int64_t>(t.sizes(ins[3]).begin(), t.sizes(ins[3]).end()) ==
+          std::vector<std::int64_t>{2, 3});
+    CHECK(std::vector<std::int64_t>(t.strides(ins[3]).begin(), t.strides(ins[3]).end()) ==
+          std::vector<std::int64_t>{3, 1});
+  }
+
+  TEST_CASE("perfetto writer: an op's dims are their JSON text, each text interned once") {
+    testing::table_builder b;
+    b.op("aten::linear", 1000, 2000, 5, 42).tensor("float", {64, 32});
+    b.op("aten::linear", 3000, 4000, 5, 42).tensor("float", {64, 32});
+    b.op("aten::relu", 5000, 6000, 5, 42).tensor("float", {7});
+    // More digits than the readers' text path takes: written as nested arrays.
+    b.op("aten::huge", 7000, 8000, 5, 42).tensor("float", {1'000'000'000'000'000'000});
+    const event_table t = b.take();
+    const fs::path out = work_dir() / "dims.pftrace";
+    write_perfetto_trace_file(t, out.string());
+    const fs::path text = work_dir() / "dims.txt";
+    protoc("decode", out, text);
+    const std::string decoded = slurp(text);
+    auto count = [&](std::string_view what) {
+      std::size_t n = 0;
+      for (std::size_t at = decoded.find(what); at != std::string::npos;
+           at = decoded.find(what, at + 1))
+        ++n;
+      return n;
+    };
+    CHECK(count("str: \"[[64,32]]\"") == 1);
+    CHECK(count("str: \"[[7]]\"") == 1);
+    CHECK(count("string_value_iid:") == 3 + 4);  // the three texts' uses, and "float" four times
+    CHECK(count("int_value: 1000000000000000000") == 1);
+    CHECK(chrome_trace_string(read_trace_file(out.string())) == chrome_trace_string(t));
+  }
+
   TEST_CASE("perfetto reader: clocks, snapshots and incremental sequence clocks") {
     const event_table t = read_perfetto_trace(encoded("clocks"));
     CHECK(records(t) ==

@@ -18,10 +18,10 @@
 //    so nothing is dropped or cut;
 //  * events: begin/end TrackEvents (instants for instants and allocations) with interned names,
 //    categories and annotation names, their args as typed debug annotations in the Chrome
-//    writer's order (formats/event_args.hpp: payload fields, op inputs as nested arrays,
-//    attributes, the view's marks); flows as `flow_ids`/`terminating_flow_ids` on the events
-//    they join: host-to-device flows (`ac2g`), forward/backward links (`fwdbwd`), the view's
-//    flows;
+//    writer's order (formats/event_args.hpp: payload fields, op inputs (`Input Dims` and
+//    `Input Strides` as their JSON text, interned), attributes, the view's marks); flows as
+//    `flow_ids`/`terminating_flow_ids` on the events they join: host-to-device flows (`ac2g`),
+//    forward/backward links (`fwdbwd`), the view's flows;
 //  * the view's counter series on counter tracks, in a second sequence.
 // Written streaming: packets go to the sink a megabyte at a time. Times must not be negative
 // (Perfetto's timestamps are unsigned): a table with such times is a `usage_error`.
@@ -30,7 +30,9 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <charconv>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <map>
@@ -488,7 +490,16 @@ class perfetto_writer {
           [] {});
       ev_.end();
     };
-    nested_ints("Input Dims", [this](const input_value& v) { return t_.sizes(v); });
+    // Their JSON text, interned: the same shapes come op after op (nested arrays for values of
+    // more digits than a reader's text path takes).
+    auto dims = [&](std::string_view key, auto values_of) {
+      if (!dims_text(ins, values_of)) return nested_ints(key, values_of);
+      begin_annotation(key);
+      ev_.uint(pf::annotation::string_value_iid,
+               intern_text(string_values_, pf::interned::debug_annotation_string_values, text_));
+      ev_.end();
+    };
+    dims("Input Dims", [this](const input_value& v) { return t_.sizes(v); });
     begin_annotation("Input type");
     for (std::size_t i = 0; i < ins.size(); i += ins[i].subtree) {
       ev_.begin(pf::annotation::array_values);
@@ -496,8 +507,7 @@ class perfetto_writer {
       ev_.end();
     }
     ev_.end();
-    if (has.strides)
-      nested_ints("Input Strides", [this](const input_value& v) { return t_.strides(v); });
+    if (has.strides) dims("Input Strides", [this](const input_value& v) { return t_.strides(v); });
     if (has.scalars) {
       begin_annotation("Concrete Inputs");
       for (std::size_t i = 0; i < ins.size(); i += ins[i].subtree) {
@@ -507,6 +517,34 @@ class perfetto_writer {
       }
       ev_.end();
     }
+  }
+
+  /// `Input Dims`/`Input Strides` as JSON text (`[[2,3],[]]`: an entry per input, lists of
+  /// tensors nested) into `text_`; false when a value has more than 18 digits.
+  template <class Inputs, class Values>
+  bool dims_text(const Inputs& ins, Values values_of) {
+    constexpr std::int64_t limit = 1'000'000'000'000'000'000;
+    bool fits = true;
+    text_.assign(1, '[');
+    walk_nested_inputs(
+        ins, [this](const input_value&) { text_ += '['; }, [this] { text_ += ']'; },
+        [&](const input_value& v) {
+          text_ += '[';
+          if (v.kind == input_kind::tensor) {
+            bool first = true;
+            for (const std::int64_t x : values_of(v)) {
+              if (!first) text_ += ',';
+              first = false;
+              fits = fits && x > -limit && x < limit;
+              char digits[24];
+              text_.append(digits, std::to_chars(digits, digits + sizeof digits, x).ptr);
+            }
+          }
+          text_ += ']';
+        },
+        [this] { text_ += ','; });
+    text_ += ']';
+    return fits;
   }
 
   void write_attr(const attribute& a) {
@@ -659,6 +697,12 @@ class perfetto_writer {
   };
   /// The iid of `s` in one of the sequence's interning tables; a string met for the first time
   /// is added to the packet's interned data.
+  /// The iid of a string made here rather than held by the table: found by its text; a new
+  /// one is copied and kept for the writer's life.
+  std::uint64_t intern_text(interning& table, pf::num field, std::string_view s) {
+    if (const auto it = table.ids.find(s); it != table.ids.end()) return it->second;
+    return intern(table, field, made_.emplace_back(s));
+  }
   std::uint64_t intern(interning& table, pf::num field, std::string_view s) {
     // The strings come from the table and from literals: a string met at the same place again
     // is found by its address, without hashing its text.
@@ -694,6 +738,8 @@ class perfetto_writer {
   std::priority_queue<open_slice, std::vector<open_slice>, std::greater<>> open_;
   std::vector<event_flow> flows_;
   interning categories_, names_, annotation_names_, string_values_;
+  std::string text_;              ///< the dims text being made
+  std::deque<std::string> made_;  ///< the texts made here and interned (stable addresses)
 };
 
 }  // namespace detail

@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "tracemodel/config.hpp"
+#include "tracemodel/formats/chrome_trace/dims_text.hpp"
 #include "tracemodel/formats/chrome_trace/records.hpp"
 #include "tracemodel/formats/chrome_trace/tokens.hpp"
 #include "tracemodel/formats/json_scan.hpp"
@@ -383,70 +384,9 @@ class direct_reader {
   // the value instead (and names the error, if there is one).
 
   /// `Input Dims` / `Input Strides` when they are arrays of entries that hold integers or
-  /// entries, 64 levels at most: the position after the array, or 0 with nothing added.
+  /// entries (dims_text.hpp): the position after the array, or 0 with nothing added.
   std::size_t read_dims_text(std::size_t p, batch& out) const {
-    const char* s = buf_.data();
-    const std::size_t dims0 = out.dims.size(), ints0 = out.ints.size();
-    auto bail = [&] {
-      out.dims.resize(dims0);
-      out.ints.resize(ints0);
-      return std::size_t{0};
-    };
-    if (p >= len_ || s[p] != '[') return 0;
-    ++p;
-    std::uint32_t open[66];  // the entry open at each depth (depth 1: the outer array)
-    int depth = 1;
-    bool expect_value = true, allow_close = true;
-    while (true) {
-      while (p < len_ && is_json_space(s[p])) ++p;
-      if (p >= len_) return bail();
-      const char c = s[p];
-      if (c == ']') {
-        if (!allow_close) return bail();
-        ++p;
-        if (--depth == 0) return p;
-        expect_value = false;
-        continue;
-      }
-      if (!expect_value) {
-        if (c != ',') return bail();
-        ++p;
-        expect_value = true;
-        allow_close = false;
-        continue;
-      }
-      if (c == '[') {  // an entry
-        if (depth >= 65) return bail();
-        if (depth >= 2) {
-          dims_entry& parent = out.dims[open[depth]];
-          if (!parent.list && parent.count > 0) return bail();
-          parent.list = true;
-          ++parent.count;
-        }
-        open[++depth] = static_cast<std::uint32_t>(out.dims.size());
-        out.dims.push_back({false, 0, static_cast<std::uint32_t>(out.ints.size())});
-        ++p;
-        allow_close = true;
-        continue;
-      }
-      if (depth < 2 || out.dims[open[depth]].list) return bail();
-      // An integer: -?(0|[1-9][0-9]*), within int64, not followed by a fraction or exponent.
-      std::size_t q = p;
-      const bool neg = s[q] == '-';
-      if (neg) ++q;
-      if (q >= len_ || s[q] < '0' || s[q] > '9') return bail();
-      if (s[q] == '0' && q + 1 < len_ && s[q + 1] >= '0' && s[q + 1] <= '9') return bail();
-      std::uint64_t v = 0;
-      int digits = 0;
-      for (; q < len_ && s[q] >= '0' && s[q] <= '9'; ++q, ++digits)
-        v = v * 10 + static_cast<std::uint64_t>(s[q] - '0');
-      if (digits > 18 || (q < len_ && (s[q] == '.' || s[q] == 'e' || s[q] == 'E'))) return bail();
-      out.ints.push_back(neg ? -static_cast<std::int64_t>(v) : static_cast<std::int64_t>(v));
-      ++out.dims[open[depth]].count;
-      p = q;
-      expect_value = false;
-      allow_close = true;
-    }
+    return chrome_trace::read_dims_text(buf_.data(), len_, p, out);
   }
 
   /// `Input type` / `Concrete Inputs` when they are arrays of plain strings (direct_string):

@@ -14,6 +14,7 @@
 
 #include "tracemodel/config.hpp"
 #include "tracemodel/detail/assert.hpp"
+#include "tracemodel/formats/chrome_trace/dims_text.hpp"
 #include "tracemodel/formats/json_output.hpp"
 #include "tracemodel/formats/perfetto/state.hpp"
 #include "tracemodel/formats/perfetto_fields.hpp"
@@ -53,7 +54,14 @@ class annotation_reader {
       chrome_trace::dims_range& r = kind == dims_arg ? rec.dims : rec.strides;
       const auto d0 = static_cast<std::uint32_t>(b_->b.dims.size());
       const std::size_t i0 = b_->b.ints.size();
-      if (dims_of(bytes, 0)) {
+      if (const std::string_view text = string_of(s, bytes); text.data() != nullptr) {
+        // The writer's form: the JSON text, interned (shapes repeat op after op).
+        const std::size_t end = chrome_trace::read_dims_text(text.data(), text.size(), 0, b_->b);
+        if (end != 0 && end == text.size()) {
+          r = {d0, static_cast<std::uint32_t>(b_->b.dims.size() - d0), true};
+          return false;
+        }
+      } else if (dims_of(bytes, 0)) {  // nested arrays of integers
         r = {d0, static_cast<std::uint32_t>(b_->b.dims.size() - d0), true};
         return false;
       }
@@ -337,6 +345,17 @@ class annotation_reader {
       if (!dims_of(f.bytes, depth + 1)) return false;  // an array (an empty one: no fields)
     }
     return true;
+  }
+  /// The string value of an annotation (interned or not); a null view when it has none.
+  std::string_view string_of(const sequence_state& s, std::string_view bytes) {
+    pb::decoder d = sub(bytes);
+    pb::field f;
+    while (d.next(f)) {
+      if (f.number == pf::annotation::string_value && f.type == pb::wire::bytes) return f.bytes;
+      if (f.number == pf::annotation::string_value_iid && f.type == pb::wire::varint)
+        return interned(s.string_values, f.value);
+    }
+    return {};
   }
   /// `Input type`/`Concrete Inputs`: an array of strings; false when it is not one.
   bool strings_of(const sequence_state& s, std::string_view bytes) {
