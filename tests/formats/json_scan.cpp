@@ -9,6 +9,9 @@
 #include <string>
 #include <system_error>
 
+#include <simdjson.h>
+
+#include <tracemodel/formats/json_check.hpp>
 #include <tracemodel/formats/json_scan.hpp>
 
 using tracemodel::input_error;
@@ -193,5 +196,45 @@ TEST_SUITE("formats") {
       }
     }
     CHECK(accepted > 100000);
+  }
+
+  TEST_CASE("is_json_value: one well-formed JSON value, nothing else") {
+    using tracemodel::detail::is_json_value;
+    for (const char* ok :
+         {"0", "-0", "1.5e+3", "-12.0E-2", "true", "null", " \n[1, \"a\", {\"k\": [false]}]\t",
+          "\"\\u00e9\\ud83d\\ude00\\n\"", "{}", "[]", "\"\xc3\xa9\"", "{\"a\":{\"b\":[[]]}}"})
+      CHECK_MESSAGE(is_json_value(ok), ok);
+    for (const char* bad : {"",          " ",        "{{{",         "[1,]",        "[1 2]",
+                            "{\"a\"}",   "{\"a\":}", "{1:2}",       "01",          "1.",
+                            ".5",        "1e",       "+1",          "tru",         "nul",
+                            "\"open",    "\"\\x\"",  "\"\\ud800\"", "\"\\udc00\"", "\"\\u12\"",
+                            "\"a\xc3\"", "\"\xff\"", "[1]]",        "[1] x",       "\"tab\there\"",
+                            "NaN",       "[\"a\",]"})
+      CHECK_MESSAGE(!is_json_value(bad), bad);
+    CHECK(is_json_value(std::string(256, '[') + std::string(256, ']')));
+    CHECK(!is_json_value(std::string(257, '[') + std::string(257, ']')));  // deeper than 256
+    CHECK(!is_json_value(std::string(100000, '[')));                       // and no stack overflow
+  }
+
+  TEST_CASE("is_json_value: random short texts are JSON exactly when simdjson parses them") {
+    // The alphabet leaves out what simdjson refuses though JSON allows it (exponents beyond a
+    // double, \u escapes whose surrogates it judges): structure, literals, digits, strings,
+    // escapes, spaces and bytes that are not UTF-8.
+    const std::string alphabet = "[]{},:\"\\ -.0123456789truefalsn\t\nab\xc3\xa9\xff";
+    std::mt19937_64 rng(5);
+    simdjson::dom::parser parser;
+    std::size_t valid = 0;
+    for (int round = 0; round < 200000; ++round) {
+      std::string s(1 + rng() % 10, ' ');
+      for (char& c : s) c = alphabet[rng() % alphabet.size()];
+      bool exponent = false;  // (simdjson refuses one beyond a double's range: left to the cases)
+      for (std::size_t k = 1; k < s.size(); ++k)
+        exponent = exponent || (s[k] == 'e' && s[k - 1] >= '0' && s[k - 1] <= '9');
+      if (exponent) continue;
+      const bool simd = parser.parse(simdjson::padded_string(s)).error() == simdjson::SUCCESS;
+      CHECK_MESSAGE(tracemodel::detail::is_json_value(s) == simd, s);
+      valid += simd;
+    }
+    CHECK(valid > 1000);
   }
 }

@@ -3,6 +3,7 @@
 // traces of tests/data/perfetto/ are encoded with protoc against Perfetto's own protos; what the
 // writer writes is decoded by protoc and checked.
 #include <doctest/doctest.h>
+#include <simdjson.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -141,6 +142,19 @@ TEST_SUITE("formats") {
           std::vector<std::int64_t>{2, 3});
     CHECK(std::vector<std::int64_t>(t.strides(ins[3]).begin(), t.strides(ins[3]).end()) ==
           std::vector<std::int64_t>{3, 1});
+  }
+
+  TEST_CASE("perfetto reader: JSON values that are not JSON become strings, counted") {
+    const event_table t = read_perfetto_trace(encoded("bad_json"));
+    CHECK(records(t).find(
+              "\"args\":{\"ok\":[1, {\"a\": null}],\"bad\":\"{{{\",\"list\":[\"[1,\",2]}") !=
+          std::string::npos);
+    CHECK(anomalies(t) == "bad_value 3\n");
+    const std::string json = chrome_trace_string(t);
+    CHECK(json.find("\"good\": {\"rank\": 1}") != std::string::npos);
+    CHECK(json.find("\"broken\": \"{\\\"rank\\\": \"") != std::string::npos);
+    simdjson::dom::parser parser;  // and the whole trace written from it is JSON
+    CHECK(parser.parse(simdjson::padded_string(json)).error() == simdjson::SUCCESS);
   }
 
   TEST_CASE("perfetto writer: an op's dims are their JSON text, each text interned once") {

@@ -9,6 +9,20 @@
 TRACEMODEL_BEGIN_NAMESPACE
 namespace detail {
 
+/// The length of the well-formed UTF-8 sequence that `s` begins with (a byte of 0x80 or more
+/// first): 2, 3 or 4, or 0 when it is not one (cut, overlong, a surrogate, beyond U+10FFFF).
+inline std::size_t utf8_sequence_length(std::string_view s) noexcept {
+  const auto c = static_cast<unsigned char>(s[0]);
+  const std::size_t len = c >= 0xf0 ? (c <= 0xf4 ? 4 : 0) : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+  if (len == 0 || len > s.size()) return 0;
+  for (std::size_t k = 1; k < len; ++k)
+    if ((static_cast<unsigned char>(s[k]) & 0xc0) != 0x80) return 0;
+  const auto c1 = static_cast<unsigned char>(s[1]);
+  if (len == 3 && ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 >= 0xa0))) return 0;
+  if (len == 4 && ((c == 0xf0 && c1 < 0x90) || (c == 0xf4 && c1 >= 0x90))) return 0;
+  return len;
+}
+
 /// `s` as the contents of a JSON string literal (quotes, backslashes and control characters
 /// escaped; bytes that are not UTF-8 become U+FFFD).
 inline void append_json_escaped(std::string& out, std::string_view s) {
@@ -60,19 +74,7 @@ inline void append_json_escaped(std::string& out, std::string_view s) {
       continue;
     }
     // A UTF-8 sequence: copy it if it is well formed, else write U+FFFD for this byte.
-    const std::size_t len = c >= 0xf0 ? (c <= 0xf4 ? 4 : 0) : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
-    bool ok = len > 0 && i + len <= n;
-    for (std::size_t k = 1; ok && k < len; ++k)
-      ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
-    if (ok && len == 3) {  // no overlong forms, no surrogates
-      const auto c1 = static_cast<unsigned char>(s[i + 1]);
-      ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0);
-    }
-    if (ok && len == 4) {
-      const auto c1 = static_cast<unsigned char>(s[i + 1]);
-      ok = !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
-    }
-    if (ok) {
+    if (const std::size_t len = utf8_sequence_length(s.substr(i)); len != 0) {
       out.append(s.substr(i, len));
       i += len;
     } else {

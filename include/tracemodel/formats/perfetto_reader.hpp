@@ -289,10 +289,13 @@ class decoder : track_index {
               value = std::to_string(g.as_int());
               has_value = true;
               break;
-            case pf::chrome::json_value:
-              value = std::string(g.bytes);
+            case pf::chrome::json_value: {  // (one that is not JSON: a string, counted)
+              bool repaired = false;
+              value = json_value_or_string(g.bytes, repaired);
+              if (repaired) anomalies_.add(anomaly::bad_value);
               has_value = true;
               break;
+            }
             default:
               break;
           }
@@ -408,7 +411,7 @@ class decoder : track_index {
           break;
         case pf::event::debug_annotations:
           if (f.type == pb::wire::bytes &&
-              annotation_reader(bytes_, *b_).annotation(s, f.bytes, rec))
+              annotation_reader(bytes_, *b_, anomalies_).annotation(s, f.bytes, rec))
             annotated_correlation = true;
           break;
         case pf::event::flow_ids:
@@ -605,9 +608,7 @@ class decoder : track_index {
         break;
       case pf::event::instant:
         rec.ph = "i";
-        rec.scope = scope == pf::legacy::scope_global    ? "g"
-                    : scope == pf::legacy::scope_process ? "p"
-                                                         : "t";
+        rec.scope = scope_text(scope);
         break;
       default:  // unspecified: the legacy phase says
         if (phase == 'E') {
@@ -676,15 +677,16 @@ class decoder : track_index {
       case 'I':
       case 'n':
         rec.ph = "i";
-        rec.scope = scope == pf::legacy::scope_global    ? "g"
-                    : scope == pf::legacy::scope_process ? "p"
-                                                         : "t";
+        rec.scope = scope_text(scope);
         return true;
       default:
         return false;  // async, counters and other legacy phases: not modelled
     }
   }
 
+  static std::string_view scope_text(std::uint64_t scope) {  // an instant's
+    return scope == pf::legacy::scope_global ? "g" : scope == pf::legacy::scope_process ? "p" : "t";
+  }
   std::string_view category_text() {
     if (cats_.empty()) return {};
     if (cats_.size() == 1) return cats_.front();

@@ -15,6 +15,7 @@
 #include "tracemodel/config.hpp"
 #include "tracemodel/detail/assert.hpp"
 #include "tracemodel/formats/chrome_trace/dims_text.hpp"
+#include "tracemodel/formats/json_check.hpp"
 #include "tracemodel/formats/json_output.hpp"
 #include "tracemodel/formats/perfetto/state.hpp"
 #include "tracemodel/formats/perfetto_fields.hpp"
@@ -27,7 +28,9 @@ namespace detail::perfetto {
 /// offsets count from).
 class annotation_reader {
  public:
-  annotation_reader(std::string_view file, batch_text& b) noexcept : bytes_(file), b_(&b) {}
+  /// (`anomalies`: where a repaired value is counted.)
+  annotation_reader(std::string_view file, batch_text& b, anomaly_counts& anomalies) noexcept
+      : bytes_(file), b_(&b), anomalies_(&anomalies) {}
 
   /// Adds one annotation to the record's args (or its op inputs); true when it is the
   /// correlation id.
@@ -125,8 +128,8 @@ class annotation_reader {
           a.kind = raw_arg::type::string;
           a.text = keep(fmt::format("0x{:x}", f.value));
           break;
-        case pf::annotation::legacy_json_value:
-          a.kind = raw_arg::type::json;
+        case pf::annotation::legacy_json_value:  // kept as JSON when it is JSON
+          a.kind = json_or_counted(f.bytes) ? raw_arg::type::json : raw_arg::type::string;
           a.text = f.bytes;
           break;
         case pf::annotation::nested_value:
@@ -187,7 +190,10 @@ class annotation_reader {
           any = true;
           break;
         case pf::annotation::legacy_json_value:
-          j.raw(f.bytes);
+          if (json_or_counted(f.bytes))
+            j.raw(f.bytes);
+          else
+            j.string(f.bytes);
           any = true;
           break;
         case pf::annotation::nested_value:
@@ -384,6 +390,13 @@ class annotation_reader {
   }
 
  private:
+  /// Whether a `legacy_json_value` is JSON; one that is not is counted (`bad_value`) and kept
+  /// as a string instead, so that no writer copies it into its output.
+  bool json_or_counted(std::string_view text) {
+    if (is_json_value(text)) return true;
+    anomalies_->add(anomaly::bad_value);
+    return false;
+  }
   std::size_t at(std::string_view s) const noexcept {
     return static_cast<std::size_t>(s.data() - bytes_.data());
   }
@@ -395,6 +408,7 @@ class annotation_reader {
 
   std::string_view bytes_;
   batch_text* b_;
+  anomaly_counts* anomalies_;
 };
 
 }  // namespace detail::perfetto
