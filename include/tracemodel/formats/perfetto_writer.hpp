@@ -695,14 +695,14 @@ class perfetto_writer {
     std::unordered_map<std::string_view, std::uint64_t> ids;
     std::array<std::tuple<const char*, std::size_t, std::uint64_t>, 256> recent{};
   };
-  /// The iid of `s` in one of the sequence's interning tables; a string met for the first time
-  /// is added to the packet's interned data.
   /// The iid of a string made here rather than held by the table: found by its text; a new
   /// one is copied and kept for the writer's life.
   std::uint64_t intern_text(interning& table, pf::num field, std::string_view s) {
     if (const auto it = table.ids.find(s); it != table.ids.end()) return it->second;
     return intern(table, field, made_.emplace_back(s));
   }
+  /// The iid of `s` in one of the sequence's interning tables; a string met for the first time
+  /// is added to the packet's interned data.
   std::uint64_t intern(interning& table, pf::num field, std::string_view s) {
     // The strings come from the table and from literals: a string met at the same place again
     // is found by its address, without hashing its text.
