@@ -70,6 +70,11 @@ std::string records(const event_table& t) {
       out += line.substr(0, line.size() - (line.back() == ',')) + "\n";
   return out;
 }
+/// A span of integers (an input's sizes or strides) as a vector, to compare.
+template <class Span>
+std::vector<std::int64_t> ints(const Span& s) {
+  return {s.begin(), s.end()};
+}
 std::string anomalies(const event_table& t) {
   std::string out;
   for (std::size_t k = 0; k < t.anomalies.n.size(); ++k)
@@ -107,8 +112,7 @@ TEST_SUITE("formats") {
     const auto ins = t.inputs_of(t.events[0]);
     REQUIRE(ins.size() == 2);
     CHECK(ins[0].kind == input_kind::tensor);
-    CHECK(std::vector<std::int64_t>(t.sizes(ins[0]).begin(), t.sizes(ins[0]).end()) ==
-          std::vector<std::int64_t>{2, 3});
+    CHECK(ints(t.sizes(ins[0])) == std::vector<std::int64_t>{2, 3});
     CHECK(ins[1].kind == input_kind::scalar);
     CHECK(ins[1].scalar.i == 1);
     // The packet of a sequence without its state and the ftrace packet are skipped, counted;
@@ -138,10 +142,8 @@ TEST_SUITE("formats") {
     CHECK(ins[0].kind == input_kind::tensor);
     CHECK(ins[1].kind == input_kind::tensor_list);
     CHECK(ins[1].rank == 2);
-    CHECK(std::vector<std::int64_t>(t.sizes(ins[3]).begin(), t.sizes(ins[3]).end()) ==
-          std::vector<std::int64_t>{2, 3});
-    CHECK(std::vector<std::int64_t>(t.strides(ins[3]).begin(), t.strides(ins[3]).end()) ==
-          std::vector<std::int64_t>{3, 1});
+    CHECK(ints(t.sizes(ins[3])) == std::vector<std::int64_t>{2, 3});
+    CHECK(ints(t.strides(ins[3])) == std::vector<std::int64_t>{3, 1});
   }
 
   TEST_CASE("perfetto reader: JSON values that are not JSON become strings, counted") {

@@ -57,14 +57,15 @@ class annotation_reader {
       chrome_trace::dims_range& r = kind == dims_arg ? rec.dims : rec.strides;
       const auto d0 = static_cast<std::uint32_t>(b_->b.dims.size());
       const std::size_t i0 = b_->b.ints.size();
-      if (const std::string_view text = string_of(s, bytes); text.data() != nullptr) {
-        // The writer's form: the JSON text, interned (shapes repeat op after op).
-        const std::size_t end = chrome_trace::read_dims_text(text.data(), text.size(), 0, b_->b);
-        if (end != 0 && end == text.size()) {
-          r = {d0, static_cast<std::uint32_t>(b_->b.dims.size() - d0), true};
-          return false;
-        }
-      } else if (dims_of(bytes, 0)) {  // nested arrays of integers
+      // This writer's form, the JSON text (interned: shapes repeat op after op), or other
+      // writers' nested arrays of integers.
+      const std::string_view text = string_of(s, bytes);
+      const bool read =
+          text.data() != nullptr
+              ? chrome_trace::read_dims_text(text.data(), text.size(), 0, b_->b) == text.size() &&
+                    !text.empty()
+              : dims_of(bytes, 0);
+      if (read) {
         r = {d0, static_cast<std::uint32_t>(b_->b.dims.size() - d0), true};
         return false;
       }
