@@ -5,7 +5,8 @@
 # browser, resident memory, the libtorch adapter against PyTorch's own profiler, the Python
 # package installed by pip and its pytest suite), the other test groups and the libtorch
 # adapter's again (compiled by clang 14) under AddressSanitizer + UBSan, and the concurrency
-# tests under ThreadSanitizer. Prints each phase's time at the end.
+# tests under ThreadSanitizer. Prints each phase's time at the end (a preset's tests run beside the
+# next preset's build, their output printed when they end).
 # (`ctest --preset dev` runs all of it unsanitized, in one build.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,21 +27,42 @@ extra+=(pybind11-dev python3-pybind11 python3-dev python3-numpy python3-pandas p
 scripts/deps.sh "${extra[@]}"
 jobs=$(nproc)
 times=()
+pending=()  # the test phases running in the background: "PID NAME LOG START"
 phase() {  # phase NAME COMMAND...: runs it and keeps its time
   local name=$1 start=$SECONDS
   shift
   "$@"
   times+=("$(printf '%-14s %4d s' "$name" $((SECONDS - start)))")
 }
+tests_begin() {  # tests_begin PRESET: its tests, in the background, their output in a log
+  local log=build/$1/tests.log
+  ctest --preset "$1" -j "$jobs" >"$log" 2>&1 &
+  pending+=("$! $1 $log $SECONDS")
+}
+tests_end() {  # tests_end: waits for the oldest test phase, prints its output, fails with it
+  local pid name log start status=0
+  read -r pid name log start <<<"${pending[0]}"
+  pending=("${pending[@]:1}")
+  wait "$pid" || status=$?
+  echo "== $name tests"
+  cat "$log"
+  times+=("$(printf '%-14s %4d s (from %d s)' "$name tests" $((SECONDS - start)) "$start")")
+  return "$status"
+}
 report() {  # each phase's time, also when one fails
   printf '%s\n' "${times[@]}"
   echo "total          ${SECONDS} s"
 }
 trap report EXIT
+# Each preset's tests run while the next preset builds: a test phase alone leaves a core idle at
+# times (a test waiting on its child processes, the last long test), which the next build fills.
 for preset in checks asan tsan; do
   echo "== $preset"
   phase "$preset config" cmake --preset "$preset" >/dev/null
   phase "$preset build" cmake --build --preset "$preset" -j "$jobs"
-  phase "$preset tests" ctest --preset "$preset" -j "$jobs"
+  # (at most one test phase beside a build: two would crowd the build out)
+  ((${#pending[@]} == 0)) || tests_end
+  tests_begin "$preset"
 done
+tests_end
 echo "all test suites passed"

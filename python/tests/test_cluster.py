@@ -37,28 +37,31 @@ def cluster(tmp_path_factory):
     d = tmp_path_factory.mktemp("cluster")
     sched = str(d / "scheduler.json")
     loopback = ["--host", "127.0.0.1", "--dashboard-address", "127.0.0.1:0"]
+    # (each in a session of its own: the end kills a worker's nanny and its worker together)
     procs = [subprocess.Popen([sys.executable, "-m", "dask", "scheduler", "--port", "0",
-                               "--scheduler-file", sched] + loopback,
+                               "--scheduler-file", sched] + loopback, start_new_session=True,
                               stdout=subprocess.DEVNULL, stderr=open(d / "scheduler.log", "w"))]
     try:
         _wait_for("the scheduler file", lambda: os.path.exists(sched))
         for k in range(2):
             procs.append(subprocess.Popen(
                 [sys.executable, "-m", "dask", "worker", "--scheduler-file", sched,
-                 "--nthreads", "1", "--name", "w%d" % k] + loopback,
+                 "--nthreads", "1", "--name", "w%d" % k] + loopback, start_new_session=True,
                 stdout=subprocess.DEVNULL, stderr=open(d / ("worker%d.log" % k), "w")))
         client = distributed.Client(scheduler_file=sched, timeout=60)
         client.wait_for_workers(2, timeout=120)
         yield client, sched, procs
-        client.shutdown()  # (the scheduler and the workers with it: a quick end)
+        client.close()
     finally:
-        for p in procs:
-            p.terminate()
+        # Killed, not shut down: a clean shutdown waits seconds for the nannies and checks
+        # nothing the tests need.
         for p in procs:
             try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for p in procs:
+            p.wait()
 
 
 @pytest.fixture(scope="module")
