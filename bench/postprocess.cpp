@@ -251,6 +251,7 @@ int main(int argc, char** argv) {
   for (const entry& e :
        {entry{"postprocess/tracemodel/1M", postprocess_tracemodel, 1'000'000},
         entry{"postprocess/tracemodel/10M", postprocess_tracemodel, 10'000'000},
+        entry{"postprocess/materialize/200k", postprocess_materialize, 200'000},
         entry{"postprocess/materialize/1M", postprocess_materialize, 1'000'000},
         entry{"postprocess/materialize/10M", postprocess_materialize, 10'000'000},
         entry{"postprocess/baseline/1M", postprocess_baseline, 1'000'000},

@@ -61,11 +61,11 @@ class materializer {
     if (n >= no_event) throw usage_error("tracemodel::materialize: more than 2^32-1 events");
     {
       const auto order = stable_order(starts_);
-      starts_ = {};
       rank_.resize(n);
       for (std::size_t r = 0; r < n; ++r) rank_[order[r]] = static_cast<event_index>(r);
     }
-    // Pass 2: build every event at its rank (the slots are default-constructed once here).
+    // Pass 2: build every event at its rank (the slots are default-constructed once here), its
+    // start the one pass 1 converted.
     t_.events.resize(n);
     seq_ = 0;
     for (const auto& sq : sqs) {
@@ -162,7 +162,14 @@ class materializer {
     return p == nullptr || len == 0 ? empty_name : t_.strings.intern(std::string_view(p, len));
   }
 
-  event_t& slot() { return t_.events[rank_[seq_++]]; }
+  /// The next record's event, at its rank, with its start from pass 1 (the records come in the
+  /// order of pass 1).
+  event_t& slot() {
+    const std::size_t k = seq_++;
+    event_t& e = t_.events[rank_[k]];
+    e.start_ns = starts_[k];
+    return e;
+  }
 
   /// The end of a span, repaired when it lies before its start.
   std::int64_t checked_end(std::int64_t start, std::int64_t end) {
@@ -243,7 +250,6 @@ class materializer {
       store.ops.for_each_block([&](const op_record* a, const op_record* b, std::uint64_t id) {
         for (; a != b; ++a, ++id) {
           event_t& e = slot();
-          e.start_ns = conv_(a->start);
           e.tid = sq.tid;
           e.pid = pid;
           auto& f = e.fields.template emplace<I>();
@@ -277,7 +283,6 @@ class materializer {
     } else if constexpr (same_kind<K, event_kind::backend>) {
       for (const backend_record& r : store.list) {
         event_t& e = slot();
-        e.start_ns = r.start_ns;
         e.tid = sq.tid;
         e.pid = pid;
         auto& f = e.fields.template emplace<I>();
@@ -290,7 +295,6 @@ class materializer {
     } else if constexpr (same_kind<K, event_kind::allocation>) {
       for (const allocation_record& r : store.list) {
         event_t& e = slot();
-        e.start_ns = conv_(r.time);
         e.tid = sq.tid;
         e.pid = pid;
         allocation_fields(e, r);
@@ -298,7 +302,6 @@ class materializer {
     } else if constexpr (same_kind<K, event_kind::out_of_memory>) {
       for (const oom_record& r : store.list) {
         event_t& e = slot();
-        e.start_ns = conv_(r.time);
         e.tid = sq.tid;
         e.pid = pid;
         oom_fields(e, r);
@@ -307,7 +310,6 @@ class materializer {
                           same_kind<K, event_kind::native_call>)) {
       for (const call_record& r : store.list) {
         event_t& e = slot();
-        e.start_ns = conv_(r.start);
         e.tid = sq.tid;
         e.pid = pid;
         auto& f = e.fields.template emplace<I>();
@@ -323,7 +325,6 @@ class materializer {
     } else {
       for (const auto& r : store.list) {
         event_t& e = slot();
-        e.start_ns = conv_(r.start);
         e.tid = sq.tid;
         e.pid = pid;
         auto& f = e.fields.template emplace<I>(r.fields);
@@ -334,9 +335,7 @@ class materializer {
   }
 
   void build_device(const device_record& r, process_key pid) {
-    event_t& e = slot();
-    e = event_t{};
-    e.start_ns = conv_(r.start);
+    event_t& e = slot();  // (default-constructed, as every slot)
     if (r.host_thread) {
       const std::uint64_t* small = os_to_tid_.find(r.tid);
       if (small == nullptr) small = pthread_to_tid_.find(r.tid);
