@@ -27,9 +27,9 @@ namespace py = pybind11;
 namespace tmod = tracemodel;
 using event = tmod::event_table::event_type;
 
-/// A NumPy array of `n` numbers to fill (made with the GIL held; filled with it released).
-/// A trace's text as a str: bytes that are not UTF-8 (a damaged Perfetto file's strings) kept
-/// as surrogate escapes, so that distinct texts stay distinct and nothing raises.
+/// A trace's text as a str: bytes that are not UTF-8 (a recording's names, which nothing
+/// checks; the readers repair a file's) kept as surrogate escapes, so that distinct texts stay
+/// distinct and nothing raises.
 inline py::str text(std::string_view s) {
   PyObject* o =
       PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "surrogateescape");
@@ -37,6 +37,7 @@ inline py::str text(std::string_view s) {
   return py::reinterpret_steal<py::str>(o);
 }
 
+/// A NumPy array of `n` numbers to fill (made with the GIL held; filled with it released).
 template <class T>
 struct number_column {
   explicit number_column(std::size_t n)

@@ -12,6 +12,7 @@
 #include <simdjson.h>
 
 #include <tracemodel/formats/json_check.hpp>
+#include <tracemodel/formats/json_escape.hpp>
 #include <tracemodel/formats/json_scan.hpp>
 
 using tracemodel::input_error;
@@ -236,5 +237,30 @@ TEST_SUITE("formats") {
       valid += simd;
     }
     CHECK(valid > 1000);
+  }
+
+  TEST_CASE("is_utf8 and to_utf8: simdjson's verdict, and the JSON writer's U+FFFD") {
+    // Random bytes weighted towards the edges of UTF-8 (lead bytes, continuations, overlong and
+    // surrogate starts, bytes past U+10FFFF), in runs long enough for the eight-byte ASCII step.
+    const unsigned char pick[] = {'a',  'b',  0x7f, 0x80, 0xbf, 0xc0, 0xc2, 0xdf, 0xe0,
+                                  0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xff, 0xa0, 0x90, 0x8f};
+    std::mt19937_64 rng(29);
+    std::size_t valid = 0;
+    for (int round = 0; round < 100000; ++round) {
+      std::string s(rng() % 24, 'x');
+      for (char& c : s)
+        c = static_cast<char>(rng() % 3 == 0 ? pick[rng() % sizeof pick] : 'a' + rng() % 26);
+      const bool ok = simdjson::validate_utf8(s.data(), s.size());
+      CHECK_MESSAGE(tracemodel::detail::is_utf8(s) == ok, s);
+      const std::string fixed = tracemodel::detail::to_utf8(s);
+      CHECK(tracemodel::detail::is_utf8(fixed));
+      CHECK((fixed == s) == ok);
+      std::string escaped_fixed, escaped;
+      tracemodel::detail::append_json_escaped(escaped_fixed, fixed);
+      tracemodel::detail::append_json_escaped(escaped, s);
+      CHECK(escaped_fixed == escaped);
+      valid += ok;
+    }
+    CHECK(valid > 10000);
   }
 }

@@ -159,6 +159,38 @@ TEST_SUITE("formats") {
     CHECK(parser.parse(simdjson::padded_string(json)).error() == simdjson::SUCCESS);
   }
 
+  TEST_CASE("perfetto reader: strings that are not UTF-8 are repaired as they are read, counted") {
+    const event_table t = read_perfetto_trace(encoded("bad_utf8"));
+    CHECK(anomalies(t) == "invalid_utf8 13\n");
+    const std::string fffd = "\xef\xbf\xbd";
+    // Every string of the table is UTF-8: the JSON writer has nothing left to repair.
+    for (name_id k{}; static_cast<std::size_t>(k) < t.strings.size();
+         k = static_cast<name_id>(static_cast<std::uint32_t>(k) + 1))
+      CHECK(detail::is_utf8(t.strings.view(k)));
+    CHECK(records(t) ==
+          "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":7,\"tid\":0,\"args\":{\"name\":"
+          "\"python\"}}\n"
+          "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":7,\"tid\":8,\"args\":{\"name\":\"ma" +
+              fffd + "in\"}}\n" + "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::" + fffd +
+              "add\",\"pid\":7,\"tid\":8,\"ts\":1.000,\"dur\":1.000,\"args\":{\"Input "
+              "Dims\":[[2],[]],"
+              "\"Input type\":[\"fl" +
+              fffd + "oat\",\"int\"],\"shape\":\"" + fffd + fffd + "x\",\"n" + fffd + "\":\"s" +
+              fffd + "\",\"d\":{\"k" + fffd + "\":\"w" + fffd + "\"}}}\n" +
+              "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user" + fffd + "\",\"name\":\"mark" + fffd +
+              "\",\"pid\":7,\"tid\":8,\"ts\":3.000,\"args\":{}}\n" +
+              "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"in" + fffd +
+              "line\",\"name\":\"mark\",\"pid\":7,\"tid\":8,\"ts\":4.000,\"args\":{}}\n");
+    const std::string json = chrome_trace_string(t);
+    CHECK(json.find("\"k" + fffd + "\": \"v" + fffd + fffd + "\"") != std::string::npos);
+    // Written to Perfetto and read again: nothing left to repair, the same trace.
+    const fs::path out = work_dir() / "bad_utf8_again.pftrace";
+    write_perfetto_trace_file(t, out.string());
+    const event_table again = read_trace_file(out.string());
+    CHECK(anomalies(again) == "");
+    CHECK(chrome_trace_string(again) == json);
+  }
+
   TEST_CASE("perfetto writer: an op's dims are their JSON text, each text interned once") {
     testing::table_builder b;
     b.op("aten::linear", 1000, 2000, 5, 42).tensor("float", {64, 32});

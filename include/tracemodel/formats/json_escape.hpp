@@ -1,6 +1,8 @@
 // tracemodel/formats — JSON string escaping, for the writers (no fmt, no zlib).
 #pragma once
 
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -21,6 +23,50 @@ inline std::size_t utf8_sequence_length(std::string_view s) noexcept {
   if (len == 3 && ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 >= 0xa0))) return 0;
   if (len == 4 && ((c == 0xf0 && c1 < 0x90) || (c == 0xf4 && c1 >= 0x90))) return 0;
   return len;
+}
+
+/// Whether `s` is well-formed UTF-8 (ASCII runs checked eight bytes at a time).
+inline bool is_utf8(std::string_view s) noexcept {
+  std::size_t i = 0;
+  const std::size_t n = s.size();
+  while (i < n) {
+    if (i + 8 <= n) {
+      std::uint64_t w;
+      std::memcpy(&w, s.data() + i, 8);
+      if ((w & 0x8080808080808080ull) == 0) {
+        i += 8;
+        continue;
+      }
+    }
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const std::size_t len = utf8_sequence_length(s.substr(i));
+    if (len == 0) return false;
+    i += len;
+  }
+  return true;
+}
+
+/// `s` with each byte that is not part of a well-formed UTF-8 sequence replaced by U+FFFD (what
+/// the JSON writers write for it).
+inline std::string to_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 8);
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const std::size_t len =
+        static_cast<unsigned char>(s[i]) < 0x80 ? 1 : utf8_sequence_length(s.substr(i));
+    if (len == 0) {
+      out += "\xef\xbf\xbd";
+      ++i;
+    } else {
+      out.append(s.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
 }
 
 /// `s` as the contents of a JSON string literal (quotes, backslashes and control characters

@@ -276,7 +276,7 @@ class decoder : track_index {
               break;
             case pf::chrome::string_value: {
               json_output j = json_output::to_string(value);
-              j.string(g.bytes);
+              j.string(counted_utf8(g.bytes, anomalies_));
               j.flush();
               has_value = true;
               break;
@@ -301,9 +301,8 @@ class decoder : track_index {
           }
         }
         if (name == pf::writer_mark || name == pf::base_time_key || !has_value) continue;
-        sink_.post([key = std::string(name), value](chrome_trace::record_sink& s) {
-          s.metadata(key, value);
-        });
+        sink_.post([key = to_utf8(counted_utf8(name, anomalies_)),
+                    value](chrome_trace::record_sink& s) { s.metadata(key, value); });
       } else if (f.number == pf::chrome::legacy_json_trace) {
         pb::decoder m = sub(f.bytes);
         pb::field g;
@@ -400,14 +399,14 @@ class decoder : track_index {
           name_iid = f.value;
           break;
         case pf::event::name:
-          if (f.type == pb::wire::bytes) name = f.bytes;
+          if (f.type == pb::wire::bytes) name = batch_utf8(f.bytes, *b_, anomalies_);
           break;
         case pf::event::category_iids:
           pb::for_each_varint(f, f.at,
                               [&](std::uint64_t v) { cats_.push_back(interned(s.categories, v)); });
           break;
         case pf::event::categories:
-          if (f.type == pb::wire::bytes) cats_.push_back(f.bytes);
+          if (f.type == pb::wire::bytes) cats_.push_back(batch_utf8(f.bytes, *b_, anomalies_));
           break;
         case pf::event::debug_annotations:
           if (f.type == pb::wire::bytes &&

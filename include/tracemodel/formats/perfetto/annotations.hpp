@@ -48,7 +48,7 @@ class annotation_reader {
         break;
       }
       if (f.number == pf::annotation::name && f.type == pb::wire::bytes) {
-        key = f.bytes;
+        key = batch_utf8(f.bytes, *b_, *anomalies_);
         kind = arg_kind_of(key);
         break;
       }
@@ -74,11 +74,14 @@ class annotation_reader {
     } else if (kind == types_arg || kind == concrete_arg) {
       chrome_trace::string_range& r = kind == types_arg ? rec.types : rec.concrete;
       const auto s0 = static_cast<std::uint32_t>(b_->b.strings.size());
+      const std::uint64_t repaired = (*anomalies_)[anomaly::invalid_utf8];
       if (strings_of(s, bytes)) {
         r = {s0, static_cast<std::uint32_t>(b_->b.strings.size() - s0)};
         return false;
       }
       b_->b.strings.resize(s0);
+      // (its strings are counted again as the arg's value)
+      anomalies_->n[static_cast<std::size_t>(anomaly::invalid_utf8)] = repaired;
     }
     raw_arg& a = b_->b.args.emplace_back();
     a.key = key;
@@ -119,7 +122,7 @@ class annotation_reader {
           break;
         case pf::annotation::string_value:
           a.kind = raw_arg::type::string;
-          a.text = f.bytes;
+          a.text = batch_utf8(f.bytes, *b_, *anomalies_);
           break;
         case pf::annotation::string_value_iid:
           a.kind = raw_arg::type::string;
@@ -130,8 +133,13 @@ class annotation_reader {
           a.text = keep(fmt::format("0x{:x}", f.value));
           break;
         case pf::annotation::legacy_json_value:  // kept as JSON when it is JSON
-          a.kind = json_or_counted(f.bytes) ? raw_arg::type::json : raw_arg::type::string;
-          a.text = f.bytes;
+          if (json_or_counted(f.bytes)) {
+            a.kind = raw_arg::type::json;
+            a.text = f.bytes;
+          } else {
+            a.kind = raw_arg::type::string;
+            a.text = batch_utf8(f.bytes, *b_, *anomalies_);
+          }
           break;
         case pf::annotation::nested_value:
         case pf::annotation::dict_entries:
@@ -179,7 +187,7 @@ class annotation_reader {
           any = true;
           break;
         case pf::annotation::string_value:
-          j.string(f.bytes);
+          j.string(counted_utf8(f.bytes, *anomalies_));
           any = true;
           break;
         case pf::annotation::string_value_iid:
@@ -194,7 +202,7 @@ class annotation_reader {
           if (json_or_counted(f.bytes))
             j.raw(f.bytes);
           else
-            j.string(f.bytes);
+            j.string(counted_utf8(f.bytes, *anomalies_));
           any = true;
           break;
         case pf::annotation::nested_value:
@@ -221,7 +229,8 @@ class annotation_reader {
         pb::field g;
         std::string_view key;
         while (e.next(g)) {
-          if (g.number == pf::annotation::name && g.type == pb::wire::bytes) key = g.bytes;
+          if (g.number == pf::annotation::name && g.type == pb::wire::bytes)
+            key = counted_utf8(g.bytes, *anomalies_);
           if (g.number == pf::annotation::name_iid) key = interned(s.annotation_names, g.value);
         }
         j.string(key).ch(':');
@@ -254,7 +263,7 @@ class annotation_reader {
           type = f.value;
           break;
         case pf::nested::dict_keys:
-          keys.push_back(f.bytes);
+          keys.push_back(counted_utf8(f.bytes, *anomalies_));
           break;
         case pf::nested::dict_values:
         case pf::nested::array_values:
@@ -273,7 +282,7 @@ class annotation_reader {
           scalar = true;
           break;
         case pf::nested::string_value:
-          sj.string(f.bytes);
+          sj.string(counted_utf8(f.bytes, *anomalies_));
           scalar = true;
           break;
         default:
@@ -376,7 +385,7 @@ class annotation_reader {
       bool got = false;
       while (e.next(g)) {
         if (g.number == pf::annotation::string_value && g.type == pb::wire::bytes) {
-          b_->b.strings.push_back(g.bytes);
+          b_->b.strings.push_back(batch_utf8(g.bytes, *b_, *anomalies_));
           got = true;
         } else if (g.number == pf::annotation::string_value_iid) {
           b_->b.strings.push_back(interned(s.string_values, g.value));

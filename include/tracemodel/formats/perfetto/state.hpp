@@ -18,6 +18,7 @@
 #include "tracemodel/config.hpp"
 #include "tracemodel/formats/chrome_trace/parse.hpp"
 #include "tracemodel/formats/chrome_trace/table_builder.hpp"
+#include "tracemodel/formats/json_escape.hpp"
 
 TRACEMODEL_BEGIN_NAMESPACE
 namespace detail::perfetto {
@@ -155,6 +156,24 @@ class handoff {
   std::vector<std::shared_ptr<batch_text>> free_;
   bool done_ = false, stop_ = false;
 };
+
+/// Text from the file for a batch's records: as it is when it is UTF-8; else repaired (U+FFFD
+/// for each byte outside a well-formed sequence, as the JSON writers write it), kept with the
+/// batch, and counted (`invalid_utf8`).
+inline std::string_view batch_utf8(std::string_view s, batch_text& b, anomaly_counts& a) {
+  if (is_utf8(s)) [[likely]]
+    return s;
+  a.add(anomaly::invalid_utf8);
+  b.kept.push_back(to_utf8(s));
+  return b.kept.back();
+}
+/// Text from the file that goes to a JSON writer (which writes U+FFFD itself): counted when it
+/// is not UTF-8.
+inline std::string_view counted_utf8(std::string_view s, anomaly_counts& a) {
+  if (!is_utf8(s)) [[unlikely]]
+    a.add(anomaly::invalid_utf8);
+  return s;
+}
 
 /// What an annotation's name means to the reader.
 enum arg_kind : std::uint8_t {

@@ -80,10 +80,10 @@ class track_index {
         case pf::track::name:
         case pf::track::static_name:
         case pf::track::atrace_name:
-          if (f.type == pb::wire::bytes) t.name = f.bytes;
+          if (f.type == pb::wire::bytes) t.name = lasting_utf8(f.bytes);
           break;
         case pf::track::description:
-          if (f.type == pb::wire::bytes) t.description = f.bytes;
+          if (f.type == pb::wire::bytes) t.description = lasting_utf8(f.bytes);
           break;
         case pf::track::process: {
           t.has_process = true;
@@ -92,7 +92,7 @@ class track_index {
           while (q.next(g)) {
             if (g.number == pf::process::pid) t.pid = static_cast<std::int32_t>(g.value);
             if (g.number == pf::process::process_name && g.type == pb::wire::bytes)
-              t.process_name = g.bytes;
+              t.process_name = lasting_utf8(g.bytes);
           }
           break;
         }
@@ -104,7 +104,7 @@ class track_index {
             if (g.number == pf::thread::pid) t.pid = static_cast<std::int32_t>(g.value);
             if (g.number == pf::thread::tid) t.tid = g.as_int();
             if (g.number == pf::thread::thread_name && g.type == pb::wire::bytes)
-              t.thread_name = g.bytes;
+              t.thread_name = lasting_utf8(g.bytes);
           }
           break;
         }
@@ -116,7 +116,7 @@ class track_index {
             if (g.number == pf::counter::is_incremental) t.incremental = g.value != 0;
             if (g.number == pf::counter::unit_multiplier) t.multiplier = g.as_int();
             if (g.number == pf::counter::unit_name && g.type == pb::wire::bytes)
-              t.unit_name = g.bytes;
+              t.unit_name = lasting_utf8(g.bytes);
           }
           break;
         }
@@ -404,7 +404,8 @@ class track_index {
       std::string_view name;
       while (e.next(g)) {
         if (g.number == pf::interned::iid) iid = g.value;
-        if (g.number == pf::interned::name && g.type == pb::wire::bytes) name = g.bytes;
+        if (g.number == pf::interned::name && g.type == pb::wire::bytes)
+          name = lasting_utf8(g.bytes);
       }
       set_iid(*table, iid, name, f.at);
       if (table == &s.annotation_names) {
@@ -432,6 +433,14 @@ class track_index {
   std::string_view label(std::string s) {
     labels_.push_back(std::move(s));
     return labels_.back();
+  }
+  /// Text from the file that records of any batch may use (names of tracks, interned strings):
+  /// as it is when it is UTF-8, else repaired and counted as `batch_utf8` does.
+  std::string_view lasting_utf8(std::string_view s) {
+    if (is_utf8(s)) [[likely]]
+      return s;
+    anomalies_.add(anomaly::invalid_utf8);
+    return label(to_utf8(s));
   }
 
   std::string_view bytes_;
