@@ -191,6 +191,41 @@ TEST_SUITE("formats") {
     CHECK(chrome_trace_string(again) == json);
   }
 
+  TEST_CASE("perfetto reader's cache: JSON verdicts and dims parses as computed afresh") {
+    detail::perfetto::annotation_cache cache;
+    // Short texts, JSON or not, more than its slots hold, met again and again in any order.
+    std::mt19937_64 rng(3);
+    std::vector<std::string> texts;
+    for (int k = 0; k < 300; ++k) {
+      std::string t = "[" + std::to_string(rng() % 1000) + "," + std::to_string(k) + ",1]";
+      if (k % 3 == 0) t.pop_back();                       // not JSON
+      if (k % 7 == 0) t += std::string(rng() % 30, ' ');  // some past the kept length
+      texts.push_back(t);
+    }
+    for (int round = 0; round < 5000; ++round) {
+      const std::string& t = texts[rng() % texts.size()];
+      CHECK_MESSAGE(cache.is_json(t) == detail::is_json_value(t), t);
+    }
+    // A dims text's parse appended again at another place of the batch: the same dims.
+    const std::string text = "[[64,32],[],[[2],[3,4]]]";
+    detail::chrome_trace::batch b;
+    b.ints.push_back(99);  // (the parse starts past other ints)
+    REQUIRE(detail::chrome_trace::read_dims_text(text.data(), text.size(), 0, b) == text.size());
+    const std::vector<detail::dims_entry> first(b.dims.begin(), b.dims.end());
+    cache.keep_dims(text, b, 0, 1);
+    CHECK(!cache.append_dims(std::string(text), b));  // (another place: not the same text)
+    const std::size_t d0 = b.dims.size(), i0 = b.ints.size();
+    REQUIRE(cache.append_dims(text, b));
+    REQUIRE(b.dims.size() == d0 + first.size());
+    for (std::size_t k = 0; k < first.size(); ++k) {
+      CHECK(b.dims[d0 + k].list == first[k].list);
+      CHECK(b.dims[d0 + k].count == first[k].count);
+      if (!first[k].list) CHECK(b.dims[d0 + k].first == first[k].first - 1 + i0);
+    }
+    CHECK(std::vector<std::int64_t>(b.ints.begin() + static_cast<std::ptrdiff_t>(i0),
+                                    b.ints.end()) == std::vector<std::int64_t>{64, 32, 2, 3, 4});
+  }
+
   TEST_CASE("perfetto writer: an op's dims are their JSON text, each text interned once") {
     testing::table_builder b;
     b.op("aten::linear", 1000, 2000, 5, 42).tensor("float", {64, 32});

@@ -410,7 +410,7 @@ class decoder : track_index {
           break;
         case pf::event::debug_annotations:
           if (f.type == pb::wire::bytes &&
-              annotation_reader(bytes_, *b_, anomalies_).annotation(s, f.bytes, rec))
+              annotation_reader(bytes_, *b_, anomalies_, cache_).annotation(s, f.bytes, rec))
             annotated_correlation = true;
           break;
         case pf::event::flow_ids:
@@ -820,6 +820,7 @@ class decoder : track_index {
   std::unordered_map<std::uint64_t, std::size_t> series_;           // counter track -> series
   std::unordered_map<std::string, std::size_t> thread_series_;
   std::vector<std::string_view> cats_;
+  detail::perfetto::annotation_cache cache_;
   std::vector<flow_ref> flows_here_;
   std::shared_ptr<batch_text> b_ = std::make_shared<batch_text>();
 };

@@ -4,7 +4,10 @@
 // record's op inputs.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,33 +27,136 @@
 TRACEMODEL_BEGIN_NAMESPACE
 namespace detail::perfetto {
 
+/// What a read has learnt about texts it met before: the dims texts it parsed, by where their
+/// interned text lies (this writer interns each shape's text once, and op after op reads the
+/// same one; a pointer into the file, or into the reader's own storage, stands for the same
+/// bytes for the whole read), and whether short `legacy_json_value` texts are JSON, by their
+/// bytes (a kernel's grid and block, `[128,1,1]`, again and again).
+class annotation_cache {
+ public:
+  /// Appends the parse of the dims text at `text` to `b`; false when it is not cached.
+  bool append_dims(std::string_view text, batch& b) const {
+    const dims_entry_set& e = dims_[slot(reinterpret_cast<std::uintptr_t>(text.data()))];
+    if (e.p != text.data() || e.len != text.size()) return false;
+    const auto base = static_cast<std::uint32_t>(b.ints.size());
+    for (dims_entry d : e.dims) {
+      if (!d.list) d.first += base;
+      b.dims.push_back(d);
+    }
+    b.ints.insert(b.ints.end(), e.ints.begin(), e.ints.end());
+    return true;
+  }
+  /// Keeps the parse of `text`: `b`'s dims from `d0` and ints from `i0`.
+  void keep_dims(std::string_view text, const batch& b, std::size_t d0, std::size_t i0) {
+    dims_entry_set& e = dims_[slot(reinterpret_cast<std::uintptr_t>(text.data()))];
+    e.p = text.data();
+    e.len = text.size();
+    e.dims.assign(b.dims.begin() + static_cast<std::ptrdiff_t>(d0), b.dims.end());
+    for (dims_entry& d : e.dims)
+      if (!d.list) d.first -= static_cast<std::uint32_t>(i0);
+    e.ints.assign(b.ints.begin() + static_cast<std::ptrdiff_t>(i0), b.ints.end());
+  }
+
+  /// Whether `text` is one JSON value (`is_json_value`), remembered for short texts.
+  bool is_json(std::string_view text) {
+    if (text.size() < 8 || text.size() > short_text) return is_json_value(text);
+    std::uint64_t head = 0, tail = 0;  // (the first and last eight bytes: they may overlap)
+    std::memcpy(&head, text.data(), 8);
+    std::memcpy(&tail, text.data() + text.size() - 8, 8);
+    verdict& v = verdicts_[slot(head ^ (tail * 31) ^ text.size())];
+    if (v.len == text.size() && std::memcmp(v.text.data(), text.data(), text.size()) == 0)
+      return v.json;
+    v.len = text.size();
+    std::memcpy(v.text.data(), text.data(), text.size());
+    v.json = is_json_value(text);
+    return v.json;
+  }
+
+ private:
+  static constexpr std::size_t short_text = 32;
+  struct dims_entry_set {
+    const char* p = nullptr;
+    std::size_t len = 0;
+    std::vector<dims_entry> dims;
+    std::vector<std::int64_t> ints;
+  };
+  struct verdict {
+    std::size_t len = 0;  // (0: empty; texts of under 8 bytes are not kept)
+    std::array<char, short_text> text{};
+    bool json = false;
+  };
+  static std::size_t slot(std::uint64_t key) noexcept {
+    return static_cast<std::size_t>((key * 0x9e3779b97f4a7c15ull) >> 58);  // one of 64
+  }
+  std::array<dims_entry_set, 64> dims_{};
+  std::array<verdict, 64> verdicts_{};
+};
+
 /// Reads an event's debug annotations into a batch (`file`: the whole trace, which byte
 /// offsets count from).
 class annotation_reader {
  public:
-  /// (`anomalies`: where a repaired value is counted.)
-  annotation_reader(std::string_view file, batch_text& b, anomaly_counts& anomalies) noexcept
-      : bytes_(file), b_(&b), anomalies_(&anomalies) {}
+  /// (`anomalies`: where a repaired value is counted; `cache`: what earlier events taught.)
+  annotation_reader(std::string_view file, batch_text& b, anomaly_counts& anomalies,
+                    annotation_cache& cache) noexcept
+      : bytes_(file), b_(&b), anomalies_(&anomalies), cache_(&cache) {}
 
   /// Adds one annotation to the record's args (or its op inputs); true when it is the
-  /// correlation id.
+  /// correlation id. One pass over its fields: the first name, the first string (an input's
+  /// dims text), the last value.
   bool annotation(const sequence_state& s, std::string_view bytes, fields& rec) {
     pb::decoder d = sub(bytes);
-    pb::field f;
-    std::string_view key;
+    pb::field f, value;  // (value.number 0: no value)
+    std::string_view key, text;
+    bool named = false, nested = false, has_text = false, text_interned = false;
     arg_kind kind = plain_arg;
-    while (d.next(f)) {  // to its name (written first, as a rule)
-      if (f.number == pf::annotation::name_iid && f.type == pb::wire::varint) {
-        key = interned(s.annotation_names, f.value);
-        kind = f.value < s.annotation_kinds.size()
-                   ? static_cast<arg_kind>(s.annotation_kinds[f.value])
-                   : plain_arg;
-        break;
-      }
-      if (f.number == pf::annotation::name && f.type == pb::wire::bytes) {
-        key = batch_utf8(f.bytes, *b_, *anomalies_);
-        kind = arg_kind_of(key);
-        break;
+    while (d.next(f)) {
+      switch (f.number) {
+        case pf::annotation::name_iid:
+          if (!named && f.type == pb::wire::varint) {
+            key = interned(s.annotation_names, f.value);
+            kind = f.value < s.annotation_kinds.size()
+                       ? static_cast<arg_kind>(s.annotation_kinds[f.value])
+                       : plain_arg;
+            named = true;
+          }
+          break;
+        case pf::annotation::name:
+          if (!named && f.type == pb::wire::bytes) {
+            key = batch_utf8(f.bytes, *b_, *anomalies_);
+            kind = arg_kind_of(key);
+            named = true;
+          }
+          break;
+        case pf::annotation::nested_value:
+        case pf::annotation::dict_entries:
+        case pf::annotation::array_values:
+          nested = true;
+          break;
+        case pf::annotation::string_value:
+          if (!has_text && f.type == pb::wire::bytes) {
+            text = f.bytes;
+            has_text = true;
+          }
+          value = f;
+          break;
+        case pf::annotation::string_value_iid:
+          if (!has_text && f.type == pb::wire::varint) {
+            text = interned(s.string_values, f.value);
+            has_text = text_interned = true;
+          }
+          value = f;
+          break;
+        case pf::annotation::bool_value:
+        case pf::annotation::uint_value:
+        case pf::annotation::int_value:
+        case pf::annotation::double_value:
+        case pf::annotation::pointer_value:
+        case pf::annotation::legacy_json_value:
+          value = f;
+          break;
+        default:
+          break;
       }
     }
     if (kind == dims_arg || kind == strides_arg) {
@@ -59,12 +165,7 @@ class annotation_reader {
       const std::size_t i0 = b_->b.ints.size();
       // This writer's form, the JSON text (interned: shapes repeat op after op), or other
       // writers' nested arrays of integers.
-      const std::string_view text = string_of(s, bytes);
-      const bool read =
-          text.data() != nullptr
-              ? chrome_trace::read_dims_text(text.data(), text.size(), 0, b_->b) == text.size() &&
-                    !text.empty()
-              : dims_of(bytes, 0);
+      const bool read = text.data() != nullptr ? dims_text(text, text_interned) : dims_of(bytes, 0);
       if (read) {
         r = {d0, static_cast<std::uint32_t>(b_->b.dims.size() - d0), true};
         return false;
@@ -86,78 +187,81 @@ class annotation_reader {
     raw_arg& a = b_->b.args.emplace_back();
     a.key = key;
     a.offset = at(bytes);
-    value_of(s, bytes, a);
-    return kind == correlation_arg;
-  }
-
-  /// The value of an annotation as a raw arg (nested values as JSON text).
-  void value_of(const sequence_state& s, std::string_view bytes, raw_arg& a) {
-    pb::decoder d = sub(bytes);
-    pb::field f;
-    bool nested = false;
-    a.kind = raw_arg::type::json;
-    a.text = "[]";  // an annotation with no value: an empty array (as Perfetto writes one)
-    while (d.next(f)) {
-      switch (f.number) {
-        case pf::annotation::bool_value:
-          a.kind = raw_arg::type::boolean;
-          a.b = f.value != 0;
-          break;
-        case pf::annotation::uint_value:
-          if (f.value <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-            a.kind = raw_arg::type::integer;
-            a.i = static_cast<std::int64_t>(f.value);
-          } else {
-            a.kind = raw_arg::type::unsigned_integer;
-          }
-          a.u = f.value;
-          break;
-        case pf::annotation::int_value:
-          a.kind = raw_arg::type::integer;
-          a.i = f.as_int();
-          break;
-        case pf::annotation::double_value:
-          a.kind = raw_arg::type::floating;
-          a.f = f.as_double();
-          break;
-        case pf::annotation::string_value:
-          a.kind = raw_arg::type::string;
-          a.text = batch_utf8(f.bytes, *b_, *anomalies_);
-          break;
-        case pf::annotation::string_value_iid:
-          a.kind = raw_arg::type::string;
-          a.text = interned(s.string_values, f.value);
-          break;
-        case pf::annotation::pointer_value:
-          a.kind = raw_arg::type::string;
-          a.text = keep(fmt::format("0x{:x}", f.value));
-          break;
-        case pf::annotation::legacy_json_value:  // kept as JSON when it is JSON
-          if (json_or_counted(f.bytes)) {
-            a.kind = raw_arg::type::json;
-            a.text = f.bytes;
-          } else {
-            a.kind = raw_arg::type::string;
-            a.text = batch_utf8(f.bytes, *b_, *anomalies_);
-          }
-          break;
-        case pf::annotation::nested_value:
-        case pf::annotation::dict_entries:
-        case pf::annotation::array_values:
-          nested = true;
-          break;
-        default:
-          break;
-      }
-    }
-    if (nested) {
+    if (nested) {  // (nested values as JSON text)
       std::string json;
       json_output j = json_output::to_string(json);
       json_of(s, bytes, j, 0);
       j.flush();
       a.kind = raw_arg::type::json;
       a.text = keep(std::move(json));
+    } else {
+      value_of(s, value, a);
     }
+    return kind == correlation_arg;
+  }
+
+  /// An annotation's value field as a raw arg (none: an empty array, as Perfetto writes one).
+  void value_of(const sequence_state& s, const pb::field& f, raw_arg& a) {
+    switch (f.number) {
+      case pf::annotation::bool_value:
+        a.kind = raw_arg::type::boolean;
+        a.b = f.value != 0;
+        break;
+      case pf::annotation::uint_value:
+        if (f.value <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+          a.kind = raw_arg::type::integer;
+          a.i = static_cast<std::int64_t>(f.value);
+        } else {
+          a.kind = raw_arg::type::unsigned_integer;
+        }
+        a.u = f.value;
+        break;
+      case pf::annotation::int_value:
+        a.kind = raw_arg::type::integer;
+        a.i = f.as_int();
+        break;
+      case pf::annotation::double_value:
+        a.kind = raw_arg::type::floating;
+        a.f = f.as_double();
+        break;
+      case pf::annotation::string_value:
+        a.kind = raw_arg::type::string;
+        a.text = batch_utf8(f.bytes, *b_, *anomalies_);
+        break;
+      case pf::annotation::string_value_iid:
+        a.kind = raw_arg::type::string;
+        a.text = interned(s.string_values, f.value);
+        break;
+      case pf::annotation::pointer_value:
+        a.kind = raw_arg::type::string;
+        a.text = keep(fmt::format("0x{:x}", f.value));
+        break;
+      case pf::annotation::legacy_json_value:  // kept as JSON when it is JSON
+        if (json_or_counted(f.bytes)) {
+          a.kind = raw_arg::type::json;
+          a.text = f.bytes;
+        } else {
+          a.kind = raw_arg::type::string;
+          a.text = batch_utf8(f.bytes, *b_, *anomalies_);
+        }
+        break;
+      default:
+        a.kind = raw_arg::type::json;
+        a.text = "[]";
+        break;
+    }
+  }
+
+  /// `Input Dims`/`Input Strides` from their JSON text (this writer's form), through the cache
+  /// when the text is interned.
+  bool dims_text(std::string_view text, bool text_interned) {
+    if (text_interned && cache_->append_dims(text, b_->b)) return true;
+    const std::size_t d0 = b_->b.dims.size(), i0 = b_->b.ints.size();
+    if (text.empty() ||
+        chrome_trace::read_dims_text(text.data(), text.size(), 0, b_->b) != text.size())
+      return false;
+    if (text_interned) cache_->keep_dims(text, b_->b, d0, i0);
+    return true;
   }
 
   /// An annotation's value as JSON.
@@ -362,17 +466,6 @@ class annotation_reader {
     }
     return true;
   }
-  /// The string value of an annotation (interned or not); a null view when it has none.
-  std::string_view string_of(const sequence_state& s, std::string_view bytes) {
-    pb::decoder d = sub(bytes);
-    pb::field f;
-    while (d.next(f)) {
-      if (f.number == pf::annotation::string_value && f.type == pb::wire::bytes) return f.bytes;
-      if (f.number == pf::annotation::string_value_iid && f.type == pb::wire::varint)
-        return interned(s.string_values, f.value);
-    }
-    return {};
-  }
   /// `Input type`/`Concrete Inputs`: an array of strings; false when it is not one.
   bool strings_of(const sequence_state& s, std::string_view bytes) {
     pb::decoder d = sub(bytes);
@@ -403,7 +496,7 @@ class annotation_reader {
   /// Whether a `legacy_json_value` is JSON; one that is not is counted (`bad_value`) and kept
   /// as a string instead, so that no writer copies it into its output.
   bool json_or_counted(std::string_view text) {
-    if (is_json_value(text)) return true;
+    if (cache_->is_json(text)) return true;
     anomalies_->add(anomaly::bad_value);
     return false;
   }
@@ -419,6 +512,7 @@ class annotation_reader {
   std::string_view bytes_;
   batch_text* b_;
   anomaly_counts* anomalies_;
+  annotation_cache* cache_;
 };
 
 }  // namespace detail::perfetto
