@@ -699,7 +699,7 @@ class decoder : track_index {
 
   /// A flow record for `fr` at the event `rec` (its start, its thread).
   void flow(const fields& rec, const flow_ref& fr) {
-    fields f;
+    fields& f = b_->b.events.emplace_back();  // (`rec` is track_event's own: not moved by this)
     f.at = rec.at;
     f.pid = rec.pid;
     f.tid = rec.tid;
@@ -738,7 +738,6 @@ class decoder : track_index {
       f.ph = "s";
       flow_kinds_.emplace(fr.id, cat);
     }
-    b_->b.events.push_back(f);
   }
 
   // ---- counters -----------------------------------------------------------------------------

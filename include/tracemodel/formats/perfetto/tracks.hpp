@@ -269,13 +269,20 @@ class track_index {
   /// whose reading of `key` is the latest at or before `v` (else the earliest).
   std::int64_t to_trace_time(std::uint64_t key, std::uint64_t v, std::size_t at_) {
     const std::uint64_t target = trace_clock_;
-    if (key == target) return static_cast<std::int64_t>(v * multiplier(key));
-    if (last_pairs_ == nullptr || last_pairs_key_ != key) {
-      auto [it, fresh] = pairs_.try_emplace(key);
-      last_pairs_ = &it->second;
+    // (the clock of the last call, its pairs and both multipliers: the snapshots were all read
+    // in the first pass)
+    if (!last_clock_ || last_pairs_key_ != key) {
+      last_clock_ = true;
       last_pairs_key_ = key;
-      if (fresh) fill_pairs(key, target, it->second);
+      last_multiplier_ = multiplier(key);
+      target_multiplier_ = multiplier(target);
+      if (key != target) {
+        auto [it, fresh] = pairs_.try_emplace(key);
+        last_pairs_ = &it->second;
+        if (fresh) fill_pairs(key, target, it->second);
+      }
     }
+    if (key == target) return static_cast<std::int64_t>(v * last_multiplier_);
     const std::vector<std::pair<std::uint64_t, std::uint64_t>>& pairs = *last_pairs_;
     if (pairs.empty())
       throw input_error("perfetto: a timestamp on clock " + std::to_string(key & 0xffffffffu) +
@@ -284,8 +291,8 @@ class track_index {
     auto p = std::upper_bound(pairs.begin(), pairs.end(), v,
                               [](std::uint64_t x, const auto& e) { return x < e.first; });
     const auto& [from, to] = p == pairs.begin() ? *p : *std::prev(p);
-    const auto m = static_cast<std::int64_t>(multiplier(key));
-    return static_cast<std::int64_t>(to * multiplier(target)) +
+    const auto m = static_cast<std::int64_t>(last_multiplier_);
+    return static_cast<std::int64_t>(to * target_multiplier_) +
            (static_cast<std::int64_t>(v) - static_cast<std::int64_t>(from)) * m;
   }
   /// The snapshots' readings of (`key`, `target`) where they hold both, by the first.
@@ -450,7 +457,8 @@ class track_index {
   std::unordered_map<std::uint64_t, std::uint64_t> multipliers_;
   std::unordered_map<std::uint64_t, std::vector<std::pair<std::uint64_t, std::uint64_t>>> pairs_;
   const std::vector<std::pair<std::uint64_t, std::uint64_t>>* last_pairs_ = nullptr;
-  std::uint64_t last_pairs_key_ = 0;
+  std::uint64_t last_pairs_key_ = 0, last_multiplier_ = 1, target_multiplier_ = 1;
+  bool last_clock_ = false;
   std::uint64_t trace_clock_ = pf::clock::boottime;
   bool has_base_ = false, marked_ = false;
   std::int64_t base_ = 0;
