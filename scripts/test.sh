@@ -57,12 +57,12 @@ trap report EXIT
 # Each preset's tests run while the next preset builds: a test phase alone leaves a core idle at
 # times (a test waiting on its child processes, the last long test), which the next build fills.
 for preset in checks asan tsan; do
+  # (at most one test phase beside a build: two would crowd the build out)
+  ((${#pending[@]} < 2)) || tests_end
   echo "== $preset"
   phase "$preset config" cmake --preset "$preset" >/dev/null
   phase "$preset build" cmake --build --preset "$preset" -j "$jobs"
-  # (at most one test phase beside a build: two would crowd the build out)
-  ((${#pending[@]} == 0)) || tests_end
-  tests_begin "$preset"
+  tests_begin "$preset"  # (beside the previous preset's tests when they still run)
 done
-tests_end
+while ((${#pending[@]} > 0)); do tests_end; done
 echo "all test suites passed"
