@@ -56,8 +56,8 @@ enum class anomaly : std::uint8_t {
   free_size_mismatch,       ///< a free of another size than its allocation's: the allocation's kept
   torn_record,  ///< a crash file's record its recorder's death cut in the middle: counted, not read
   lost_block,   ///< a crash file's block that cannot be read (cut off, inconsistent): counted
-  invalid_utf8,  ///< a string that is not UTF-8 (a Perfetto file's: a JSON file's is an error):
-                 ///< each byte outside a well-formed sequence becomes U+FFFD
+  invalid_utf8,  ///< a string that is not UTF-8 (a Perfetto file's; the Chrome-trace reader
+                 ///< refuses such text): each byte outside a well-formed sequence becomes U+FFFD
   count_
 };
 inline constexpr std::array<std::string_view, static_cast<std::size_t>(anomaly::count_)>
