@@ -36,7 +36,7 @@ phase() {  # phase NAME COMMAND...: runs it and keeps its time
 }
 tests_begin() {  # tests_begin PRESET: its tests, in the background, their output in a log
   local log=build/$1/tests.log
-  ctest --preset "$1" -j "$jobs" >"$log" 2>&1 &
+  setsid ctest --preset "$1" -j "$jobs" >"$log" 2>&1 &  # (a group of its own: stopped whole)
   pending+=("$! $1 $log $SECONDS")
 }
 tests_end() {  # tests_end: waits for the oldest test phase, prints its output, fails with it
@@ -49,7 +49,12 @@ tests_end() {  # tests_end: waits for the oldest test phase, prints its output, 
   times+=("$(printf '%-14s %4d s (from %d s)' "$name tests" $((SECONDS - start)) "$start")")
   return "$status"
 }
-report() {  # each phase's time, also when one fails
+report() {  # each phase's time, also when one fails (test phases still running are stopped)
+  local entry
+  for entry in "${pending[@]}"; do
+    kill -- "-${entry%% *}" 2>/dev/null || true
+  done
+  wait 2>/dev/null || true
   printf '%s\n' "${times[@]}"
   echo "total          ${SECONDS} s"
 }
