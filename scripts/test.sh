@@ -36,7 +36,7 @@ phase() {  # phase NAME COMMAND...: runs it and keeps its time
 }
 tests_begin() {  # tests_begin PRESET: its tests, in the background, their output in a log
   local log=build/$1/tests.log
-  setsid ctest --preset "$1" -j "$jobs" >"$log" 2>&1 &  # (a group of its own: stopped whole)
+  setsid -w ctest --preset "$1" -j "$jobs" >"$log" 2>&1 &  # (a group of its own: stopped whole)
   pending+=("$! $1 $log $SECONDS")
 }
 tests_end() {  # tests_end: waits for the oldest test phase, prints its output, fails with it
