@@ -399,14 +399,14 @@ class decoder : track_index {
           name_iid = f.value;
           break;
         case pf::event::name:
-          if (f.type == pb::wire::bytes) name = batch_utf8(f.bytes, *b_, anomalies_);
+          if (f.type == pb::wire::bytes) name = utf8_text(f.bytes, b_->kept, anomalies_);
           break;
         case pf::event::category_iids:
           pb::for_each_varint(f, f.at,
                               [&](std::uint64_t v) { cats_.push_back(interned(s.categories, v)); });
           break;
         case pf::event::categories:
-          if (f.type == pb::wire::bytes) cats_.push_back(batch_utf8(f.bytes, *b_, anomalies_));
+          if (f.type == pb::wire::bytes) cats_.push_back(utf8_text(f.bytes, b_->kept, anomalies_));
           break;
         case pf::event::debug_annotations:
           if (f.type == pb::wire::bytes &&

@@ -39,8 +39,8 @@ class annotation_cache {
     const dims_entry_set& e = dims_[slot(reinterpret_cast<std::uintptr_t>(text.data()))];
     if (e.p != text.data() || e.len != text.size()) return false;
     const auto base = static_cast<std::uint32_t>(b.ints.size());
-    for (dims_entry d : e.dims) {
-      if (!d.list) d.first += base;
+    for (dims_entry d : e.dims) {  // (each entry, list or not, holds where its ints begin)
+      d.first += base;
       b.dims.push_back(d);
     }
     b.ints.insert(b.ints.end(), e.ints.begin(), e.ints.end());
@@ -52,8 +52,7 @@ class annotation_cache {
     e.p = text.data();
     e.len = text.size();
     e.dims.assign(b.dims.begin() + static_cast<std::ptrdiff_t>(d0), b.dims.end());
-    for (dims_entry& d : e.dims)
-      if (!d.list) d.first -= static_cast<std::uint32_t>(i0);
+    for (dims_entry& d : e.dims) d.first -= static_cast<std::uint32_t>(i0);
     e.ints.assign(b.ints.begin() + static_cast<std::ptrdiff_t>(i0), b.ints.end());
   }
 
@@ -123,7 +122,7 @@ class annotation_reader {
           break;
         case pf::annotation::name:
           if (!named && f.type == pb::wire::bytes) {
-            key = batch_utf8(f.bytes, *b_, *anomalies_);
+            key = utf8_text(f.bytes, b_->kept, *anomalies_);
             kind = arg_kind_of(key);
             named = true;
           }
@@ -175,14 +174,14 @@ class annotation_reader {
     } else if (kind == types_arg || kind == concrete_arg) {
       chrome_trace::string_range& r = kind == types_arg ? rec.types : rec.concrete;
       const auto s0 = static_cast<std::uint32_t>(b_->b.strings.size());
-      const std::uint64_t repaired = (*anomalies_)[anomaly::invalid_utf8];
-      if (strings_of(s, bytes)) {
+      bool inline_text = false;  // (interned strings are repaired when they are interned)
+      if (strings_of(s, bytes, inline_text)) {
+        for (std::size_t k = s0; inline_text && k < b_->b.strings.size(); ++k)
+          b_->b.strings[k] = utf8_text(b_->b.strings[k], b_->kept, *anomalies_);
         r = {s0, static_cast<std::uint32_t>(b_->b.strings.size() - s0)};
         return false;
       }
       b_->b.strings.resize(s0);
-      // (its strings are counted again as the arg's value)
-      anomalies_->n[static_cast<std::size_t>(anomaly::invalid_utf8)] = repaired;
     }
     raw_arg& a = b_->b.args.emplace_back();
     a.key = key;
@@ -226,7 +225,7 @@ class annotation_reader {
         break;
       case pf::annotation::string_value:
         a.kind = raw_arg::type::string;
-        a.text = batch_utf8(f.bytes, *b_, *anomalies_);
+        a.text = utf8_text(f.bytes, b_->kept, *anomalies_);
         break;
       case pf::annotation::string_value_iid:
         a.kind = raw_arg::type::string;
@@ -242,7 +241,7 @@ class annotation_reader {
           a.text = f.bytes;
         } else {
           a.kind = raw_arg::type::string;
-          a.text = batch_utf8(f.bytes, *b_, *anomalies_);
+          a.text = utf8_text(f.bytes, b_->kept, *anomalies_);
         }
         break;
       default:
@@ -466,8 +465,9 @@ class annotation_reader {
     }
     return true;
   }
-  /// `Input type`/`Concrete Inputs`: an array of strings; false when it is not one.
-  bool strings_of(const sequence_state& s, std::string_view bytes) {
+  /// `Input type`/`Concrete Inputs`: an array of strings; false when it is not one
+  /// (`inline_text`: set when a string is written out in it rather than interned).
+  bool strings_of(const sequence_state& s, std::string_view bytes, bool& inline_text) {
     pb::decoder d = sub(bytes);
     pb::field f;
     while (d.next(f)) {
@@ -478,8 +478,8 @@ class annotation_reader {
       bool got = false;
       while (e.next(g)) {
         if (g.number == pf::annotation::string_value && g.type == pb::wire::bytes) {
-          b_->b.strings.push_back(batch_utf8(g.bytes, *b_, *anomalies_));
-          got = true;
+          b_->b.strings.push_back(g.bytes);
+          got = inline_text = true;
         } else if (g.number == pf::annotation::string_value_iid) {
           b_->b.strings.push_back(interned(s.string_values, g.value));
           got = true;

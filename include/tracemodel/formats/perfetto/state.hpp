@@ -157,15 +157,16 @@ class handoff {
   bool done_ = false, stop_ = false;
 };
 
-/// Text from the file for a batch's records: as it is when it is UTF-8; else repaired (U+FFFD
-/// for each byte outside a well-formed sequence, as the JSON writers write it), kept with the
-/// batch, and counted (`invalid_utf8`).
-inline std::string_view batch_utf8(std::string_view s, batch_text& b, anomaly_counts& a) {
+/// Text from the file as the table takes it: as it is when it is UTF-8; else repaired (U+FFFD
+/// for each byte outside a well-formed sequence, as the JSON writers write it), kept in `store`
+/// (a batch's text, or the reader's own for what lasts), and counted (`invalid_utf8`).
+inline std::string_view utf8_text(std::string_view s, std::deque<std::string>& store,
+                                  anomaly_counts& a) {
   if (is_utf8(s)) [[likely]]
     return s;
   a.add(anomaly::invalid_utf8);
-  b.kept.push_back(to_utf8(s));
-  return b.kept.back();
+  store.push_back(to_utf8(s));
+  return store.back();
 }
 /// Text from the file that goes to a JSON writer (which writes U+FFFD itself): counted when it
 /// is not UTF-8.

@@ -441,14 +441,8 @@ class track_index {
     labels_.push_back(std::move(s));
     return labels_.back();
   }
-  /// Text from the file that records of any batch may use (names of tracks, interned strings):
-  /// as it is when it is UTF-8, else repaired and counted as `batch_utf8` does.
-  std::string_view lasting_utf8(std::string_view s) {
-    if (is_utf8(s)) [[likely]]
-      return s;
-    anomalies_.add(anomaly::invalid_utf8);
-    return label(to_utf8(s));
-  }
+  /// Text from the file that records of any batch may use (names of tracks, interned strings).
+  std::string_view lasting_utf8(std::string_view s) { return utf8_text(s, labels_, anomalies_); }
 
   std::string_view bytes_;
   anomaly_counts& anomalies_;
